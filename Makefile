@@ -1,0 +1,32 @@
+# Quick start: `make demo` and `make test`; each creates .venv when it is missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?= -n 2
+
+.PHONY: demo test test-fast bench clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e ".[dev,notebook]"
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) examples/quickstart.py
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest $(PYTEST_ARGS) tests
+
+test-fast: $(VENV)/.installed-dev
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow" tests
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

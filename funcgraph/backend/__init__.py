@@ -1,0 +1,76 @@
+"""The backend: the only part of funcgraph that imports jax or jaxlib.
+
+jaxlib is used as the MLIR parser/printer, the XLA compiler and the device
+runtime, through a deliberately small surface (kept in this file):
+`jax.interpreters.mlir.make_ir_context`, `jax.extend.mlir.ir.Module.parse`,
+`jax.extend.backend.get_backend().compile_and_load`, `LoadedExecutable.execute`,
+`jax.device_put` and `numpy.asarray` on a device buffer.
+"""
+import functools
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=None)
+def _client():
+    import jax.extend.backend as jax_backend
+    return jax_backend.get_backend()
+
+
+@functools.lru_cache(maxsize=None)
+def platform():
+    return _client().platform
+
+
+def devices():
+    return list(_client().devices())
+
+
+def device_put(value, device=None):
+    import jax
+    return jax.device_put(np.asarray(value), device or devices()[0])
+
+
+def to_numpy(buf):
+    return np.asarray(buf)
+
+
+@functools.lru_cache(maxsize=None)
+def _mlir_context():
+    from jax.interpreters import mlir
+    return mlir.make_ir_context()
+
+
+def pretty_mlir(text):
+    """Parse StableHLO text (checking it) and print it in MLIR's pretty form."""
+    from jax.extend.mlir import ir
+    with _mlir_context():
+        return str(ir.Module.parse(text))
+
+
+class Executable:
+    """A compiled XLA program: call it with a list of device buffers."""
+
+    def __init__(self, loaded, text):
+        self.loaded = loaded
+        self.text = text
+        self.execute = loaded.execute
+
+    def cost_analysis(self):
+        return dict(self.loaded.cost_analysis())
+
+    def memory_analysis(self):
+        return self.loaded.get_compiled_memory_stats()
+
+    def hlo_text(self):
+        return self.loaded.hlo_modules()[0].to_string()
+
+
+def compile(text):
+    client = _client()
+    try:
+        loaded = client.compile_and_load(text, client.devices()[:1])
+    except Exception as e:
+        raise RuntimeError(f"XLA could not compile funcgraph's StableHLO ({e}). This is a "
+                           f"bug in funcgraph's lowering; the module was:\n{text}") from None
+    return Executable(loaded, text)

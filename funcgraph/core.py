@@ -1,0 +1,304 @@
+"""Core: abstract values, primitives, traces, tracers and the trace context.
+
+Every operation is `prim.bind(*args, **params)`, which hands the primitive to
+the *current trace*.  A trace is one instance of a transformation (evaluate,
+stage to IR, JVP, batch, ...).  It unwraps its own tracers, treats anything
+else as a constant, and runs its rule with its parent trace made current, so
+nested transformations compose.  Every trace has a unique tag: a tracer is
+only ever unwrapped by the trace that made it, which rules out perturbation
+confusion between nested derivatives.
+"""
+import itertools
+import os
+import sys
+
+import numpy as np
+
+from funcgraph import dtypes
+
+
+# --- abstract values -------------------------------------------------------
+
+class ShapedArray:
+    """The type of an array: shape, dtype and whether the dtype is weak."""
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = shape
+        self.dtype = dtype
+        self.weak_type = weak_type
+        self._hash = None
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        size = 1
+        for d in self.shape:
+            size *= d
+        return size
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self):
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+    def __eq__(self, other):
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+        return h
+
+    def str_short(self):
+        dims = ",".join(map(str, self.shape))
+        return f"{dtypes.short_name(self.dtype)}[{dims}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    __str__ = str_short
+
+
+def same_type(a, b):
+    """Types agree up to weak typing (the rule the type checker applies)."""
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+# --- errors ------------------------------------------------------------------
+
+class FuncgraphError(Exception):
+    """Base class of funcgraph's user-facing errors."""
+
+
+class ConcretizationTypeError(FuncgraphError, TypeError):
+    """A traced value was used where Python needs a concrete value."""
+
+
+class UnexpectedTracerError(FuncgraphError):
+    """A tracer escaped the transformation that made it."""
+
+
+class MissingRuleError(FuncgraphError, NotImplementedError):
+    """A primitive lacks the rule a transformation needs."""
+
+
+def missing_rule(prim, rule, hint="not yet implemented"):
+    return MissingRuleError(
+        f"primitive '{prim.name}' has no {rule} rule ({hint})")
+
+
+# --- primitives ------------------------------------------------------------
+
+class Primitive:
+    """A named operation.  Its rules live in the interpreters' registries."""
+    __slots__ = ("name", "multiple_results")
+
+    def __init__(self, name, multiple_results=False):
+        self.name = name
+        self.multiple_results = multiple_results
+
+    def bind(self, *args, **params):
+        return current.trace.process_primitive(self, args, params)
+
+    def __repr__(self):
+        return self.name
+
+
+# --- traces and tracers ------------------------------------------------------
+
+_tags = itertools.count()
+
+
+class Trace:
+    """One instance of a transformation.  Subclasses define process_primitive."""
+
+    def __init__(self, parent):
+        self.parent = parent
+        self.tag = next(_tags)
+        self.alive = True
+
+    def process_primitive(self, prim, args, params):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}(tag={self.tag})"
+
+
+class _Current:
+    """Holds the trace that `bind` hands primitives to."""
+    __slots__ = ("trace",)
+
+
+current = _Current()
+current.trace = None  # set to the evaluation trace by funcgraph.interpreters.eval
+
+
+class set_trace:
+    """Context manager making `trace` current (rules run with the parent made current)."""
+    __slots__ = ("trace", "saved")
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.saved = current.trace
+        current.trace = self.trace
+
+    def __exit__(self, *exc):
+        current.trace = self.saved
+
+
+class Tracer:
+    """A value inside a transformation.  Operators come from funcgraph.numpy."""
+    __slots__ = ("_trace", "__weakref__")
+    __array_priority__ = 1000
+
+    @property
+    def aval(self):
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def weak_type(self):
+        return self.aval.weak_type
+
+    @property
+    def ndim(self):
+        return len(self.aval.shape)
+
+    @property
+    def size(self):
+        return self.aval.size
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def _concretization_error(self, what):
+        return ConcretizationTypeError(
+            f"{what} was called on a traced value of type {self.aval.str_short()} "
+            f"inside {type(self._trace).__name__}. The value is not known while the "
+            f"function is traced (under jit, grad, vmap, ...). Use lax.cond or "
+            f"lax.switch for branches, lax.while_loop or lax.fori_loop for loops, or "
+            f"mark the argument static with jit(..., static_argnums=...).")
+
+    def __bool__(self):
+        raise self._concretization_error("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
+
+    def __int__(self):
+        raise self._concretization_error("int()")
+
+    def __float__(self):
+        raise self._concretization_error("float()")
+
+    def __complex__(self):
+        raise self._concretization_error("complex()")
+
+    def __index__(self):
+        raise self._concretization_error("__index__ (use as a Python index or size)")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._concretization_error("numpy.asarray()")
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: traced array {self.aval.str_short()}; "
+                        f"static arguments of jit must be hashable concrete values")
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+def leaked_tracer_error(tracer):
+    return UnexpectedTracerError(
+        f"a traced value of type {tracer.aval.str_short()} escaped the transformation "
+        f"that created it ({type(tracer._trace).__name__}). This happens when a function "
+        f"under jit/grad/vmap stores a traced value in a global, a closure or an object "
+        f"attribute and it is used after the transformation has returned. Return the "
+        f"value from the function instead.")
+
+
+# --- user source lines -------------------------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_source_info():
+    """(file, line, function) of the innermost frame outside funcgraph, or None."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    return (code.co_filename, frame.f_lineno, code.co_name)
+
+
+# --- helpers for values ---------------------------------------------------------
+
+def is_python_scalar(x):
+    return type(x) in (int, float, bool, complex)
+
+
+def aval_of_python_scalar(x):
+    return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+
+
+def aval_of_numpy(x):
+    return ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
+
+
+def safe_zip(*lists):
+    n = len(lists[0])
+    for other in lists[1:]:
+        if len(other) != n:
+            raise ValueError(f"length mismatch: {[len(x) for x in lists]}")
+    return list(zip(*lists))
+
+
+def safe_map(f, *lists):
+    return [f(*args) for args in safe_zip(*lists)]
+
+
+def canonical_numpy(x):
+    """A NumPy array of funcgraph's canonical dtype for x (host value)."""
+    x = np.asarray(x)
+    dtype = dtypes.canonicalize(x.dtype)
+    return x if x.dtype == dtype else x.astype(dtype)
+
+
+# --- abstract evaluation ---------------------------------------------------------
+# shape_rules[prim](*avals, **params) -> aval (or a list of avals when the primitive
+# has multiple results).  Every primitive has one; tracing and the IR type checker
+# both use it.
+shape_rules = {}
+
+
+def abstract_eval(prim, avals, params):
+    try:
+        rule = shape_rules[prim]
+    except KeyError:
+        raise missing_rule(prim, "shape") from None
+    return rule(*avals, **params)

@@ -1,0 +1,107 @@
+"""Evaluation: run primitives on concrete values, and evaluate a jaxpr.
+
+impl_rules[prim](*numpy_values, **params) -> numpy value (or list of them) is
+each primitive's NumPy reference implementation.  On the CPU eager calls use
+it directly (fast for small work); elsewhere, or with the flag
+`funcgraph_eager_numpy` off, eager primitives run as compiled XLA computations.
+"""
+import numpy as np
+
+from funcgraph import core, dtypes
+from funcgraph.array import Array
+from funcgraph.config import config
+from funcgraph.ir import Literal
+
+impl_rules = {}
+
+# direct_impls[prim](*args, **params) -> outputs: evaluation rules that take the
+# concrete arguments as they come (Arrays stay on the device), for primitives that
+# hold sub-jaxprs (calls, control flow) and run them compiled.
+direct_impls = {}
+
+# Set by funcgraph.jit: runs one primitive compiled (prim, avals, params, values) -> outputs.
+compiled_primitive = None
+
+
+def _eager_uses_numpy():
+    from funcgraph import backend
+    return config.funcgraph_eager_numpy and backend.platform() == "cpu"
+
+
+def to_concrete(x):
+    """(host value, aval) of a concrete argument; tracers here have leaked."""
+    t = type(x)
+    if t is Array:
+        return x._value, x.aval
+    if t in (float, int, bool, complex):
+        aval = core.aval_of_python_scalar(x)
+        return np.array(x, aval.dtype), aval
+    if isinstance(x, core.Tracer):
+        raise core.leaked_tracer_error(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        x = core.canonical_numpy(x)
+        return x, core.aval_of_numpy(x)
+    raise TypeError(f"value of type {type(x).__name__} is not a valid funcgraph array: {x!r}")
+
+
+class EvalTrace(core.Trace):
+    """The bottom of every trace stack: primitives run now."""
+
+    def process_primitive(self, prim, args, params):
+        direct = direct_impls.get(prim)
+        if direct is not None:
+            return direct(*args, **params)
+        vals, avals = [], []
+        for a in args:
+            v, aval = to_concrete(a)
+            vals.append(v)
+            avals.append(aval)
+        out_aval = core.abstract_eval(prim, avals, params)
+        impl = impl_rules.get(prim)
+        if impl is not None and _eager_uses_numpy():
+            out = impl(*vals, **params)
+        else:
+            out = compiled_primitive(prim, avals, params, vals)
+        if prim.multiple_results:
+            return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
+        return _wrap(out, out_aval)
+
+
+def _wrap(value, aval):
+    if type(value) is Array:
+        return value
+    if value.dtype != aval.dtype:
+        value = np.asarray(value).astype(aval.dtype)
+    return Array(value, aval)
+
+
+eval_trace = EvalTrace(None)
+core.current.trace = eval_trace
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Evaluate a jaxpr by binding each equation's primitive at the current trace."""
+    env = {}
+
+    def read(x):
+        return x.val if type(x) is Literal else env[x]
+
+    for v, val in core.safe_zip(jaxpr.constvars, consts):
+        env[v] = val
+    for v, val in core.safe_zip(jaxpr.invars, args):
+        env[v] = val
+    for eqn in jaxpr.eqns:
+        outs = eqn.prim.bind(*[read(x) for x in eqn.invars], **eqn.params)
+        if not eqn.prim.multiple_results:
+            outs = [outs]
+        for v, val in core.safe_zip(eqn.outvars, outs):
+            env[v] = val
+    return [read(x) for x in jaxpr.outvars]
+
+
+def eval_closed_jaxpr(closed, *args):
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def literal_value(x, aval):
+    return np.array(x, dtype=aval.dtype) if not isinstance(x, np.ndarray) else x

@@ -1,0 +1,295 @@
+"""The IR: variables, literals, equations and jaxprs, their type checker and printer.
+
+A jaxpr is a typed, first-order program in A-normal form:
+`{ lambda c:f32[3]; a:f32[3]. let b:f32[3] = sin a; d:f32[3] = add b c in (d,) }`.
+Constants (`c` above) are inputs bound by a ClosedJaxpr.  Control flow and
+nested jit calls are primitives whose params hold ClosedJaxprs.
+"""
+import numpy as np
+
+from funcgraph import core
+from funcgraph.config import config
+
+
+class Var:
+    """A variable of the IR.  Identity is object identity; names are given at printing."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant inlined in an equation."""
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({self.val!r}:{self.aval.str_short()})"
+
+
+class DropVar(Var):
+    """An output nobody reads (printed as `_`)."""
+    __slots__ = ()
+
+
+class Eqn:
+    """`outvars = prim[params] invars`, with the user's (file, line, function)."""
+    __slots__ = ("prim", "invars", "outvars", "params", "source")
+
+    def __init__(self, prim, invars, outvars, params, source=None):
+        self.prim = prim
+        self.invars = invars
+        self.outvars = outvars
+        self.params = params
+        self.source = source
+
+    def replace(self, invars=None, outvars=None, params=None):
+        return Eqn(self.prim, self.invars if invars is None else invars,
+                   self.outvars if outvars is None else outvars,
+                   self.params if params is None else params, self.source)
+
+    def __repr__(self):
+        return f"Eqn({self.prim.name})"
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+    def __init__(self, constvars, invars, outvars, eqns):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.outvars]
+
+    def pretty(self, source=False):
+        return pretty_print(self, source=source)
+
+    def __str__(self):
+        return pretty_print(self)
+
+    __repr__ = __str__
+
+    def _repr_html_(self):
+        from funcgraph import inspect as fg_inspect
+        return fg_inspect.jaxpr_html(self)
+
+
+class ClosedJaxpr:
+    """A jaxpr together with the values of its constvars."""
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr, consts):
+        if len(jaxpr.constvars) != len(consts):
+            raise ValueError("ClosedJaxpr: constvars and consts differ in length")
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    @property
+    def in_avals(self):
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self):
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self):
+        return self.jaxpr.eqns
+
+    def pretty(self, source=False):
+        return pretty_print(self.jaxpr, source=source)
+
+    def __str__(self):
+        return pretty_print(self.jaxpr)
+
+    __repr__ = __str__
+
+    def _repr_html_(self):
+        from funcgraph import inspect as fg_inspect
+        return fg_inspect.jaxpr_html(self.jaxpr)
+
+
+def subjaxprs(params):
+    """The ClosedJaxprs held in an equation's params (control flow, calls)."""
+    for value in params.values():
+        if isinstance(value, ClosedJaxpr):
+            yield value
+        elif isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, ClosedJaxpr):
+                    yield item
+
+
+# --- type checking -------------------------------------------------------------
+
+class IRTypeError(core.FuncgraphError, TypeError):
+    """The IR is malformed: a bug in a transformation or pass, not in user code."""
+
+
+def check(jaxpr):
+    """Type check when the `funcgraph_check_ir` flag is on (the test suite sets it)."""
+    if config.funcgraph_check_ir:
+        typecheck(jaxpr)
+
+
+def typecheck(jaxpr):
+    """Verify that every variable is bound once before use and every equation's
+    output types are what its primitive's shape rule gives."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        for var, const in core.safe_zip(jaxpr.jaxpr.constvars, jaxpr.consts):
+            shape = tuple(np.shape(const)) if not hasattr(const, "aval") else const.aval.shape
+            if shape != var.aval.shape:
+                raise IRTypeError(f"constant of shape {shape} bound to {var.aval.str_short()}")
+        jaxpr = jaxpr.jaxpr
+    defined = set()
+
+    def bind(v, where):
+        if v in defined:
+            raise IRTypeError(f"variable {v} bound twice ({where})")
+        if not isinstance(v, DropVar):
+            defined.add(v)
+
+    def read(x, where):
+        if isinstance(x, Literal):
+            if np.shape(x.val) != x.aval.shape:
+                raise IRTypeError(f"literal {x} has the wrong shape ({where})")
+            return
+        if x not in defined:
+            raise IRTypeError(f"variable {x} read before it is bound ({where})")
+
+    for v in jaxpr.constvars:
+        bind(v, "constvars")
+    for v in jaxpr.invars:
+        bind(v, "invars")
+    for i, eqn in enumerate(jaxpr.eqns):
+        where = f"equation {i}: {eqn.prim.name}"
+        for x in eqn.invars:
+            read(x, where)
+        for sub in subjaxprs(eqn.params):
+            typecheck(sub)
+        out = core.abstract_eval(eqn.prim, [x.aval for x in eqn.invars], eqn.params)
+        out = out if eqn.prim.multiple_results else [out]
+        if len(out) != len(eqn.outvars):
+            raise IRTypeError(f"{where}: {len(eqn.outvars)} outputs, the rule gives {len(out)}")
+        for var, aval in zip(out and eqn.outvars, out):
+            if not core.same_type(var.aval, aval):
+                raise IRTypeError(f"{where}: output typed {var.aval.str_short()}, "
+                                  f"the shape rule gives {aval.str_short()}")
+        for v in eqn.outvars:
+            bind(v, where)
+    for x in jaxpr.outvars:
+        read(x, "outvars")
+
+
+# --- printing --------------------------------------------------------------------
+
+class _Names:
+    """Gives variables the names a, b, ..., z, ba, bb, ... in order of appearance."""
+
+    def __init__(self):
+        self.names = {}
+
+    def __call__(self, var):
+        if isinstance(var, Literal):
+            return format_literal(var)
+        if isinstance(var, DropVar):
+            return "_"
+        name = self.names.get(var)
+        if name is None:
+            name = self.names[var] = _name_of(len(self.names))
+        return name
+
+
+def _name_of(i):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    name = ""
+    while True:
+        name = letters[i % 26] + name
+        i //= 26
+        if i == 0:
+            return name
+
+
+def format_literal(lit):
+    val = np.asarray(lit.val)
+    if val.dtype == np.bool_:
+        text = "True" if val else "False"
+    elif val.dtype.kind == "f" or val.dtype.kind == "V":
+        text = repr(float(val))
+    elif val.dtype.kind == "c":
+        text = repr(complex(val))
+    else:
+        text = str(int(val))
+    return f"{text}:{lit.aval.str_short()}"
+
+
+def format_param(value, indent, names, source):
+    if isinstance(value, ClosedJaxpr):
+        return _pp_jaxpr(value.jaxpr, indent + 4, names, source)
+    if isinstance(value, Jaxpr):
+        return _pp_jaxpr(value, indent + 4, names, source)
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, tuple) and any(isinstance(v, ClosedJaxpr) for v in value):
+        return "(" + " ".join(format_param(v, indent, names, source) for v in value) + ")"
+    if isinstance(value, core.Primitive):
+        return value.name
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return str(value)
+
+
+def _pp_var_decl(v, names):
+    return f"{names(v)}:{v.aval.str_short()}"
+
+
+def _pp_eqn(eqn, indent, names, source):
+    outs = " ".join(_pp_var_decl(v, names) for v in eqn.outvars)
+    params = ""
+    if eqn.params:
+        params = "[" + " ".join(f"{k}={format_param(v, indent, names, source)}"
+                                for k, v in sorted(eqn.params.items())) + "]"
+    ins = " ".join(names(x) for x in eqn.invars)
+    line = f"{outs} = {eqn.prim.name}{params} {ins}".rstrip()
+    if source and eqn.source:
+        file, lineno, fn = eqn.source
+        line += f"  # {_short_path(file)}:{lineno} ({fn})"
+    return line
+
+
+def _short_path(path):
+    import os
+    return os.path.basename(path)
+
+
+def _pp_jaxpr(jaxpr, indent, names, source):
+    consts = " ".join(_pp_var_decl(v, names) for v in jaxpr.constvars)
+    ins = " ".join(_pp_var_decl(v, names) for v in jaxpr.invars)
+    pad = " " * (indent + 4)
+    lines = [f"{{ lambda {consts}; {ins}. let"]
+    for eqn in jaxpr.eqns:
+        lines.append(pad + _pp_eqn(eqn, indent, names, source))
+    outs = ", ".join(names(x) for x in jaxpr.outvars)
+    trailing = "," if len(jaxpr.outvars) == 1 else ""
+    lines.append(" " * (indent + 2) + f"in ({outs}{trailing}) }}")
+    return "\n".join(lines)
+
+
+def pretty_print(jaxpr, source=False):
+    """JAX's text form of a jaxpr; `source=True` appends each equation's user line."""
+    return _pp_jaxpr(jaxpr, 0, _Names(), source)

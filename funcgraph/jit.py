@@ -1,0 +1,478 @@
+"""jit: trace once per argument signature, lower to StableHLO, compile with XLA,
+cache the executable and dispatch to it.
+
+Dispatch is one dict lookup keyed by (tree structure, static values, the
+abstract value of every leaf).  Under another transformation (grad, vmap, an
+outer jit) a jitted call becomes one `pjit` equation holding the traced jaxpr.
+"""
+import functools
+import inspect
+import logging
+import weakref
+
+import numpy as np
+
+from funcgraph import backend, core, dtypes, ir, lowering, passes, tree_util
+from funcgraph.array import Array
+from funcgraph.config import config
+from funcgraph.interpreters import eval as eval_interp
+from funcgraph.interpreters.staging import trace_flat
+from funcgraph.primitives.call import pjit_p
+
+logger = logging.getLogger("funcgraph.jit")
+
+# Human-readable explanations of retraces, newest last (with jax_explain_cache_misses on).
+retrace_log = []
+
+
+# --- leaves -> abstract values and device buffers ------------------------------
+
+_SCALAR_AVALS = {}
+
+
+def leaf_aval(x):
+    t = type(x)
+    if t is Array:
+        return x.aval
+    if t in (float, int, bool, complex):
+        aval = _SCALAR_AVALS.get((t, config.jax_enable_x64))
+        if aval is None:
+            aval = _SCALAR_AVALS[(t, config.jax_enable_x64)] = core.aval_of_python_scalar(x)
+        return aval
+    if isinstance(x, core.Tracer):
+        return x.aval
+    if isinstance(x, (np.ndarray, np.generic)):
+        return core.ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
+    if t is ShapeDtypeStruct:
+        return x.aval
+    raise TypeError(f"jit: argument of type {type(x).__name__} is not a valid array "
+                    f"(expected funcgraph Array, NumPy array or Python scalar): {x!r}. "
+                    f"Mark non-array arguments static with static_argnums/static_argnames.")
+
+
+def to_buffer(x, aval):
+    if type(x) is Array:
+        buf = x._buf
+        return buf if buf is not None else x._device_buffer()
+    if isinstance(x, core.Tracer):
+        raise core.leaked_tracer_error(x)
+    return backend.device_put(np.asarray(x, aval.dtype))
+
+
+# --- compiled jaxprs --------------------------------------------------------------
+
+class CompiledJaxpr:
+    """An executable with the device buffers of its constants and its output types."""
+    __slots__ = ("executable", "const_bufs", "out_avals", "text", "jaxpr")
+
+    def __init__(self, closed, donated=()):
+        self.jaxpr = closed
+        jaxpr = closed.jaxpr
+        self.text = lowering.lower_to_text(jaxpr, donated)
+        self.executable = backend.compile(self.text)
+        self.const_bufs = [to_buffer(c, v.aval) for c, v in
+                           core.safe_zip(closed.consts, jaxpr.constvars)]
+        self.out_avals = [v.aval for v in jaxpr.outvars]
+
+    def __call__(self, bufs):
+        outs = self.executable.execute(self.const_bufs + bufs)
+        return [Array(None, aval, buf) for aval, buf in zip(self.out_avals, outs)]
+
+
+_compiled_calls = weakref.WeakKeyDictionary()
+
+
+def run_jaxpr(closed, args):
+    """Run a const-free ClosedJaxpr compiled (the evaluation rule of pjit)."""
+    compiled = _compiled_calls.get(closed.jaxpr)
+    if compiled is None:
+        compiled = _compiled_calls[closed.jaxpr] = CompiledJaxpr(optimize(closed))
+    avals = closed.in_avals
+    return compiled([to_buffer(x, a) for x, a in core.safe_zip(args, avals)])
+
+
+def optimize(closed):
+    if not config.funcgraph_jit_passes:
+        return closed
+    return passes.optimize(closed)
+
+
+# Eager primitives off the CPU (or with funcgraph_eager_numpy off) run compiled.
+_primitive_cache = {}
+
+
+def _compiled_primitive(prim, avals, params, vals):
+    key = (prim, tuple(avals), tuple(sorted(params.items())))
+    compiled = _primitive_cache.get(key)
+    if compiled is None:
+        closed = trace_flat(lambda *xs: _as_list(prim.bind(*xs, **params), prim), avals)
+        compiled = _primitive_cache[key] = CompiledJaxpr(closed)
+    outs = compiled([to_buffer(v, a) for v, a in core.safe_zip(vals, avals)])
+    return outs if prim.multiple_results else outs[0]
+
+
+def _as_list(out, prim):
+    return list(out) if prim.multiple_results else [out]
+
+
+eval_interp.compiled_primitive = _compiled_primitive
+
+
+# --- the jit wrapper ------------------------------------------------------------------
+
+class _CacheEntry:
+    __slots__ = ("closed", "out_tree", "compiled", "donated")
+
+    def __init__(self, closed, out_tree, donated):
+        self.closed = closed
+        self.out_tree = out_tree
+        self.compiled = None
+        self.donated = donated
+
+
+def _check_hashable(value, where):
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"jit: static argument {where} has unhashable type "
+                        f"{type(value).__name__} ({value!r}); static arguments are cache keys "
+                        f"and must be hashable: use a tuple instead of a list, or pass the "
+                        f"value as a regular (traced) argument") from None
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, (int, str)) else tuple(x)
+
+
+class JitFunction:
+    """The callable `jit(fun)` returns."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {fun!r}")
+        self.fun = fun
+        self.name = getattr(fun, "__name__", type(fun).__name__)
+        try:
+            self.signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self.signature = None
+        self.static_argnums = tuple(sorted(a % self._nparams() if a < 0 else a
+                                           for a in _as_tuple(static_argnums)))
+        self.static_argnames = tuple(_as_tuple(static_argnames))
+        self._add_static_names_and_numbers()
+        self.donate_argnums = tuple(_as_tuple(donate_argnums))
+        self._cache = {}
+        self._last_key = None
+        functools.update_wrapper(self, fun)
+
+    def _nparams(self):
+        return len(self.signature.parameters) if self.signature else 0
+
+    def _add_static_names_and_numbers(self):
+        if self.signature is None:
+            return
+        params = list(self.signature.parameters)
+        nums = set(self.static_argnums)
+        names = set(self.static_argnames)
+        for i in list(nums):
+            if i < len(params):
+                names.add(params[i])
+        for n in list(names):
+            if n in params:
+                nums.add(params.index(n))
+        self.static_argnums = tuple(sorted(nums))
+        self.static_argnames = tuple(sorted(names))
+
+    # --- splitting arguments into dynamic leaves and static values ---
+    def _split(self, args, kwargs):
+        statics = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in self.static_argnums:
+                _check_hashable(a, f"{i} (positional)")
+                statics.append((i, a))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k in sorted(kwargs):
+            if k in self.static_argnames:
+                _check_hashable(kwargs[k], repr(k))
+                statics.append((k, kwargs[k]))
+            else:
+                dyn_kwargs[k] = kwargs[k]
+        return tuple(statics), dyn_args, dyn_kwargs
+
+    def _call_with(self, statics, dyn_args, dyn_kwargs):
+        """Rebuild the user call from static values and dynamic (traced) ones."""
+        static_pos = {k: v for k, v in statics if isinstance(k, int)}
+        static_kw = {k: v for k, v in statics if isinstance(k, str)}
+        args, it = [], iter(dyn_args)
+        for i in range(len(dyn_args) + len(static_pos)):
+            args.append(static_pos[i] if i in static_pos else next(it))
+        return self.fun(*args, **dyn_kwargs, **static_kw)
+
+    def _trace(self, statics, in_tree, avals):
+        out_tree_box = []
+
+        def flat_fun(*leaves):
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
+            out = self._call_with(statics, dyn_args, dyn_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        closed = trace_flat(flat_fun, avals)
+        return closed, out_tree_box[0]
+
+    def _donated_leaves(self, args, statics):
+        if not self.donate_argnums or backend.platform() == "cpu":
+            return ()
+        donated, offset = [], 0
+        static_pos = {k for k, _ in statics if isinstance(k, int)}
+        for i, a in enumerate(args):
+            if i in static_pos:
+                continue
+            n = len(tree_util.tree_leaves(a))
+            if i in self.donate_argnums:
+                donated.extend(range(offset, offset + n))
+            offset += n
+        return tuple(donated)
+
+    def __call__(self, *args, **kwargs):
+        statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        avals = tuple(map(leaf_aval, leaves))
+        if core.current.trace is not eval_interp.eval_trace:
+            return self._bind_call(statics, in_tree, avals, leaves)
+        key = (in_tree, statics, avals)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._miss(key, statics, in_tree, avals, args)
+        compiled = entry.compiled
+        if compiled is None:
+            compiled = entry.compiled = CompiledJaxpr(optimize(entry.closed), entry.donated)
+        outs = compiled([to_buffer(x, a) for x, a in zip(leaves, avals)])
+        for i in entry.donated:
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _miss(self, key, statics, in_tree, avals, args):
+        if config.jax_explain_cache_misses:
+            self._explain(key)
+        closed, out_tree = self._trace(statics, in_tree, avals)
+        entry = self._cache[key] = _CacheEntry(closed, out_tree,
+                                               self._donated_leaves(args, statics))
+        self._last_key = key
+        return entry
+
+    def _explain(self, key):
+        message = explain_retrace(self.name, self._last_key, key)
+        retrace_log.append(message)
+        logger.warning(message)
+
+    def _bind_call(self, statics, in_tree, avals, leaves):
+        """Under a transformation: one pjit equation (closed-over values as inputs)."""
+        key = (in_tree, statics, avals)
+        entry = self._cache.get(("traced",) + key)
+        if entry is None:
+            closed, out_tree = self._trace(statics, in_tree, avals)
+            entry = self._cache[("traced",) + key] = _CacheEntry(closed, out_tree, ())
+        call_jaxpr, consts = closure_convert(entry.closed)
+        outs = pjit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.name)
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    # --- ahead-of-time stages ---
+    def trace(self, *args, **kwargs):
+        statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        avals = tuple(map(leaf_aval, leaves))
+        closed, out_tree = self._trace(statics, in_tree, avals)
+        return Traced(self, closed, in_tree, out_tree, self._donated_leaves(args, statics))
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).out_info
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def _cache_size(self):
+        return sum(1 for k in self._cache if k[0] != "traced")
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<jit-compiled function {self.name}>"
+
+
+def closure_convert(closed):
+    """A const-free ClosedJaxpr taking the old consts as leading inputs, and the consts."""
+    if not closed.consts:
+        return closed, []
+    jaxpr = closed.jaxpr
+    converted = ir.Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
+    result = ir.ClosedJaxpr(converted, [])
+    ir.check(result)
+    return result, list(closed.consts)
+
+
+def explain_retrace(name, old_key, new_key):
+    if old_key is None:
+        return f"jit({name}): tracing for the first time"
+    old_tree, old_statics, old_avals = old_key
+    new_tree, new_statics, new_avals = new_key
+    reasons = []
+    if old_tree != new_tree:
+        reasons.append(f"the argument structure changed from {old_tree} to {new_tree}")
+    if old_statics != new_statics:
+        old, new = dict(old_statics), dict(new_statics)
+        for k in sorted(set(old) | set(new), key=str):
+            if old.get(k, "<absent>") != new.get(k, "<absent>"):
+                reasons.append(f"static argument {k!r} changed from {old.get(k, '<absent>')!r} "
+                               f"to {new.get(k, '<absent>')!r}")
+    if old_tree == new_tree:
+        paths = _leaf_paths(new_tree)
+        for path, a, b in zip(paths, old_avals, new_avals):
+            if a != b:
+                reasons.append(f"argument {path} changed from {_describe(a)} to {_describe(b)}")
+    return f"jit({name}) retraced because " + ("; ".join(reasons) or "its cache was cleared")
+
+
+def _describe(aval):
+    return aval.str_short() + (" (weak type)" if aval.weak_type else "")
+
+
+def _leaf_paths(treedef):
+    dummy = tree_util.tree_unflatten(treedef, list(range(treedef.num_leaves)))
+    paths, _ = tree_util.tree_flatten_with_path(dummy)
+    out = []
+    for path, _ in paths:
+        (args_or_kwargs, *rest) = path
+        prefix = "args" if args_or_kwargs.idx == 0 else "kwargs"
+        out.append(prefix + tree_util.keystr(rest))
+    return out
+
+
+class Traced:
+    """jit(f).trace(...): the traced jaxpr; `.lower()` goes on to StableHLO."""
+
+    def __init__(self, jit_fun, closed, in_tree, out_tree, donated):
+        self.fun = jit_fun
+        self.jaxpr = closed
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.donated = donated
+
+    @property
+    def out_info(self):
+        return tree_util.tree_unflatten(
+            self.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                            for a in self.jaxpr.out_avals])
+
+    def lower(self):
+        optimized = optimize(self.jaxpr)
+        return Lowered(self, optimized, lowering.lower_to_text(optimized.jaxpr, self.donated))
+
+
+class Lowered:
+    """jit(f).lower(...): the StableHLO module; `.compile()` goes on to XLA."""
+
+    def __init__(self, traced, closed, text):
+        self.traced = traced
+        self.jaxpr = closed
+        self.text = text
+
+    def as_text(self, dialect="stablehlo"):
+        if dialect != "stablehlo":
+            raise ValueError(f"as_text: only the 'stablehlo' dialect is available, not {dialect!r}")
+        return backend.pretty_mlir(self.text)
+
+    def compile(self):
+        return Compiled(self)
+
+    def _repr_html_(self):
+        from funcgraph import inspect as fg_inspect
+        return fg_inspect.lowered_html(self)
+
+
+class Compiled:
+    """jit(f).lower(...).compile(): call it like the function, or inspect XLA's view."""
+
+    def __init__(self, lowered):
+        self.lowered = lowered
+        self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.traced.donated)
+        self.in_tree = lowered.traced.in_tree
+        self.in_avals = lowered.jaxpr.in_avals
+
+    def __call__(self, *args, **kwargs):
+        statics, dyn_args, dyn_kwargs = self.lowered.traced.fun._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if in_tree != self.in_tree:
+            raise TypeError(f"compiled function called with argument structure {in_tree}, "
+                            f"but it was compiled for {self.in_tree}")
+        avals = list(map(leaf_aval, leaves))
+        for i, (a, b) in enumerate(zip(avals, self.in_avals)):
+            if not core.same_type(a, b):
+                raise TypeError(f"compiled function argument {i} has type {a.str_short()}, "
+                                f"but it was compiled for {b.str_short()}")
+        outs = self.compiled([to_buffer(x, a) for x, a in zip(leaves, avals)])
+        return tree_util.tree_unflatten(self.lowered.traced.out_tree, outs)
+
+    def as_text(self):
+        return self.compiled.executable.hlo_text()
+
+    def cost_analysis(self):
+        return self.compiled.executable.cost_analysis()
+
+    def memory_analysis(self):
+        return self.compiled.executable.memory_analysis()
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array (eval_shape results, AOT arguments)."""
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    @property
+    def aval(self):
+        return core.ShapedArray(self.shape, dtypes.canonicalize(self.dtype), self.weak_type)
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), **unsupported):
+    """Compile `fun` with XLA; see JAX's `jax.jit` for the semantics."""
+    if unsupported:
+        raise TypeError(f"jit: unsupported options {sorted(unsupported)}")
+    if fun is None:
+        return lambda f: JitFunction(f, static_argnums, static_argnames, donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)

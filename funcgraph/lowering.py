@@ -1,0 +1,228 @@
+"""Lowering: jaxpr -> StableHLO text (MLIR generic form).
+
+lowering_rules[prim](ctx, avals_in, avals_out, *operands, **params) writes ops
+through `ctx.op` and returns the SSA name (or list of names) of its results.
+Rules emit text, so they live next to the other rules of their primitive and
+import nothing from jax; the backend parses and compiles the module.
+"""
+import numpy as np
+
+from funcgraph import core, dtypes
+from funcgraph.ir import Literal
+
+lowering_rules = {}
+
+_ELEMENT_TYPES = {
+    dtypes.bool_: "i1", dtypes.int8: "i8", dtypes.int16: "i16", dtypes.int32: "i32",
+    dtypes.int64: "i64", dtypes.uint8: "ui8", dtypes.uint16: "ui16", dtypes.uint32: "ui32",
+    dtypes.uint64: "ui64", dtypes.float16: "f16", dtypes.bfloat16: "bf16",
+    dtypes.float32: "f32", dtypes.float64: "f64", dtypes.complex64: "complex<f32>",
+    dtypes.complex128: "complex<f64>",
+}
+
+
+def element_type(dtype):
+    return _ELEMENT_TYPES[dtype]
+
+
+def tensor_type(aval):
+    dims = "".join(f"{d}x" for d in aval.shape)
+    return f"tensor<{dims}{_ELEMENT_TYPES[aval.dtype]}>"
+
+
+def i64_array(values):
+    values = list(values)
+    if not values:
+        return "array<i64>"
+    return "array<i64: " + ", ".join(str(int(v)) for v in values) + ">"
+
+
+def bool_array(values):
+    values = list(values)
+    if not values:
+        return "array<i1>"
+    return "array<i1: " + ", ".join("true" if v else "false" for v in values) + ">"
+
+
+def dense_scalar(value, dtype):
+    """The `dense<...>` text of one scalar, exact for floats (hex bit pattern)."""
+    value = np.asarray(value, dtype)
+    if dtype == dtypes.bool_:
+        return "dense<true>" if value else "dense<false>"
+    if dtypes.is_int(dtype):
+        return f"dense<{int(value)}>"
+    if dtypes.is_complex(dtype):
+        part = np.dtype(np.float32) if dtype == dtypes.complex64 else np.dtype(np.float64)
+        re = _hex_bits(np.asarray(value.real, part))
+        im = _hex_bits(np.asarray(value.imag, part))
+        return f"dense<({re}, {im})>"
+    return f"dense<{_hex_bits(value)}>"
+
+
+def _nested_bools(value):
+    if value.ndim == 0:
+        return "true" if value else "false"
+    return "[" + ", ".join(_nested_bools(v) for v in value) + "]"
+
+
+def _hex_bits(value):
+    raw = value.reshape(()).view(np.dtype(f"u{value.dtype.itemsize}"))
+    return "0x" + format(int(raw), f"0{2 * value.dtype.itemsize}X")
+
+
+def dense_array(value, dtype):
+    """The `dense<...>` text of an array constant (raw little-endian bytes)."""
+    value = np.ascontiguousarray(np.asarray(value, dtype))
+    if dtype == dtypes.bool_:
+        return f"dense<{_nested_bools(value)}>"
+    return 'dense<"0x' + value.astype(value.dtype.newbyteorder("<")).tobytes().hex().upper() + '">'
+
+
+class LoweringContext:
+    """Collects the ops of one function body and names SSA values."""
+
+    def __init__(self, module):
+        self.module = module
+        self.lines = []
+        self.indent = "    "
+
+    def fresh(self):
+        return self.module.fresh()
+
+    def op(self, name, operands, avals_in, avals_out, attrs=None, regions=None):
+        """Emit `"name"(operands) ({regions}) {attrs} : (in types) -> out types`.
+
+        Returns the result name, or a list of names when avals_out is a list."""
+        single = not isinstance(avals_out, (list, tuple))
+        outs = [avals_out] if single else list(avals_out)
+        result = self.fresh()
+        lhs = f"{result}:{len(outs)} = " if len(outs) > 1 else (f"{result} = " if outs else "")
+        text = f'{lhs}"{name}"({", ".join(operands)})'
+        if regions:
+            text += " (" + ", ".join(regions) + ")"
+        if attrs:
+            text += " {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}"
+        ins = ", ".join(tensor_type(a) for a in avals_in)
+        out_types = ", ".join(tensor_type(a) for a in outs)
+        text += f" : ({ins}) -> ({out_types})" if len(outs) != 1 else f" : ({ins}) -> {out_types}"
+        self.lines.append(self.indent + text)
+        if single:
+            return result
+        if len(outs) == 1:
+            return [result]
+        return [f"{result}#{i}" for i in range(len(outs))]
+
+    def constant(self, value, aval):
+        if aval.shape:
+            dense = dense_array(value, aval.dtype)
+            return self.op("stablehlo.constant", [], [], aval,
+                           {"value": f"{dense} : {tensor_type(aval)}"})
+        return self.op("stablehlo.constant", [], [], aval,
+                       {"value": f"{dense_scalar(value, aval.dtype)} : {tensor_type(aval)}"})
+
+    def region(self, arg_avals, body):
+        """A region `^bb0(args): ... stablehlo.return`; body(ctx, args) -> result names."""
+        inner = LoweringContext(self.module)
+        inner.indent = self.indent + "    "
+        args = [self.fresh() for _ in arg_avals]
+        outs = body(inner, args)
+        out_avals = outs[1]
+        names = outs[0]
+        ret_types = ", ".join(tensor_type(a) for a in out_avals)
+        inner.lines.append(f'{inner.indent}"stablehlo.return"({", ".join(names)}) : ({ret_types}) -> ()')
+        header = "^bb0(" + ", ".join(f"{n}: {tensor_type(a)}" for n, a in
+                                     core.safe_zip(args, arg_avals)) + "):"
+        return "{\n" + self.indent + "  " + header + "\n" + "\n".join(inner.lines) + "\n" + self.indent + "}"
+
+    def scalar_region(self, dtype, n, op_name):
+        """A reducer region applying op_name to n pairs of scalars (reduce, scatter)."""
+        scalar = core.ShapedArray((), dtype)
+
+        def body(ctx, args):
+            out = ctx.op(op_name, args, [scalar, scalar], scalar)
+            return [out], [scalar]
+        return self.region([scalar] * n, body)
+
+
+class ModuleBuilder:
+    """Names SSA values uniquely and collects the functions of a module."""
+
+    def __init__(self):
+        self.counter = 0
+        self.functions = []
+        self.function_names = {}
+
+    def fresh(self):
+        self.counter += 1
+        return f"%{self.counter}"
+
+    def text(self):
+        return "module @funcgraph attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n" + \
+            "\n".join(self.functions) + "\n}\n"
+
+
+def lower_jaxpr_body(ctx, jaxpr, const_names, arg_names):
+    """Emit the equations of `jaxpr` into ctx; return the output names."""
+    env = {}
+
+    def read(x):
+        if type(x) is Literal:
+            return ctx.constant(x.val, x.aval)
+        return env[x]
+
+    for v, name in core.safe_zip(jaxpr.constvars, const_names):
+        env[v] = name
+    for v, name in core.safe_zip(jaxpr.invars, arg_names):
+        env[v] = name
+    for eqn in jaxpr.eqns:
+        try:
+            rule = lowering_rules[eqn.prim]
+        except KeyError:
+            raise core.missing_rule(eqn.prim, "StableHLO lowering") from None
+        outs = rule(ctx, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars],
+                    *[read(x) for x in eqn.invars], **eqn.params)
+        if not eqn.prim.multiple_results:
+            outs = [outs]
+        for v, name in core.safe_zip(eqn.outvars, outs):
+            env[v] = name
+    return [read(x) for x in jaxpr.outvars]
+
+
+def emit_function(module, name, jaxpr, visibility="private", donated=()):
+    """Add `func.func @name` for a jaxpr whose constvars come first as arguments."""
+    ctx = LoweringContext(module)
+    in_vars = jaxpr.constvars + jaxpr.invars
+    arg_names = [f"%arg{i}" for i in range(len(in_vars))]
+    outs = lower_jaxpr_body(ctx, jaxpr, arg_names[:len(jaxpr.constvars)],
+                            arg_names[len(jaxpr.constvars):])
+    out_types = [tensor_type(v.aval) for v in jaxpr.outvars]
+    args = []
+    for i, (n, v) in enumerate(core.safe_zip(arg_names, in_vars)):
+        attr = " {jax.buffer_donor = true}" if i in donated else ""
+        args.append(f"{n}: {tensor_type(v.aval)}{attr}")
+    header = f"  func.func {visibility} @{name}({', '.join(args)}) -> ({', '.join(out_types)}) {{"
+    ret = f'    "func.return"({", ".join(outs)}) : ({", ".join(out_types)}) -> ()'
+    module.functions.append("\n".join([header] + ctx.lines + [ret, "  }"]))
+
+
+def lower_to_text(jaxpr, donated=()):
+    """The StableHLO module text of a jaxpr (consts are leading arguments of @main)."""
+    module = ModuleBuilder()
+    emit_function(module, "main", jaxpr, "public", donated)
+    return module.text()
+
+
+def call_function(ctx, closed, name_hint):
+    """Emit (once per jaxpr) a private function for a sub-jaxpr; return its symbol."""
+    module = ctx.module
+    key = id(closed)
+    name = module.function_names.get(key)
+    if name is None:
+        name = f"{_sanitize(name_hint)}_{len(module.function_names)}"
+        module.function_names[key] = name
+        emit_function(module, name, closed.jaxpr)
+    return name
+
+
+def _sanitize(name):
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "f"

@@ -1,0 +1,150 @@
+"""The machinery of funcgraph.numpy: operands, promotion and broadcasting."""
+import numpy as np
+
+from funcgraph import core, dtypes
+from funcgraph.array import Array
+from funcgraph.core import Tracer
+from funcgraph import lax
+from funcgraph.primitives import elementwise as ew
+from funcgraph.primitives import structural as st
+
+ArrayLike = (Array, Tracer)
+
+
+def aval_of(x):
+    t = type(x)
+    if t is Array:
+        return x.aval
+    if isinstance(x, Tracer):
+        return x.aval
+    if t in (int, float, bool, complex):
+        return core.aval_of_python_scalar(x)
+    return core.aval_of_numpy(np.asarray(x))
+
+
+def asarray_operand(x):
+    """Arrays and tracers pass; Python scalars, NumPy values and lists become Arrays."""
+    t = type(x)
+    if t is Array or isinstance(x, Tracer):
+        return x
+    if t in (int, float, bool, complex):
+        aval = core.aval_of_python_scalar(x)
+        return Array(np.array(x, aval.dtype), aval)
+    if isinstance(x, (list, tuple)):
+        from funcgraph.numpy import array
+        return array(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        x = core.canonical_numpy(x)
+        return Array(x, core.aval_of_numpy(x))
+    if hasattr(x, "__jax_array__"):
+        return asarray_operand(x.__jax_array__())
+    raise TypeError(f"funcgraph.numpy: expected an array, got {type(x).__name__}: {x!r}")
+
+
+def convert(x, dtype, weak_type=False):
+    """x as an operand of `dtype` (no-op when it already is)."""
+    aval = aval_of(x)
+    if aval.dtype == dtype and aval.weak_type == weak_type:
+        return asarray_operand(x)
+    t = type(x)
+    if t in (int, float, bool, complex):
+        return Array(np.array(x, dtype), core.ShapedArray((), dtype, weak_type))
+    return ew.convert_element_type_p.bind(asarray_operand(x), new_dtype=dtype,
+                                          weak_type=weak_type)
+
+
+def broadcast_shapes(*shapes, names=None):
+    """NumPy broadcasting of shapes, with an error naming the incompatible operands."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = []
+    for i in range(ndim):
+        size = 1
+        for s in shapes:
+            d = s[i - ndim + len(s)] if i - ndim + len(s) >= 0 else 1
+            if d != 1:
+                if size != 1 and d != size:
+                    shown = ", ".join(str(tuple(s)) for s in shapes)
+                    raise ValueError(f"incompatible shapes for broadcasting: {shown}")
+                size = d
+        result.append(size)
+    return tuple(result)
+
+
+def broadcast_to_shape(x, shape):
+    aval = aval_of(x)
+    if aval.shape == shape:
+        return x
+    x = asarray_operand(x)
+    lead = len(shape) - aval.ndim
+    if lead < 0:
+        raise ValueError(f"cannot broadcast an array of shape {aval.shape} to shape {shape}")
+    kept = [i for i, d in enumerate(aval.shape) if d == shape[lead + i]]
+    squeezed = tuple(aval.shape[i] for i in kept)
+    for i, d in enumerate(aval.shape):
+        if d != 1 and d != shape[lead + i]:
+            raise ValueError(f"cannot broadcast an array of shape {aval.shape} to shape {shape}")
+    if len(kept) != aval.ndim:
+        x = st.reshape_p.bind(x, new_sizes=squeezed, dimensions=None)
+    return st.broadcast_in_dim_p.bind(x, shape=shape,
+                                      broadcast_dimensions=tuple(lead + i for i in kept))
+
+
+def promote_dtypes(*args):
+    """Convert operands to their common dtype (JAX's lattice, weak types included)."""
+    avals = [aval_of(a) for a in args]
+    dtype, weak = dtypes.result_type(*[(a.dtype, a.weak_type) for a in avals])
+    out = []
+    for a, aval in zip(args, avals):
+        ready = type(a) is Array or isinstance(a, Tracer)
+        if ready and aval.dtype == dtype and aval.weak_type == weak:
+            out.append(a)
+        else:
+            out.append(convert(a, dtype, weak))
+    return out
+
+
+def promote_and_broadcast(*args):
+    """Promote, then broadcast to one shape; rank-0 operands stay rank 0 (elementwise
+    primitives accept them next to shaped operands)."""
+    args = promote_dtypes(*args)
+    shapes = [aval_of(a).shape for a in args]
+    if all(s == shapes[0] or not s for s in shapes):
+        return args
+    shape = broadcast_shapes(*shapes)
+    return [a if not s else broadcast_to_shape(a, shape) for a, s in zip(args, shapes)]
+
+
+def promote_to_inexact(*args):
+    """Promote, then make integers and booleans floating (for sin, sqrt, true division)."""
+    args = promote_dtypes(*args)
+    aval = aval_of(args[0])
+    if not dtypes.is_inexact(aval.dtype):
+        dtype = dtypes.default_float()
+        args = [convert(a, dtype, aval.weak_type) for a in args]
+    return args
+
+
+def check_axis(axis, ndim, name="axis"):
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name} {axis} is out of bounds for an array of dimension {ndim}")
+    return axis % ndim
+
+
+def canonical_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(check_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"repeated axis in {axis}")
+        return axes
+    return (check_axis(axis, ndim),)
+
+
+def reshape(x, shape):
+    x = asarray_operand(x)
+    shape = tuple(int(d) for d in shape)
+    if x.aval.shape == shape:
+        return x
+    return lax.reshape(x, shape)

@@ -1,0 +1,151 @@
+"""Helpers shared by families of primitives: declaration, dtype checks and the
+standard unary/binary elementwise rule sets."""
+import numpy as np
+
+from funcgraph import core, dtypes
+from funcgraph.core import ShapedArray, shape_rules
+from funcgraph.interpreters.eval import impl_rules
+from funcgraph.lowering import lowering_rules
+
+# Kinds of dtypes a primitive accepts.
+BOOL = "bool"
+INT = "int"      # signed and unsigned
+FLOAT = "float"
+COMPLEX = "complex"
+NUMBER = (INT, FLOAT, COMPLEX)
+INEXACT = (FLOAT, COMPLEX)
+INTEGRAL = (BOOL, INT)
+ANY = (BOOL, INT, FLOAT, COMPLEX)
+
+
+def kind_of(dtype):
+    if dtype == dtypes.bool_:
+        return BOOL
+    if dtypes.is_int(dtype):
+        return INT
+    if dtypes.is_float(dtype):
+        return FLOAT
+    return COMPLEX
+
+
+def check_dtype(name, aval, kinds, arg="operand"):
+    if kind_of(aval.dtype) not in kinds:
+        accepted = ", ".join(sorted(kinds))
+        raise TypeError(f"{name} does not accept {arg} of dtype {aval.dtype.name} "
+                        f"(type {aval.str_short()}); it accepts {accepted} dtypes")
+
+
+def check_same_dtypes(name, avals):
+    kinds = {a.dtype for a in avals}
+    if len(kinds) > 1:
+        got = ", ".join(a.dtype.name for a in avals)
+        raise TypeError(f"{name} requires arguments of one dtype, got {got}; convert them "
+                        f"with lax.convert_element_type or use funcgraph.numpy, which promotes")
+
+
+def check_same_shapes(name, avals, allow_scalars=False):
+    shapes = {a.shape for a in avals}
+    if allow_scalars and len(shapes) > 1:
+        shapes.discard(())
+    if len(shapes) > 1:
+        got = ", ".join(str(a.shape) for a in avals)
+        raise TypeError(f"{name} requires arguments of one shape, got {got}; broadcast "
+                        f"them first (funcgraph.numpy broadcasts automatically)")
+
+
+def declare(name, shape_rule, impl=None, lowering=None, multiple_results=False):
+    """Create a primitive and register its shape rule, NumPy impl and lowering."""
+    prim = core.Primitive(name, multiple_results)
+    shape_rules[prim] = shape_rule
+    if impl is not None:
+        impl_rules[prim] = impl
+    if lowering is not None:
+        lowering_rules[prim] = lowering
+    return prim
+
+
+def normalize_axis(axis, ndim, name="axis"):
+    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ValueError(f"{name} {axis} is out of bounds for an array of rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def compare_type(dtype):
+    if dtypes.is_inexact(dtype):
+        return "#stablehlo<comparison_type FLOAT>"
+    if dtypes.is_unsigned(dtype) or dtype == dtypes.bool_:
+        return "#stablehlo<comparison_type UNSIGNED>"
+    return "#stablehlo<comparison_type SIGNED>"
+
+
+# --- elementwise families ------------------------------------------------------
+
+def _unary_shape_rule(name, kinds, out_dtype):
+    def rule(x):
+        check_dtype(name, x, kinds)
+        if out_dtype is None:
+            return x
+        return ShapedArray(x.shape, out_dtype(x.dtype), x.weak_type and out_dtype is None)
+    return rule
+
+
+def _hlo_op_lowering(hlo_name, attrs=None):
+    def lower(ctx, avals_in, avals_out, *args):
+        return ctx.op(hlo_name, list(args), avals_in, avals_out[0], attrs)
+    return lower
+
+
+def unary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
+    """An elementwise unary primitive: same shape; dtype kept unless out_dtype maps it.
+
+    np_fn may be None when NumPy lacks the function: eager calls then run compiled."""
+    return declare(name, _unary_shape_rule(name, kinds, out_dtype), np_fn,
+                   lowering or _hlo_op_lowering(hlo_name))
+
+
+def _binary_shape_rule(name, kinds, out_dtype):
+    def rule(x, y):
+        check_dtype(name, x, kinds, "arguments")
+        check_same_dtypes(name, [x, y])
+        check_same_shapes(name, [x, y], allow_scalars=True)
+        dtype = x.dtype if out_dtype is None else out_dtype
+        shape = x.shape if x.shape else y.shape
+        return ShapedArray(shape, dtype, x.weak_type and y.weak_type)
+    return rule
+
+
+def broadcast_scalar_operands(ctx, avals_in, args, shape):
+    """Rank-0 operands of an elementwise op, broadcast to the result shape."""
+    out_avals, out_args = [], []
+    for aval, arg in zip(avals_in, args):
+        if aval.shape != shape:
+            full = aval.update(shape=shape)
+            arg = ctx.op("stablehlo.broadcast_in_dim", [arg], [aval], full,
+                         {"broadcast_dimensions": "array<i64>"})
+            aval = full
+        out_avals.append(aval)
+        out_args.append(arg)
+    return out_avals, out_args
+
+
+def _hlo_binary_lowering(hlo_name, attrs=None):
+    def lower(ctx, avals_in, avals_out, *args):
+        avals_in, args = broadcast_scalar_operands(ctx, avals_in, args, avals_out[0].shape)
+        return ctx.op(hlo_name, args, avals_in, avals_out[0], attrs)
+    return lower
+
+
+def binary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
+    """An elementwise binary primitive: operands of one dtype and one shape, except
+    that a rank-0 operand may meet a shaped one (it is broadcast, as in JAX's IR)."""
+    return declare(name, _binary_shape_rule(name, kinds, out_dtype), np_fn,
+                   lowering or _hlo_binary_lowering(hlo_name))
+
+
+def silence_numpy(fn):
+    """Run a NumPy impl without floating-point warnings (XLA gives inf/nan silently)."""
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return fn(*args, **params)
+    impl.__name__ = getattr(fn, "__name__", "impl")
+    return impl

@@ -1,0 +1,55 @@
+"""Helpers for comparing funcgraph with NumPy and with jax (the oracle)."""
+import numpy as np
+
+import funcgraph as fg
+from funcgraph import dtypes
+
+TOLERANCES = {
+    np.dtype(np.float16): 2e-2, dtypes.bfloat16: 5e-2, np.dtype(np.float32): 2e-5,
+    np.dtype(np.float64): 1e-12, np.dtype(np.complex64): 2e-5, np.dtype(np.complex128): 1e-12,
+}
+
+
+def tolerance(dtype, scale=1.0):
+    return TOLERANCES.get(np.dtype(dtype), 0) * scale
+
+
+def assert_close(actual, expected, dtype=None, scale=1.0, check_dtype=True):
+    """Compare values (and dtypes), with a tolerance chosen by dtype."""
+    actual_np = np.asarray(actual)
+    expected_np = np.asarray(expected)
+    if check_dtype:
+        assert actual_np.dtype == expected_np.dtype, (actual_np.dtype, expected_np.dtype)
+    assert actual_np.shape == expected_np.shape, (actual_np.shape, expected_np.shape)
+    dtype = dtype or expected_np.dtype
+    tol = tolerance(dtype, scale)
+    if actual_np.dtype.kind in "fcV" or dtype == dtypes.bfloat16:
+        a = actual_np.astype(np.complex128 if actual_np.dtype.kind == "c" else np.float64)
+        e = expected_np.astype(a.dtype)
+        np.testing.assert_allclose(a, e, rtol=tol, atol=tol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual_np, expected_np)
+
+
+def eager_and_jit(fn, *args, **kwargs):
+    """fn run eagerly (NumPy path), eagerly compiled, and under jit."""
+    eager = fn(*args, **kwargs)
+    fg.config.update("funcgraph_eager_numpy", False)
+    try:
+        compiled = fn(*args, **kwargs)
+    finally:
+        fg.config.update("funcgraph_eager_numpy", True)
+    jitted = fg.jit(lambda *a: fn(*a, **kwargs))(*args)
+    return eager, compiled, jitted
+
+
+def check_against_jax(fg_fn, jax_fn, *args, scale=1.0, check_dtype=True, **kwargs):
+    """funcgraph's eager, compiled-eager and jitted results all match jax's."""
+    import jax
+    expected = jax.jit(lambda *a: jax_fn(*a, **kwargs))(*args)
+    for result in eager_and_jit(fg_fn, *args, **kwargs):
+        flat_r = fg.tree_util.tree_leaves(result)
+        flat_e = jax.tree_util.tree_leaves(expected)
+        assert len(flat_r) == len(flat_e)
+        for r, e in zip(flat_r, flat_e):
+            assert_close(r, np.asarray(e), scale=scale, check_dtype=check_dtype)
