@@ -1,0 +1,2 @@
+"""lax wrappers for the structural and slicing primitives."""
+__all__ = []

@@ -1,0 +1,1 @@
+"""Sorting primitives: sort (multi-operand, stable) and top_k."""
