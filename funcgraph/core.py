@@ -262,8 +262,28 @@ def is_python_scalar(x):
     return type(x) in (int, float, bool, complex)
 
 
+_scalar_avals = {}
+
+
 def aval_of_python_scalar(x):
-    return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    from funcgraph.config import config
+    key = (type(x), config.jax_enable_x64)
+    aval = _scalar_avals.get(key)
+    if aval is None:
+        aval = _scalar_avals[key] = ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    return aval
+
+
+_scalar_shaped = {}
+
+
+def scalar_aval(dtype, weak_type):
+    """The (shared) aval of a rank-0 value."""
+    key = (dtype, weak_type)
+    aval = _scalar_shaped.get(key)
+    if aval is None:
+        aval = _scalar_shaped[key] = ShapedArray((), dtype, weak_type)
+    return aval
 
 
 def aval_of_numpy(x):

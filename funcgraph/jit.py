@@ -69,13 +69,15 @@ class CompiledJaxpr:
         self.jaxpr = closed
         jaxpr = closed.jaxpr
         self.text = lowering.lower_to_text(jaxpr, donated)
-        self.executable = backend.compile(self.text)
+        self.out_avals = [v.aval for v in jaxpr.outvars]
+        self.executable = backend.compile(self.text, self.out_avals)
         self.const_bufs = [to_buffer(c, v.aval) for c, v in
                            core.safe_zip(closed.consts, jaxpr.constvars)]
-        self.out_avals = [v.aval for v in jaxpr.outvars]
 
     def __call__(self, bufs):
-        outs = self.executable.execute(self.const_bufs + bufs)
+        if self.const_bufs:
+            bufs = self.const_bufs + bufs
+        outs = self.executable.run(bufs)
         return [Array(None, aval, buf) for aval, buf in zip(self.out_avals, outs)]
 
 
@@ -121,13 +123,20 @@ eval_interp.compiled_primitive = _compiled_primitive
 # --- the jit wrapper ------------------------------------------------------------------
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "compiled", "donated")
+    __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output")
 
     def __init__(self, closed, out_tree, donated):
         self.closed = closed
         self.out_tree = out_tree
         self.compiled = None
         self.donated = donated
+        self.single_output = out_tree.is_leaf()
+
+    def get_compiled(self):
+        compiled = self.compiled
+        if compiled is None:
+            compiled = self.compiled = CompiledJaxpr(optimize(self.closed), self.donated)
+        return compiled
 
 
 def _check_hashable(value, where):
@@ -164,6 +173,10 @@ class JitFunction:
         self._add_static_names_and_numbers()
         self.donate_argnums = tuple(_as_tuple(donate_argnums))
         self._cache = {}
+        # Calls whose arguments are all Arrays skip pytree flattening: key (avals).
+        self._array_cache = {}
+        self._array_fast_path = not (self.static_argnums or self.static_argnames
+                                     or self.donate_argnums)
         self._last_key = None
         functools.update_wrapper(self, fun)
 
@@ -241,6 +254,14 @@ class JitFunction:
         return tuple(donated)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and self._array_fast_path and core.current.trace is eval_interp.eval_trace:
+            entry = self._array_cache.get(tuple([a.aval if type(a) is Array else None
+                                                 for a in args]))
+            if entry is not None:
+                outs = entry.get_compiled()([a._buf if a._buf is not None
+                                             else a._device_buffer() for a in args])
+                return outs[0] if entry.single_output else \
+                    tree_util.tree_unflatten(entry.out_tree, outs)
         statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(map(leaf_aval, leaves))
@@ -250,10 +271,9 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._miss(key, statics, in_tree, avals, args)
-        compiled = entry.compiled
-        if compiled is None:
-            compiled = entry.compiled = CompiledJaxpr(optimize(entry.closed), entry.donated)
-        outs = compiled([to_buffer(x, a) for x, a in zip(leaves, avals)])
+            if self._array_fast_path and not kwargs and all(type(a) is Array for a in args):
+                self._array_cache[avals] = entry
+        outs = entry.get_compiled()([to_buffer(x, a) for x, a in zip(leaves, avals)])
         for i in entry.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete()
@@ -300,6 +320,7 @@ class JitFunction:
 
     def clear_cache(self):
         self._cache.clear()
+        self._array_cache.clear()
 
     def _cache_size(self):
         return sum(1 for k in self._cache if k[0] != "traced")

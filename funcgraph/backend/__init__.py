@@ -49,12 +49,12 @@ def pretty_mlir(text):
 
 
 class Executable:
-    """A compiled XLA program: call it with a list of device buffers."""
+    """A compiled XLA program: `run(list of device buffers) -> list of device buffers`."""
 
-    def __init__(self, loaded, text):
+    def __init__(self, loaded, text, out_avals):
         self.loaded = loaded
         self.text = text
-        self.execute = loaded.execute
+        self.run = _fast_runner(loaded, out_avals) or loaded.execute
 
     def cost_analysis(self):
         return dict(self.loaded.cost_analysis())
@@ -66,11 +66,34 @@ class Executable:
         return self.loaded.hlo_modules()[0].to_string()
 
 
-def compile(text):
+def _fast_runner(loaded, out_avals):
+    """execute_sharded with jaxlib's C++ result handlers: about 2 us less per call than
+    `execute`.  These are jaxlib internals, so any failure falls back to `execute`."""
+    try:
+        from jax._src import core as jax_core
+        from jax._src.lib import xla_client
+        from jax.sharding import SingleDeviceSharding
+        sharding = SingleDeviceSharding(loaded.local_devices()[0])
+        handlers = [xla_client.array_result_handler(
+            jax_core.ShapedArray(a.shape, a.dtype), sharding, True, True) for a in out_avals]
+        execute_sharded = loaded.execute_sharded
+        plain = loaded.execute
+
+        def run(bufs):
+            try:
+                return execute_sharded(bufs).consume_with_handlers(handlers)
+            except TypeError:
+                return plain(bufs)
+        return run
+    except Exception:
+        return None
+
+
+def compile(text, out_avals):
     client = _client()
     try:
         loaded = client.compile_and_load(text, client.devices()[:1])
     except Exception as e:
         raise RuntimeError(f"XLA could not compile funcgraph's StableHLO ({e}). This is a "
                            f"bug in funcgraph's lowering; the module was:\n{text}") from None
-    return Executable(loaded, text)
+    return Executable(loaded, text, out_avals)

@@ -23,9 +23,24 @@ direct_impls = {}
 compiled_primitive = None
 
 
-def _eager_uses_numpy():
-    from funcgraph import backend
-    return config.funcgraph_eager_numpy and backend.platform() == "cpu"
+class _EagerMode:
+    """Whether eager primitives use their NumPy impls (decided once per config state)."""
+    __slots__ = ("key", "numpy")
+
+    def __init__(self):
+        self.key = None
+        self.numpy = True
+
+    def uses_numpy(self):
+        key = config.funcgraph_eager_numpy
+        if key is not self.key:
+            from funcgraph import backend
+            self.numpy = key and backend.platform() == "cpu"
+            self.key = key
+        return self.numpy
+
+
+eager_mode = _EagerMode()
 
 
 def to_concrete(x):
@@ -53,18 +68,29 @@ class EvalTrace(core.Trace):
             return direct(*args, **params)
         vals, avals = [], []
         for a in args:
-            v, aval = to_concrete(a)
-            vals.append(v)
-            avals.append(aval)
-        out_aval = core.abstract_eval(prim, avals, params)
+            if type(a) is Array and a._np is not None:
+                vals.append(a._np)
+                avals.append(a.aval)
+            else:
+                v, aval = to_concrete(a)
+                vals.append(v)
+                avals.append(aval)
+        try:
+            rule = core.shape_rules[prim]
+        except KeyError:
+            raise core.missing_rule(prim, "shape") from None
+        out_aval = rule(*avals, **params)
         impl = impl_rules.get(prim)
-        if impl is not None and _eager_uses_numpy():
+        if impl is not None and (eager_mode.key is config.funcgraph_eager_numpy and
+                                 eager_mode.numpy or eager_mode.uses_numpy()):
             out = impl(*vals, **params)
         else:
             out = compiled_primitive(prim, avals, params, vals)
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
-        return _wrap(out, out_aval)
+        if type(out) is not Array and out.dtype != out_aval.dtype:
+            out = np.asarray(out).astype(out_aval.dtype)
+        return Array(out, out_aval)
 
 
 def _wrap(value, aval):

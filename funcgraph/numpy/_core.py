@@ -48,9 +48,24 @@ def convert(x, dtype, weak_type=False):
         return asarray_operand(x)
     t = type(x)
     if t in (int, float, bool, complex):
-        return Array(np.array(x, dtype), core.ShapedArray((), dtype, weak_type))
+        return python_scalar_array(x, dtype, weak_type)
     return ew.convert_element_type_p.bind(asarray_operand(x), new_dtype=dtype,
                                           weak_type=weak_type)
+
+
+_scalar_arrays = {}
+
+
+def python_scalar_array(x, dtype, weak_type):
+    """A rank-0 Array for a Python scalar; shared, since arrays are immutable and code
+    like `x * 0.5` meets the same constants again and again."""
+    key = (type(x), x, dtype, weak_type)
+    arr = _scalar_arrays.get(key)
+    if arr is None:
+        if len(_scalar_arrays) > 4096:
+            _scalar_arrays.clear()
+        arr = _scalar_arrays[key] = Array(np.array(x, dtype), core.scalar_aval(dtype, weak_type))
+    return arr
 
 
 def broadcast_shapes(*shapes, names=None):
@@ -92,7 +107,11 @@ def broadcast_to_shape(x, shape):
 def promote_dtypes(*args):
     """Convert operands to their common dtype (JAX's lattice, weak types included)."""
     avals = [aval_of(a) for a in args]
-    dtype, weak = dtypes.result_type(*[(a.dtype, a.weak_type) for a in avals])
+    first = avals[0]
+    if all(a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals):
+        dtype, weak = first.dtype, first.weak_type
+    else:
+        dtype, weak = dtypes.result_type(*[(a.dtype, a.weak_type) for a in avals])
     out = []
     for a, aval in zip(args, avals):
         ready = type(a) is Array or isinstance(a, Tracer)
@@ -103,9 +122,33 @@ def promote_dtypes(*args):
     return out
 
 
+def _promote_pair(a, b):
+    """promote_dtypes for two operands, with the common cases first (the eager hot path)."""
+    a_aval = a.aval if type(a) is Array else aval_of(a)
+    b_aval = b.aval if type(b) is Array else aval_of(b)
+    if a_aval.dtype == b_aval.dtype and a_aval.weak_type == b_aval.weak_type:
+        dtype, weak = a_aval.dtype, a_aval.weak_type
+    else:
+        dtype, weak = dtypes.result_type((a_aval.dtype, a_aval.weak_type),
+                                         (b_aval.dtype, b_aval.weak_type))
+    if a_aval.dtype != dtype or a_aval.weak_type != weak or not (
+            type(a) is Array or isinstance(a, Tracer)):
+        a = convert(a, dtype, weak)
+    if b_aval.dtype != dtype or b_aval.weak_type != weak or not (
+            type(b) is Array or isinstance(b, Tracer)):
+        b = convert(b, dtype, weak)
+    return a, b, a_aval.shape, b_aval.shape
+
+
 def promote_and_broadcast(*args):
     """Promote, then broadcast to one shape; rank-0 operands stay rank 0 (elementwise
     primitives accept them next to shaped operands)."""
+    if len(args) == 2:
+        a, b, a_shape, b_shape = _promote_pair(*args)
+        if a_shape == b_shape or not a_shape or not b_shape:
+            return a, b
+        shape = broadcast_shapes(a_shape, b_shape)
+        return broadcast_to_shape(a, shape), broadcast_to_shape(b, shape)
     args = promote_dtypes(*args)
     shapes = [aval_of(a).shape for a in args]
     if all(s == shapes[0] or not s for s in shapes):

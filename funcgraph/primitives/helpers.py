@@ -18,7 +18,7 @@ INTEGRAL = (BOOL, INT)
 ANY = (BOOL, INT, FLOAT, COMPLEX)
 
 
-def kind_of(dtype):
+def _kind_of(dtype):
     if dtype == dtypes.bool_:
         return BOOL
     if dtypes.is_int(dtype):
@@ -28,8 +28,15 @@ def kind_of(dtype):
     return COMPLEX
 
 
+KIND = {d: _kind_of(d) for d in dtypes.SUPPORTED}
+
+
+def kind_of(dtype):
+    return KIND[dtype]
+
+
 def check_dtype(name, aval, kinds, arg="operand"):
-    if kind_of(aval.dtype) not in kinds:
+    if KIND[aval.dtype] not in kinds:
         accepted = ", ".join(sorted(kinds))
         raise TypeError(f"{name} does not accept {arg} of dtype {aval.dtype.name} "
                         f"(type {aval.str_short()}); it accepts {accepted} dtypes")
@@ -105,12 +112,17 @@ def unary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
 
 def _binary_shape_rule(name, kinds, out_dtype):
     def rule(x, y):
-        check_dtype(name, x, kinds, "arguments")
-        check_same_dtypes(name, [x, y])
-        check_same_shapes(name, [x, y], allow_scalars=True)
+        if x.dtype != y.dtype:
+            check_same_dtypes(name, [x, y])
+        if KIND[x.dtype] not in kinds:
+            check_dtype(name, x, kinds, "arguments")
+        if x.shape != y.shape and x.shape and y.shape:
+            check_same_shapes(name, [x, y], allow_scalars=True)
+        weak = x.weak_type and y.weak_type
+        if out_dtype is None and x.shape and x.weak_type == weak:
+            return x
         dtype = x.dtype if out_dtype is None else out_dtype
-        shape = x.shape if x.shape else y.shape
-        return ShapedArray(shape, dtype, x.weak_type and y.weak_type)
+        return ShapedArray(x.shape or y.shape, dtype, weak)
     return rule
 
 
