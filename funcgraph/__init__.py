@@ -11,7 +11,7 @@ from funcgraph.interpreters import eval as _eval  # installs the evaluation trac
 from funcgraph import primitives as _primitives  # registers every primitive
 from funcgraph import numpy  # installs the array operators
 from funcgraph import lax, tree_util
-from funcgraph.jit import jit, ShapeDtypeStruct
+from funcgraph.jit_function import jit, ShapeDtypeStruct
 from funcgraph.api import (
     block_until_ready, default_backend, device_get, device_put, devices, eval_shape,
     local_devices, make_jaxpr)

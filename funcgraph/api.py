@@ -7,7 +7,7 @@ import numpy as np
 from funcgraph import backend, core, tree_util
 from funcgraph.array import Array
 from funcgraph.interpreters.staging import trace_flat
-from funcgraph.jit import ShapeDtypeStruct, leaf_aval
+from funcgraph.jit_function import ShapeDtypeStruct, leaf_aval
 
 
 def _trace_pytree(fun, args, kwargs, static_argnums=()):

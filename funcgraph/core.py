@@ -121,6 +121,8 @@ _tags = itertools.count()
 
 class Trace:
     """One instance of a transformation.  Subclasses define process_primitive."""
+    # How error messages name the transformation ("jit/make_jaxpr tracing", "grad", ...).
+    description = "a transformation"
 
     def __init__(self, parent):
         self.parent = parent
@@ -200,7 +202,7 @@ class Tracer:
     def _concretization_error(self, what):
         return ConcretizationTypeError(
             f"{what} was called on a traced value of type {self.aval.str_short()} "
-            f"inside {type(self._trace).__name__}. The value is not known while the "
+            f"inside {self._trace.description}. The value is not known while the "
             f"function is traced (under jit, grad, vmap, ...). Use lax.cond or "
             f"lax.switch for branches, lax.while_loop or lax.fori_loop for loops, or "
             f"mark the argument static with jit(..., static_argnums=...).")
@@ -234,7 +236,7 @@ class Tracer:
 def leaked_tracer_error(tracer):
     return UnexpectedTracerError(
         f"a traced value of type {tracer.aval.str_short()} escaped the transformation "
-        f"that created it ({type(tracer._trace).__name__}). This happens when a function "
+        f"that created it ({tracer._trace.description}). This happens when a function "
         f"under jit/grad/vmap stores a traced value in a global, a closure or an object "
         f"attribute and it is used after the transformation has returned. Return the "
         f"value from the function instead.")
@@ -270,7 +272,9 @@ def aval_of_python_scalar(x):
     key = (type(x), config.jax_enable_x64)
     aval = _scalar_avals.get(key)
     if aval is None:
-        aval = _scalar_avals[key] = ShapedArray((), dtypes.python_scalar_dtype(x), True)
+        # Python bools are not weak in JAX: bool is the bottom of the lattice anyway.
+        aval = _scalar_avals[key] = ShapedArray((), dtypes.python_scalar_dtype(x),
+                                                type(x) is not bool)
     return aval
 
 

@@ -28,7 +28,21 @@ def devices():
 
 def device_put(value, device=None):
     import jax
-    return jax.device_put(np.asarray(value), device or devices()[0])
+    value = np.asarray(value)
+    device = device or devices()[0]
+    if value.dtype.itemsize == 8 or value.dtype == np.complex128:
+        # jax narrows 64-bit values unless its own x64 flag is on; funcgraph decides that.
+        with _jax_x64():
+            return jax.device_put(value, device)
+    return jax.device_put(value, device)
+
+
+def _jax_x64():
+    import jax
+    enable = getattr(jax, "enable_x64", None)
+    if enable is None:
+        from jax.experimental import enable_x64 as enable
+    return enable(True)
 
 
 def to_numpy(buf):

@@ -19,7 +19,7 @@ impl_rules = {}
 # hold sub-jaxprs (calls, control flow) and run them compiled.
 direct_impls = {}
 
-# Set by funcgraph.jit: runs one primitive compiled (prim, avals, params, values) -> outputs.
+# Set by funcgraph.jit_function: runs one primitive compiled (prim, avals, params, values) -> outputs.
 compiled_primitive = None
 
 

@@ -25,6 +25,7 @@ class StagingTracer(Tracer):
 
 
 class StagingTrace(core.Trace):
+    description = "jit/make_jaxpr tracing"
 
     def __init__(self, parent):
         super().__init__(parent)

@@ -16,7 +16,7 @@ def _pjit_shape(*avals, jaxpr, name):
 
 
 def _pjit_direct(*args, jaxpr, name):
-    from funcgraph import jit
+    from funcgraph import jit_function as jit
     return jit.run_jaxpr(jaxpr, args)
 
 

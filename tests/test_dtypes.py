@@ -1,0 +1,63 @@
+"""The dtype policy: JAX's promotion lattice, weak types, canonicalization, x64."""
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import funcgraph as fg
+import funcgraph.numpy as fnp
+from funcgraph import dtypes
+
+ALL = [np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32,
+       np.float16, dtypes.bfloat16.type, np.float32, np.complex64]
+PY_SCALARS = [True, 1, 1.0, 1j]
+
+
+@pytest.mark.parametrize("a,b", list(itertools.combinations_with_replacement(ALL, 2)))
+def test_array_array_promotion_matches_jax(a, b):
+    x, y = np.zeros(2, a), np.zeros(2, b)
+    assert (fnp.asarray(x) + fnp.asarray(y)).dtype == (jnp.asarray(x) + jnp.asarray(y)).dtype
+
+
+@pytest.mark.parametrize("a", ALL)
+@pytest.mark.parametrize("scalar", PY_SCALARS, ids=lambda s: type(s).__name__)
+def test_weak_scalar_promotion_matches_jax(a, scalar):
+    x = np.zeros(2, a)
+    expected = jnp.asarray(x) + scalar
+    actual = fnp.asarray(x) + scalar
+    assert actual.dtype == expected.dtype
+    assert actual.weak_type == expected.aval.weak_type
+
+
+@pytest.mark.parametrize("s1,s2", list(itertools.product(PY_SCALARS, repeat=2)))
+def test_scalar_scalar_results_are_weak(s1, s2):
+    out = fg.jit(lambda a, b: a + b)(s1, s2)
+    expected = jax.jit(lambda a, b: a + b)(s1, s2)
+    assert out.dtype == expected.dtype
+    assert out.weak_type == expected.aval.weak_type
+
+
+def test_canonicalize_narrows_64_bit_without_x64():
+    assert dtypes.canonicalize(np.float64) == np.float32
+    assert dtypes.canonicalize(np.int64) == np.int32
+    assert fnp.asarray(np.arange(3)).dtype == np.int32
+    assert fnp.asarray(np.ones(3)).dtype == np.float32
+
+
+def test_x64_flag():
+    fg.config.update("jax_enable_x64", True)
+    try:
+        assert fnp.asarray(np.ones(3)).dtype == np.float64
+        assert (fnp.ones(3, np.float32) + 1.0).dtype == np.float32
+        assert fg.jit(lambda x: x * 2)(np.ones(2)).dtype == np.float64
+        assert fnp.arange(3).dtype == np.int64
+    finally:
+        fg.config.update("jax_enable_x64", False)
+    assert fnp.arange(3).dtype == np.int32
+
+
+def test_unsupported_dtype_is_an_error():
+    with pytest.raises(TypeError, match="does not support the dtype"):
+        fnp.asarray(np.array(["a"]))

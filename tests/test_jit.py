@@ -1,0 +1,213 @@
+"""jit: caching, retracing, static arguments, pytrees, nesting, stages, donation."""
+import logging
+
+import numpy as np
+import pytest
+
+import funcgraph as fg
+import funcgraph.numpy as fnp
+from funcgraph import jit_function as jit_module
+
+
+def counting(fn):
+    """fn wrapped so that the number of traces is observable."""
+    calls = []
+
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        return fn(*args, **kwargs)
+    wrapped.calls = calls
+    return wrapped
+
+
+def test_result_matches_eager():
+    f = lambda x, y: fnp.sum(fnp.tanh(x) * y) + 2.0
+    x, y = np.linspace(-1, 1, 5, dtype=np.float32), np.arange(5, dtype=np.float32)
+    np.testing.assert_allclose(fg.jit(f)(x, y), f(x, y), rtol=1e-6)
+
+
+def test_cache_hit_and_retrace_on_new_shape_or_dtype():
+    f = counting(lambda x: x * 2)
+    jf = fg.jit(f)
+    jf(np.ones(3, np.float32))
+    jf(np.zeros(3, np.float32))
+    assert len(f.calls) == 1
+    jf(np.ones(4, np.float32))
+    assert len(f.calls) == 2
+    jf(np.ones(4, np.int32))
+    assert len(f.calls) == 3
+    jf(fg.device_put(np.ones(4, np.int32)))
+    assert len(f.calls) == 3  # same abstract value as the NumPy int32 array
+
+
+def test_weak_type_is_part_of_the_key():
+    f = counting(lambda x: x + 1)
+    jf = fg.jit(f)
+    assert jf(1.0).weak_type
+    assert not jf(np.float32(1.0)).weak_type
+    assert len(f.calls) == 2
+
+
+def test_static_argnums_and_argnames():
+    f = counting(lambda x, n, scale=1.0: x * n * scale)
+    jf = fg.jit(f, static_argnums=1, static_argnames="scale")
+    x = np.ones(2, np.float32)
+    np.testing.assert_allclose(jf(x, 3), [3, 3])
+    np.testing.assert_allclose(jf(x, 3, scale=2.0), [6, 6])
+    np.testing.assert_allclose(jf(x, 4, scale=2.0), [8, 8])
+    jf(x, 4, scale=2.0)
+    assert len(f.calls) == 3
+
+
+def test_static_arg_used_as_shape():
+    jf = fg.jit(lambda n: fnp.zeros((n, 2)), static_argnums=0)
+    assert jf(3).shape == (3, 2)
+
+
+def test_unhashable_static_argument_is_a_clear_error():
+    jf = fg.jit(lambda x, shape: x, static_argnums=1)
+    with pytest.raises(TypeError, match="static argument 1.*unhashable type list.*tuple"):
+        jf(1.0, [2, 3])
+
+
+def test_pytree_arguments_and_outputs():
+    def f(params, x):
+        return {"out": params["w"] * x + params["b"], "aux": (x, None)}
+    params = {"w": np.float32(2), "b": np.ones(3, np.float32)}
+    out = fg.jit(f)(params, np.arange(3, dtype=np.float32))
+    np.testing.assert_allclose(out["out"], [1, 3, 5])
+    assert out["aux"][1] is None
+
+
+def test_keyword_arguments():
+    jf = fg.jit(lambda x, y=2.0: x - y)
+    np.testing.assert_allclose(jf(np.float32(5), y=np.float32(1)), 4)
+
+
+def test_closed_over_constants_become_arguments():
+    table = np.arange(6, dtype=np.float32).reshape(2, 3)
+    jf = fg.jit(lambda x: x @ table)
+    np.testing.assert_allclose(jf(np.ones((1, 2), np.float32)), [[3, 5, 7]])
+    text = jf.lower(np.ones((1, 2), np.float32)).as_text()
+    assert "tensor<2x3xf32>" in text.split("->")[0]
+
+
+def test_nested_jit_is_a_pjit_equation():
+    inner = fg.jit(lambda x: fnp.sin(x) * 2)
+    outer = lambda x: inner(x) + inner(x + 1)
+    jaxpr = fg.make_jaxpr(outer)(np.ones(3, np.float32))
+    assert [e.prim.name for e in jaxpr.eqns].count("pjit") == 2
+    x = np.linspace(0, 1, 3, dtype=np.float32)
+    np.testing.assert_allclose(fg.jit(outer)(x), outer(x), rtol=1e-6)
+    np.testing.assert_allclose(outer(x), 2 * np.sin(x) + 2 * np.sin(x + 1), rtol=1e-6)
+
+
+def test_nested_jit_closing_over_outer_tracer():
+    def outer(x):
+        y = x * 3
+        return fg.jit(lambda z: z + y)(x)
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_allclose(fg.jit(outer)(x), 4 * x)
+
+
+def test_stages_trace_lower_compile():
+    f = lambda x: fnp.exp(x).sum()
+    x = np.ones(4, np.float32)
+    traced = fg.jit(f).trace(x)
+    assert "exp" in str(traced.jaxpr)
+    lowered = traced.lower()
+    text = lowered.as_text()
+    assert "stablehlo.exponential" in text and "func.func public @main" in text
+    compiled = lowered.compile()
+    np.testing.assert_allclose(compiled(x), 4 * np.e, rtol=1e-6)
+    assert "exponential" in compiled.as_text()
+    costs = compiled.cost_analysis()
+    assert costs["transcendentals"] == 4
+    assert compiled.memory_analysis() is not None
+    with pytest.raises(TypeError, match="compiled for f32\\[4\\]"):
+        compiled(np.ones(5, np.float32))
+
+
+def test_lower_with_shape_dtype_structs():
+    lowered = fg.jit(lambda x: x + 1).lower(fg.ShapeDtypeStruct((2, 3), np.float32))
+    assert "tensor<2x3xf32>" in lowered.as_text()
+
+
+def test_eval_shape_and_make_jaxpr_agree():
+    f = lambda x: (x @ x.T, x.sum(axis=0))
+    x = np.ones((3, 5), np.float32)
+    shapes = fg.eval_shape(f, x)
+    assert shapes[0].shape == (3, 3) and shapes[1].shape == (5,)
+    assert [a.shape for a in fg.make_jaxpr(f)(x).out_avals] == [(3, 3), (5,)]
+
+
+def test_explain_cache_misses(caplog):
+    fg.config.update("jax_explain_cache_misses", True)
+    try:
+        jf = fg.jit(lambda x, n: x * n, static_argnums=1)
+        with caplog.at_level(logging.WARNING, logger="funcgraph.jit"):
+            jf(np.ones(3, np.float32), 2)
+            jf(np.ones(4, np.float32), 2)
+            jf(np.ones(4, np.float32), 3)
+    finally:
+        fg.config.update("jax_explain_cache_misses", False)
+    messages = jit_module.retrace_log[-3:]
+    assert "first time" in messages[0]
+    assert "argument args[0] changed from f32[3] to f32[4]" in messages[1]
+    assert "static argument 1 changed from 2 to 3" in messages[2]
+    assert any("retraced" in r.message for r in caplog.records)
+
+
+def test_python_control_flow_on_traced_value_is_a_clear_error():
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+    with pytest.raises(fg.ConcretizationTypeError, match="bool\\[\\].*jit.*lax.cond.*static_argnums"):
+        fg.jit(f)(1.0)
+
+
+def test_compiled_eager_mode_matches_numpy_mode():
+    x = fnp.asarray(np.linspace(0.1, 1, 4, dtype=np.float32))
+    expected = fnp.log(x) * x
+    fg.config.update("funcgraph_eager_numpy", False)
+    try:
+        compiled = fnp.log(x) * x
+    finally:
+        fg.config.update("funcgraph_eager_numpy", True)
+    np.testing.assert_allclose(compiled, expected, rtol=1e-6)
+
+
+def test_jit_as_decorator_with_options():
+    @fg.jit
+    def f(x):
+        return x + 1
+
+    @fg.jit(static_argnames=("n",))
+    def g(x, n):
+        return x * n
+    assert float(f(1.0)) == 2.0
+    assert float(g(2.0, n=3)) == 6.0
+
+
+def test_donate_argnums_is_accepted():
+    jf = fg.jit(lambda x: x * 2, donate_argnums=0)
+    x = fg.device_put(np.ones(3, np.float32))
+    np.testing.assert_allclose(jf(x), [2, 2, 2])
+
+
+def test_zero_outputs_and_constant_outputs():
+    assert fg.jit(lambda x: ())(1.0) == ()
+    out = fg.jit(lambda x: (x, 3.0))(np.float32(1))
+    assert float(out[1]) == 3.0 and out[1].weak_type
+
+
+def test_method_jit():
+    class Model:
+        scale = 3.0
+
+        @fg.jit
+        def apply(self, x):
+            return x * self.scale
+    with pytest.raises(TypeError):
+        Model().apply(np.ones(2, np.float32))  # self is not an array: JAX errors too
