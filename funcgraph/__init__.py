@@ -15,6 +15,10 @@ from funcgraph.jit_function import jit, ShapeDtypeStruct
 from funcgraph.api import (
     block_until_ready, default_backend, device_get, device_put, devices, eval_shape,
     local_devices, make_jaxpr)
+from funcgraph.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,
+                          vjp)
+from funcgraph.custom_derivatives import (checkpoint, checkpoint_policies, custom_jvp,
+                                          custom_vjp, remat)
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
@@ -22,7 +26,9 @@ from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_struc
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend",
-    "device_get", "device_put", "devices", "eval_shape", "jit", "lax", "local_devices",
-    "make_jaxpr", "numpy", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
+    "Array", "ShapeDtypeStruct", "block_until_ready", "checkpoint", "checkpoint_policies",
+    "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
+    "devices", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
+    "linearize", "local_devices", "make_jaxpr", "numpy", "remat", "tree_util",
+    "value_and_grad", "vjp", "ConcretizationTypeError", "UnexpectedTracerError",
 ]

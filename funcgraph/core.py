@@ -326,3 +326,15 @@ def abstract_eval(prim, avals, params):
     except KeyError:
         raise missing_rule(prim, "shape") from None
     return rule(*avals, **params)
+
+
+def get_aval(x):
+    """The abstract value of any array-like value (tracer, Array, NumPy, Python scalar)."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    if type(x) in (int, float, bool, complex):
+        return aval_of_python_scalar(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return aval_of_numpy(x)
+    raise TypeError(f"value of type {type(x).__name__} is not a valid array: {x!r}")

@@ -60,7 +60,7 @@ class Eqn:
 
 
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "outvars", "eqns")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "__weakref__")
 
     def __init__(self, constvars, invars, outvars, eqns):
         self.constvars = list(constvars)
@@ -91,7 +91,7 @@ class Jaxpr:
 
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr, consts):
         if len(jaxpr.constvars) != len(consts):

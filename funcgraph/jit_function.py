@@ -17,7 +17,7 @@ from funcgraph.array import Array
 from funcgraph.config import config
 from funcgraph.interpreters import eval as eval_interp
 from funcgraph.interpreters.staging import trace_flat
-from funcgraph.primitives.call import pjit_p
+from funcgraph.primitives.call import bind_call
 
 logger = logging.getLogger("funcgraph.jit")
 
@@ -300,8 +300,7 @@ class JitFunction:
         if entry is None:
             closed, out_tree = self._trace(statics, in_tree, avals)
             entry = self._cache[("traced",) + key] = _CacheEntry(closed, out_tree, ())
-        call_jaxpr, consts = closure_convert(entry.closed)
-        outs = pjit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.name)
+        outs = bind_call(entry.closed, leaves, self.name)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     # --- ahead-of-time stages ---
@@ -332,17 +331,6 @@ class JitFunction:
 
     def __repr__(self):
         return f"<jit-compiled function {self.name}>"
-
-
-def closure_convert(closed):
-    """A const-free ClosedJaxpr taking the old consts as leading inputs, and the consts."""
-    if not closed.consts:
-        return closed, []
-    jaxpr = closed.jaxpr
-    converted = ir.Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
-    result = ir.ClosedJaxpr(converted, [])
-    ir.check(result)
-    return result, list(closed.consts)
 
 
 def explain_retrace(name, old_key, new_key):

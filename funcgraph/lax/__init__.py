@@ -284,5 +284,18 @@ def builtins_max(a, b):
     return a if a > b else b
 
 
+def stop_gradient(x):
+    """x, with no derivative flowing through it (applied to every leaf of a pytree)."""
+    from funcgraph import tree_util
+    from funcgraph.primitives.custom_ad import stop_gradient_p
+
+    def stop(leaf):
+        leaf = _as_operand(leaf)
+        if not dtypes.is_inexact(leaf.aval.dtype):
+            return leaf
+        return stop_gradient_p.bind(leaf)
+    return tree_util.tree_map(stop, x)
+
+
 from funcgraph.lax._slicing import *  # noqa: E402,F401,F403
 from funcgraph.lax._reductions import *  # noqa: E402,F401,F403

@@ -1,3 +1,3 @@
 """Primitives, one block each with all of its rules; importing this registers them all."""
 from funcgraph.primitives import (  # noqa: F401
-    call, contractions, elementwise, reductions, slicing, sorting, structural)
+    call, contractions, custom_ad, elementwise, reductions, slicing, sorting, structural)

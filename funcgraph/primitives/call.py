@@ -1,7 +1,14 @@
 """pjit: a call of a jaxpr (a nested `jit`).  Its param `jaxpr` is a ClosedJaxpr
 without consts (closed-over values are passed as leading arguments)."""
-from funcgraph import core
+import weakref
+
+from funcgraph import core, ir
 from funcgraph.interpreters.eval import direct_impls
+from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules
+from funcgraph.interpreters.linearize import jvp_jaxpr, partial_eval_jaxpr
+from funcgraph.interpreters.partial_eval import partial_eval_rules
+from funcgraph.interpreters.staging import StagingTrace, trace_flat
+from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import call_function
 from funcgraph.primitives.helpers import declare
 
@@ -16,8 +23,8 @@ def _pjit_shape(*avals, jaxpr, name):
 
 
 def _pjit_direct(*args, jaxpr, name):
-    from funcgraph import jit_function as jit
-    return jit.run_jaxpr(jaxpr, args)
+    from funcgraph import jit_function
+    return jit_function.run_jaxpr(jaxpr, args)
 
 
 def _pjit_lowering(ctx, avals_in, avals_out, *args, jaxpr, name):
@@ -28,3 +35,88 @@ def _pjit_lowering(ctx, avals_in, avals_out, *args, jaxpr, name):
 
 pjit_p = declare("pjit", _pjit_shape, None, _pjit_lowering, multiple_results=True)
 direct_impls[pjit_p] = _pjit_direct
+
+
+def const_free(closed):
+    """(const-free ClosedJaxpr taking the consts as leading inputs, the consts)."""
+    if not closed.consts:
+        return closed, []
+    jaxpr = closed.jaxpr
+    converted = ir.ClosedJaxpr(
+        ir.Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns), [])
+    ir.check(converted)
+    return converted, list(closed.consts)
+
+
+def bind_call(closed, args, name):
+    """Call a ClosedJaxpr as a pjit equation (its consts become leading arguments)."""
+    call_jaxpr, consts = const_free(closed)
+    return pjit_p.bind(*consts, *args, jaxpr=call_jaxpr, name=name)
+
+
+# Derived jaxprs are cached per (jaxpr, mask) while the jaxpr lives.
+_derived = weakref.WeakKeyDictionary()
+
+
+def _cached(jaxpr, key, make):
+    table = _derived.setdefault(jaxpr.jaxpr, {})
+    if key not in table:
+        table[key] = make()
+    return table[key]
+
+
+def _pjit_jvp(primals, tangents, jaxpr, name):
+    mask = tuple(not is_zero(t) for t in tangents)
+    jvp_closed = _cached(jaxpr, ("jvp", mask), lambda: jvp_jaxpr(jaxpr, mask))
+    outs = bind_call(jvp_closed, list(primals) + [t for t in tangents if not is_zero(t)],
+                     f"jvp({name})")
+    n = len(jaxpr.out_avals)
+    return outs[:n], outs[n:]
+
+
+def _pjit_partial_eval(trace, args, params):
+    """Known inputs run the known part of the call now; the rest is staged."""
+    jaxpr, name = params["jaxpr"], params["name"]
+    unknowns = tuple(trace.is_unknown(a) for a in args)
+    known, unknown, out_unknowns, num_res = _cached(
+        jaxpr, ("partial_eval", unknowns), lambda: partial_eval_jaxpr(jaxpr, unknowns))
+    with core.set_trace(trace.parent):
+        known_outs = bind_call(known, [a for a, u in zip(args, unknowns) if not u], name)
+    residuals = known_outs[len(known_outs) - num_res:]
+    known_outs = iter(known_outs[:len(known_outs) - num_res])
+    staged = StagingTrace.process_primitive(
+        trace, pjit_p, list(residuals) + [a for a, u in zip(args, unknowns) if u],
+        dict(jaxpr=unknown, name=name))
+    staged = iter(staged)
+    return [next(staged) if u else next(known_outs) for u in out_unknowns]
+
+
+def _pjit_transpose(cts, *args, jaxpr, name):
+    undefined = tuple(is_undefined(a) for a in args)
+    ct_mask = tuple(not is_zero(c) for c in cts)
+
+    def make():
+        inner = jaxpr.jaxpr
+        variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined) if not u],
+                           [v for v, u in zip(inner.invars, undefined) if u],
+                           inner.outvars, inner.eqns)
+        n_defined = len(variant.constvars)
+
+        def backward(*xs):
+            it = iter(xs[n_defined:])
+            cts_full = [next(it) if m else Zero(a) for a, m in zip(jaxpr.out_avals, ct_mask)]
+            return [instantiate(c) for c in backward_pass(variant, list(xs[:n_defined]), cts_full)]
+        in_avals = [v.aval for v in variant.constvars] + \
+            [a for a, m in zip(jaxpr.out_avals, ct_mask) if m]
+        return trace_flat(backward, in_avals)
+
+    backward_jaxpr = _cached(jaxpr, ("transpose", undefined, ct_mask), make)
+    outs = iter(bind_call(backward_jaxpr,
+                          [a for a, u in zip(args, undefined) if not u] +
+                          [c for c in cts if not is_zero(c)], f"transpose({name})"))
+    return [next(outs) if u else None for u in undefined]
+
+
+jvp_rules[pjit_p] = _pjit_jvp
+partial_eval_rules[pjit_p] = _pjit_partial_eval
+transpose_rules[pjit_p] = _pjit_transpose

@@ -1,8 +1,12 @@
 """dot_general: batched tensor contraction."""
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.jvp import is_zero, jvp_rules
+from funcgraph.interpreters.transpose import is_undefined, transpose_rules
+from funcgraph.primitives.elementwise import add_p, convert_element_type_p
+from funcgraph.primitives.structural import transpose_p
 from funcgraph.lowering import i64_array
 from funcgraph.primitives.helpers import NUMBER, BOOL, check_dtype, check_same_dtypes, declare
 
@@ -69,3 +73,71 @@ def _dot_general_lowering(ctx, avals_in, avals_out, x, y, dimension_numbers, pre
 
 dot_general_p = declare("dot_general", _dot_general_shape, _dot_general_impl,
                         _dot_general_lowering)
+
+
+def _dot_general_jvp(primals, tangents, dimension_numbers, precision=None,
+                     preferred_element_type=None):
+    x, y = primals
+    tx, ty = tangents
+    params = dict(dimension_numbers=dimension_numbers, precision=precision,
+                  preferred_element_type=preferred_element_type)
+    out = dot_general_p.bind(x, y, **params)
+    terms = []
+    if not is_zero(tx):
+        terms.append(dot_general_p.bind(tx, y, **params))
+    if not is_zero(ty):
+        terms.append(dot_general_p.bind(x, ty, **params))
+    tangent = terms[0] if len(terms) == 1 else add_p.bind(*terms)
+    return out, tangent
+
+
+def _dot_general_transpose_operand(ct, other, operand_aval, dimension_numbers, operand_is_lhs,
+                                   preferred_element_type):
+    """Cotangent of one operand: contract ct with the other operand over the other's free
+    dimensions, then put the result's axes back in the operand's order."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    x_ndim = operand_aval.ndim
+    mine_c, other_c = (lc, rc) if operand_is_lhs else (rc, lc)
+    mine_b, other_b = (lb, rb) if operand_is_lhs else (rb, lb)
+    other_ndim = core.get_aval(other).ndim
+    mine_free = [i for i in range(x_ndim) if i not in mine_c and i not in mine_b]
+    other_free = [i for i in range(other_ndim) if i not in other_c and i not in other_b]
+    nb = len(lb)
+    # ct's axes: batch, lhs free, rhs free.
+    lhs_free_len = len(mine_free) if operand_is_lhs else len(other_free)
+    if operand_is_lhs:
+        ct_other_free = tuple(range(nb + lhs_free_len, nb + lhs_free_len + len(other_free)))
+    else:
+        ct_other_free = tuple(range(nb, nb + len(other_free)))
+    dims = ((ct_other_free, tuple(other_free)), (tuple(range(nb)), tuple(other_b)))
+    result = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=None,
+                                preferred_element_type=None)
+    # result axes: batch (mine_b order), ct's remaining (= mine free), other's remaining
+    # (= other's contracting dims in ascending order, matched to mine contracting).
+    result_to_mine = list(mine_b) + mine_free + [mine_c[list(other_c).index(d)]
+                                                for d in sorted(other_c)]
+    perm = tuple(result_to_mine.index(k) for k in range(x_ndim))
+    if perm != tuple(range(x_ndim)):
+        result = transpose_p.bind(result, permutation=perm)
+    if core.get_aval(result).dtype != operand_aval.dtype:
+        result = convert_element_type_p.bind(result, new_dtype=operand_aval.dtype,
+                                             weak_type=False)
+    return result
+
+
+def _dot_general_transpose(ct, x, y, dimension_numbers, precision=None,
+                           preferred_element_type=None):
+    if is_zero(ct):
+        return [None, None]
+    ct_x = ct_y = None
+    if is_undefined(x):
+        ct_x = _dot_general_transpose_operand(ct, y, x.aval, dimension_numbers, True,
+                                              preferred_element_type)
+    if is_undefined(y):
+        ct_y = _dot_general_transpose_operand(ct, x, y.aval, dimension_numbers, False,
+                                              preferred_element_type)
+    return [ct_x, ct_y]
+
+
+jvp_rules[dot_general_p] = _dot_general_jvp
+transpose_rules[dot_general_p] = _dot_general_transpose

@@ -161,3 +161,81 @@ def silence_numpy(fn):
             return fn(*args, **params)
     impl.__name__ = getattr(fn, "__name__", "impl")
     return impl
+
+
+# --- differentiation helpers shared by families ------------------------------------
+# Rules bind primitives directly (not funcgraph.lax), so these import the elementwise
+# primitives lazily: helpers.py is imported by elementwise.py itself.
+
+def _ew():
+    from funcgraph.primitives import elementwise
+    return elementwise
+
+
+def broadcast_to_aval(x, aval):
+    """A rank-0 value broadcast to aval's shape (other values unchanged)."""
+    from funcgraph.primitives.structural import broadcast_in_dim_p
+    x_aval = core.get_aval(x)
+    if x_aval.shape == aval.shape:
+        return x
+    return broadcast_in_dim_p.bind(x, shape=aval.shape, broadcast_dimensions=())
+
+
+def unbroadcast(ct, aval):
+    """The cotangent of a rank-0 operand that met a shaped one: sum over the shape."""
+    from funcgraph.primitives.reductions import reduce_sum_p
+    ct_aval = core.get_aval(ct)
+    if ct_aval.shape == aval.shape:
+        return ct
+    return reduce_sum_p.bind(ct, axes=tuple(range(ct_aval.ndim)))
+
+
+def defjvp_unary(prim, derivative):
+    """JVP of an elementwise unary primitive: t_out = t * derivative(x, out, **params)."""
+    from funcgraph.interpreters.jvp import Zero, jvp_rules, tangent_aval
+
+    def rule(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, **params)
+        out_aval = core.get_aval(out)
+        if not dtypes.is_inexact(out_aval.dtype):
+            return out, Zero(tangent_aval(out_aval))
+        return out, _ew().mul_p.bind(t, derivative(x, out, **params))
+    jvp_rules[prim] = rule
+
+
+def defjvp_binary(prim, d_x, d_y):
+    """JVP of an elementwise binary primitive: t_out = t_x * d_x(x, y, out) + t_y * d_y(...).
+    A derivative given as None means the output does not depend on that operand."""
+    from funcgraph.interpreters.jvp import Zero, is_zero, jvp_rules, tangent_aval
+
+    def rule(primals, tangents, **params):
+        x, y = primals
+        out = prim.bind(x, y, **params)
+        out_aval = core.get_aval(out)
+        terms = []
+        for t, d in ((tangents[0], d_x), (tangents[1], d_y)):
+            if d is not None and not is_zero(t):
+                terms.append(_ew().mul_p.bind(t, d(x, y, out, **params)))
+        if not terms or not dtypes.is_inexact(out_aval.dtype):
+            return out, Zero(tangent_aval(out_aval))
+        total = terms[0] if len(terms) == 1 else _ew().add_p.bind(*terms)
+        return out, broadcast_to_aval(total, out_aval)
+    jvp_rules[prim] = rule
+
+
+def deflinear_unary(prim, transpose):
+    """A primitive linear in its one operand: t_out = prim(t); ct_in = transpose(ct, aval)."""
+    from funcgraph.interpreters.jvp import jvp_rules
+    from funcgraph.interpreters.transpose import transpose_rules
+
+    def jvp(primals, tangents, **params):
+        return prim.bind(primals[0], **params), prim.bind(tangents[0], **params)
+
+    def transpose_rule(ct, x, **params):
+        from funcgraph.interpreters.jvp import is_zero
+        if is_zero(ct):
+            return [None]
+        return [transpose(ct, x.aval, **params)]
+    jvp_rules[prim] = jvp
+    transpose_rules[prim] = transpose_rule

@@ -1,0 +1,328 @@
+"""Automatic differentiation, JAX's API over pytrees: jvp, linearize, vjp, grad,
+value_and_grad, jacfwd, jacrev, hessian."""
+import functools
+
+import numpy as np
+
+from funcgraph import core, dtypes, tree_util
+from funcgraph.interpreters.jvp import Zero, instantiate, jvp_flat, tangent_aval
+from funcgraph.interpreters.linearize import linearize_flat
+
+
+# --- flattening helpers -------------------------------------------------------------
+
+def _flatten_fun(fun, in_tree, has_aux=False):
+    """fun over pytrees -> flat function; the output tree(s) land in the returned box."""
+    box = {}
+
+    def flat(*leaves):
+        out = fun(*tree_util.tree_unflatten(in_tree, list(leaves)))
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("a function with has_aux=True must return a pair (output, aux), "
+                                f"got {type(out).__name__}")
+            out, box["aux"] = out
+        out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
+        return out_leaves
+    return flat, box
+
+
+def _check_tangent(primal, tangent, where):
+    p_aval, t_aval = tangent_aval(core.get_aval(primal)), core.get_aval(tangent)
+    if p_aval.shape != t_aval.shape:
+        raise ValueError(f"{where}: primal of shape {p_aval.shape} has a tangent of shape "
+                         f"{t_aval.shape}; they must match")
+    if p_aval.dtype == dtypes.float0:
+        if t_aval.dtype != dtypes.float0:
+            raise TypeError(f"{where}: the primal is {core.get_aval(primal).str_short()}, an "
+                            f"integer/boolean value, whose tangent must have dtype float0 "
+                            f"(got {t_aval.dtype.name}); use np.zeros(shape, dtype=jax.dtypes.float0)")
+        return Zero(p_aval)
+    if p_aval.dtype != t_aval.dtype:
+        raise TypeError(f"{where}: primal dtype {p_aval.dtype.name} needs a tangent of the same "
+                        f"dtype, got {t_aval.dtype.name}")
+    return tangent
+
+
+# --- forward mode -----------------------------------------------------------------
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """(fun(*primals), the directional derivative of fun at primals along tangents)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples or lists of arguments, got "
+                        f"{type(primals).__name__} and {type(tangents).__name__}")
+    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; "
+                        f"got {p_tree} and {t_tree}")
+    t_leaves = [_check_tangent(p, t, f"jvp argument {i}")
+                for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
+    flat, box = _flatten_fun(lambda *a: fun(*a), p_tree, has_aux)
+    out_p, out_t = jvp_flat(flat, p_leaves, t_leaves)
+    out_tree = box["out_tree"]
+    result = (tree_util.tree_unflatten(out_tree, out_p),
+              tree_util.tree_unflatten(out_tree, [instantiate(t) for t in out_t]))
+    return result + (box["aux"],) if has_aux else result
+
+
+def linearize(fun, *primals, has_aux=False):
+    """(fun(*primals), f_jvp) where f_jvp(*tangents) applies the linearized function."""
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    flat, box = _flatten_fun(lambda *a: fun(*a), p_tree, has_aux)
+    out_p, linear = linearize_flat(flat, p_leaves)
+    out_tree = box["out_tree"]
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != p_tree:
+            raise TypeError(f"linearized function expects tangents structured like the "
+                            f"primals {p_tree}, got {t_tree}")
+        t_leaves = [_check_tangent(p, t, f"tangent {i}")
+                    for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
+        return tree_util.tree_unflatten(out_tree, linear(t_leaves))
+    f_jvp.linear_map = linear
+    out = tree_util.tree_unflatten(out_tree, out_p)
+    return (out, f_jvp, box["aux"]) if has_aux else (out, f_jvp)
+
+
+# --- reverse mode -----------------------------------------------------------------
+
+class Pullback:
+    """The function vjp returns: maps output cotangents to input cotangents.
+
+    `.residuals` lists what the backward pass keeps alive, and `.jaxpr` is the
+    linear (tangent) jaxpr that the pullback transposes."""
+
+    def __init__(self, linear, primals_tree, primal_leaves, out_tree, out_leaves):
+        self.linear = linear
+        self.primals_tree = primals_tree
+        self.primal_leaves = primal_leaves
+        self.out_tree = out_tree
+        self.out_avals = [core.get_aval(o) for o in out_leaves]
+
+    @property
+    def residuals(self):
+        return self.linear.residuals
+
+    @property
+    def jaxpr(self):
+        return self.linear.jaxpr
+
+    def __call__(self, cotangent):
+        ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
+        if ct_tree != self.out_tree:
+            raise TypeError(f"vjp pullback: the cotangent must be structured like the output "
+                            f"{self.out_tree}, got {ct_tree}")
+        cts = []
+        for i, (ct, aval) in enumerate(zip(ct_leaves, self.out_avals)):
+            ct_aval = core.get_aval(ct)
+            expected = tangent_aval(aval)
+            if ct_aval.shape != expected.shape or (
+                    expected.dtype != dtypes.float0 and ct_aval.dtype != expected.dtype):
+                raise ValueError(f"vjp pullback: cotangent {i} has type {ct_aval.str_short()}, "
+                                 f"but the output has type {expected.str_short()}")
+            cts.append(ct)
+        cts_in = self.linear.transpose(cts)
+        return tree_util.tree_unflatten(self.primals_tree, cts_in)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """(fun(*primals), pullback): pullback(cotangent) -> cotangents of primals (a tuple)."""
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    flat, box = _flatten_fun(lambda *a: fun(*a), p_tree, has_aux)
+    out_p, linear = linearize_flat(flat, p_leaves)
+    out_tree = box["out_tree"]
+    pullback = Pullback(linear, p_tree, p_leaves, out_tree, out_p)
+    out = tree_util.tree_unflatten(out_tree, out_p)
+    return (out, pullback, box["aux"]) if has_aux else (out, pullback)
+
+
+def _normalize_argnums(argnums, nargs, name):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{name}: argnums must name at least one argument")
+    for n in nums:
+        if not isinstance(n, int) or not -nargs <= n < nargs:
+            raise ValueError(f"{name}: argnums={argnums} is out of range for a function called "
+                             f"with {nargs} positional arguments")
+    return single, tuple(n % nargs for n in nums)
+
+
+def _check_differentiable_inputs(leaves, name, allow_int):
+    for leaf in leaves:
+        aval = core.get_aval(leaf)
+        if not dtypes.is_inexact(aval.dtype) and not allow_int:
+            raise TypeError(f"{name} requires real- or complex-valued inputs (float or complex "
+                            f"dtypes), but got {aval.str_short()}. Convert the input to a float "
+                            f"dtype, leave it out of argnums, or pass allow_int=True to get a "
+                            f"float0 (zero) gradient for it")
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
+    """Function returning (fun(*args), gradient of fun w.r.t. the args named by argnums)."""
+    name = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        single, nums = _normalize_argnums(argnums, len(args), "grad")
+        diff_args = tuple(args[i] for i in nums)
+        _check_differentiable_inputs(tree_util.tree_leaves(diff_args), "grad", allow_int)
+
+        def partial_fun(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return fun(*full, **kwargs)
+
+        vjp_out = vjp(partial_fun, *diff_args, has_aux=has_aux)
+        out, pullback = vjp_out[0], vjp_out[1]
+        out_aval = core.get_aval(out) if not isinstance(out, (tuple, list, dict)) else None
+        if out_aval is None or out_aval.shape != () or not dtypes.is_inexact(out_aval.dtype):
+            got = out_aval.str_short() if out_aval else type(out).__name__
+            raise TypeError(f"grad requires a real-valued scalar output (shape (), float dtype), "
+                            f"but {getattr(fun, '__name__', 'the function')} returned {got}. "
+                            f"Reduce it to a scalar (e.g. with .sum()), or use vjp or jacrev for "
+                            f"non-scalar outputs")
+        if dtypes.is_complex(out_aval.dtype) and not holomorphic:
+            raise TypeError("grad requires a real-valued output; got a complex output. Use "
+                            "holomorphic=True for holomorphic functions, or take .real")
+        one = _ones_like(out, out_aval)
+        grads = pullback(one)
+        grads = grads[0] if single else grads
+        if has_aux:
+            return (out, vjp_out[2]), grads
+        return out, grads
+
+    value_and_grad_fun.__name__ = name
+    return value_and_grad_fun
+
+
+def _ones_like(out, aval):
+    from funcgraph.array import Array
+    return Array(np.ones((), aval.dtype), core.scalar_aval(aval.dtype, aval.weak_type))
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """The gradient of a scalar-valued fun w.r.t. the args named by argnums."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        (value, aux), g = vg(*args, **kwargs) if has_aux else ((None, None), vg(*args, **kwargs)[1])
+        return (g, aux) if has_aux else g
+    return grad_fun
+
+
+# --- Jacobians and Hessians --------------------------------------------------------
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian by forward mode: one jvp per input element (vectorized once vmap lands)."""
+    from funcgraph.numpy import stack
+
+    def jac_fun(*args):
+        single, nums = _normalize_argnums(argnums, len(args), "jacfwd")
+        diff = tuple(args[i] for i in nums)
+        leaves, tree = tree_util.tree_flatten(diff[0] if single else diff)
+        _check_differentiable_inputs(leaves, "jacfwd", False)
+
+        def partial_fun(*d):
+            full = list(args)
+            for i, x in zip(nums, d):
+                full[i] = x
+            return fun(*full)
+
+        columns, out, aux = [], None, None
+        for li, leaf in enumerate(leaves):
+            aval = core.get_aval(leaf)
+            for k in range(aval.size):
+                basis = np.zeros(aval.size, aval.dtype)
+                basis[k] = 1
+                tangents = [np.zeros(core.get_aval(l).shape, core.get_aval(l).dtype)
+                            for l in leaves]
+                tangents[li] = basis.reshape(aval.shape)
+                tangent_tree = tree_util.tree_unflatten(tree, tangents)
+                res = jvp(partial_fun, diff, (tangent_tree,) if single else tangent_tree,
+                          has_aux=has_aux)
+                out, t = res[0], res[1]
+                aux = res[2] if has_aux else None
+                columns.append((li, t))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        per_input = []
+        for li, leaf in enumerate(leaves):
+            aval = core.get_aval(leaf)
+            cols = [tree_util.tree_leaves(t) for i, t in columns if i == li]
+            jac_leaves = []
+            for oi, o in enumerate(out_leaves):
+                o_aval = core.get_aval(o)
+                stacked = stack([c[oi] for c in cols], axis=-1)
+                jac_leaves.append(stacked.reshape(o_aval.shape + aval.shape))
+            per_input.append(tree_util.tree_unflatten(out_tree, jac_leaves))
+        result = _regroup(per_input, tree, out_tree)
+        return (result, aux) if has_aux else result
+    return jac_fun
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian by reverse mode: one pullback per output element."""
+    from funcgraph.numpy import stack
+
+    def jac_fun(*args):
+        single, nums = _normalize_argnums(argnums, len(args), "jacrev")
+        diff = tuple(args[i] for i in nums)
+        in_leaves, in_tree = tree_util.tree_flatten(diff[0] if single else diff)
+        _check_differentiable_inputs(in_leaves, "jacrev", allow_int)
+
+        def partial_fun(*d):
+            full = list(args)
+            for i, x in zip(nums, d):
+                full[i] = x
+            return fun(*full)
+
+        res = vjp(partial_fun, *diff, has_aux=has_aux)
+        out, pullback = res[0], res[1]
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        rows = []  # per output leaf: list of input-cotangent leaf lists
+        for oi, o in enumerate(out_leaves):
+            o_aval = core.get_aval(o)
+            rows_o = []
+            for k in range(o_aval.size):
+                cts = [np.zeros(core.get_aval(x).shape, core.get_aval(x).dtype)
+                       for x in out_leaves]
+                flat = np.zeros(o_aval.size, o_aval.dtype)
+                flat[k] = 1
+                cts[oi] = flat.reshape(o_aval.shape)
+                cts_in = pullback(tree_util.tree_unflatten(out_tree, cts))
+                rows_o.append(tree_util.tree_leaves(cts_in[0] if single else cts_in))
+            rows.append(rows_o)
+        per_input = []
+        for ii, x in enumerate(in_leaves):
+            x_aval = core.get_aval(x)
+            jac_leaves = []
+            for oi, o in enumerate(out_leaves):
+                o_aval = core.get_aval(o)
+                stacked = stack([r[ii] for r in rows[oi]], axis=0) if rows[oi] else \
+                    np.zeros((0,) + x_aval.shape, x_aval.dtype)
+                jac_leaves.append(stacked.reshape(o_aval.shape + x_aval.shape))
+            per_input.append(tree_util.tree_unflatten(out_tree, jac_leaves))
+        result = _regroup(per_input, in_tree, out_tree)
+        return (result, res[2]) if has_aux else result
+    return jac_fun
+
+
+def _regroup(per_input, in_tree, out_tree):
+    """Jacobian blocks indexed [input leaf][output tree] -> output tree of input trees."""
+    out_leaves_per_input = [tree_util.tree_leaves(p) for p in per_input]
+    n_out = out_tree.num_leaves
+    result_leaves = []
+    for oi in range(n_out):
+        result_leaves.append(tree_util.tree_unflatten(
+            in_tree, [out_leaves_per_input[ii][oi] for ii in range(in_tree.num_leaves)]))
+    return tree_util.tree_unflatten(out_tree, result_leaves)
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Hessian: jacfwd of jacrev."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)

@@ -1,0 +1,215 @@
+"""custom_jvp, custom_vjp and checkpoint (remat), with JAX's API."""
+import functools
+
+from funcgraph import core, tree_util
+from funcgraph.interpreters.jvp import tangent_aval
+from funcgraph.interpreters.staging import trace_flat
+from funcgraph.jit_function import leaf_aval
+from funcgraph.primitives import custom_ad
+from funcgraph.primitives.call import const_free
+
+
+def _split_nondiff(args, nondiff_argnums):
+    nondiff = tuple(args[i] for i in nondiff_argnums)
+    diff = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+    return nondiff, diff
+
+
+def _merge(nondiff_argnums, nondiff, diff):
+    out, nd, d = [], iter(nondiff), iter(diff)
+    for i in range(len(nondiff) + len(diff)):
+        out.append(next(nd) if i in nondiff_argnums else next(d))
+    return out
+
+
+def _trace_call(fun, nondiff_argnums, nondiff, leaves, in_tree):
+    """Trace fun on the differentiable leaves: (const-free jaxpr, consts, out_tree)."""
+    box = {}
+
+    def flat(*xs):
+        diff = tree_util.tree_unflatten(in_tree, list(xs))
+        out = fun(*_merge(nondiff_argnums, nondiff, diff))
+        out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
+        return out_leaves
+    closed = trace_flat(flat, [leaf_aval(x) for x in leaves])
+    call_jaxpr, consts = const_free(closed)
+    return call_jaxpr, consts, box["out_tree"]
+
+
+def _check_structure(what, name, expected_tree, got_tree):
+    if expected_tree != got_tree:
+        raise TypeError(f"{name}: {what} must have the structure of the function's output "
+                        f"{expected_tree}, got {got_tree}")
+
+
+class custom_jvp:
+    """A function with a custom JVP rule: `f = custom_jvp(f); f.defjvp(f_jvp)`."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)."""
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument: jvp_i(tangent_i, primal_out, *primals) -> tangent_out
+        contribution (None for an argument without one)."""
+        def jvp(primals, tangents):
+            out = self.fun(*primals)
+            total = None
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                term = rule(t, out, *primals)
+                total = term if total is None else tree_util.tree_map(
+                    lambda a, b: a + b, total, term)
+            return out, total
+        self.defjvp(jvp)
+
+    def __call__(self, *args):
+        if self.jvp is None:
+            raise AttributeError(f"no JVP defined for custom_jvp function {self.__name__}; "
+                                 f"call defjvp first")
+        name = getattr(self.fun, "__name__", "custom_jvp")
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_util.tree_flatten(diff)
+        call_jaxpr, consts, out_tree = _trace_call(self.fun, self.nondiff_argnums, nondiff,
+                                                   leaves, in_tree)
+        user_jvp = self.jvp
+
+        def flat_jvp(primals, tangents):
+            p = tree_util.tree_unflatten(in_tree, primals)
+            t = tree_util.tree_unflatten(in_tree, tangents)
+            result = user_jvp(*nondiff, tuple(p), tuple(t))
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise TypeError(f"custom_jvp rule of {name} must return a pair "
+                                f"(primal_out, tangent_out)")
+            out, out_t = result
+            out_leaves, tree = tree_util.tree_flatten(out)
+            t_leaves, t_tree = tree_util.tree_flatten(out_t)
+            _check_structure("the primal output of the custom_jvp rule", name, out_tree, tree)
+            _check_structure("the tangent output of the custom_jvp rule", name, out_tree, t_tree)
+            for i, (o, t) in enumerate(zip(out_leaves, t_leaves)):
+                if core.get_aval(t).shape != core.get_aval(o).shape:
+                    raise ValueError(f"custom_jvp rule of {name}: tangent output {i} has shape "
+                                     f"{core.get_aval(t).shape}, the primal output has "
+                                     f"{core.get_aval(o).shape}")
+            return out_leaves, t_leaves
+
+        outs = custom_ad.custom_jvp_call_p.bind(
+            *consts, *leaves, call_jaxpr=call_jaxpr, jvp=flat_jvp, num_consts=len(consts),
+            name=name)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+
+class custom_vjp:
+    """A function with custom forward and backward passes:
+    `f = custom_vjp(f); f.defvjp(f_fwd, f_bwd)`."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd, symbolic_zeros=False):
+        """fwd(*args) -> (out, residuals); bwd(*nondiff_args, residuals, cotangent) ->
+        a tuple with one cotangent (or None) per differentiable argument."""
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise AttributeError(f"no VJP defined for custom_vjp function {self.__name__}; "
+                                 f"call defvjp first")
+        name = getattr(self.fun, "__name__", "custom_vjp")
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_util.tree_flatten(diff)
+        call_jaxpr, consts, out_tree = _trace_call(self.fun, self.nondiff_argnums, nondiff,
+                                                   leaves, in_tree)
+        user_fwd, user_bwd, nondiff_argnums = self.fwd, self.bwd, self.nondiff_argnums
+        res_tree_box = {}
+
+        def flat_fwd(primals):
+            diff_args = tree_util.tree_unflatten(in_tree, primals)
+            result = user_fwd(*_merge(nondiff_argnums, nondiff, diff_args))
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise TypeError(f"custom_vjp fwd of {name} must return a pair (output, "
+                                f"residuals)")
+            out, res = result
+            out_leaves, tree = tree_util.tree_flatten(out)
+            _check_structure("the output of fwd", name, out_tree, tree)
+            res_leaves, res_tree_box["tree"] = tree_util.tree_flatten(res)
+            return out_leaves, res_leaves
+
+        def flat_bwd(res_leaves, cts):
+            res = tree_util.tree_unflatten(res_tree_box["tree"], res_leaves)
+            ct = tree_util.tree_unflatten(out_tree, cts)
+            result = user_bwd(*nondiff, res, ct)
+            if not isinstance(result, (tuple, list)) or len(result) != len(diff):
+                raise TypeError(f"custom_vjp bwd of {name} must return a tuple with one "
+                                f"cotangent per differentiable argument ({len(diff)}), got "
+                                f"{type(result).__name__}"
+                                f"{' of length ' + str(len(result)) if isinstance(result, (tuple, list)) else ''}")
+            flat = []
+            for i, (ct_i, arg) in enumerate(zip(result, diff)):
+                arg_leaves, arg_tree = tree_util.tree_flatten(arg)
+                if ct_i is None:
+                    flat.extend(tangent_zero(a) for a in arg_leaves)
+                    continue
+                ct_leaves, ct_tree = tree_util.tree_flatten(ct_i)
+                if ct_tree != arg_tree:
+                    raise TypeError(f"custom_vjp bwd of {name}: cotangent {i} has structure "
+                                    f"{ct_tree}, but argument {i} has structure {arg_tree}")
+                for a, c in zip(arg_leaves, ct_leaves):
+                    a_aval, c_aval = tangent_aval(core.get_aval(a)), core.get_aval(c)
+                    if a_aval.shape != c_aval.shape:
+                        raise ValueError(f"custom_vjp bwd of {name}: cotangent {i} has shape "
+                                         f"{c_aval.shape}, but argument {i} has shape "
+                                         f"{a_aval.shape}")
+                    flat.append(c)
+            return flat
+
+        outs = custom_ad.custom_vjp_call_p.bind(
+            *consts, *leaves, call_jaxpr=call_jaxpr, fwd=flat_fwd, bwd=flat_bwd,
+            num_consts=len(consts), name=name)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+
+def tangent_zero(x):
+    from funcgraph.interpreters.jvp import zeros_of
+    return zeros_of(tangent_aval(core.get_aval(x)))
+
+
+class checkpoint_policies:
+    """Which intermediate values a checkpointed function may save for the backward pass."""
+    everything_saveable = staticmethod(custom_ad.everything_saveable)
+    nothing_saveable = staticmethod(custom_ad.nothing_saveable)
+    dots_saveable = staticmethod(custom_ad.dots_saveable)
+    checkpoint_dots = staticmethod(custom_ad.dots_saveable)
+    dots_with_no_batch_dims_saveable = staticmethod(custom_ad.dots_with_no_batch_dims_saveable)
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    """Recompute fun's intermediates in the backward pass instead of saving them
+    (all of them by default; `policy` chooses which may be saved)."""
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    policy = policy or custom_ad.nothing_saveable
+
+    @functools.wraps(fun)
+    def remat_fun(*args):
+        static, dyn = _split_nondiff(args, static_argnums)
+        leaves, in_tree = tree_util.tree_flatten(dyn)
+        call_jaxpr, consts, out_tree = _trace_call(fun, static_argnums, static, leaves, in_tree)
+        outs = custom_ad.checkpoint_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr,
+                                           policy=policy, prevent_cse=prevent_cse,
+                                           name=getattr(fun, "__name__", "checkpoint"))
+        return tree_util.tree_unflatten(out_tree, outs)
+    return remat_fun
+
+
+remat = checkpoint

@@ -1,0 +1,258 @@
+"""Primitives that shape differentiation: stop_gradient, custom_jvp_call,
+custom_vjp_call (with its linear companion custom_lin) and checkpoint (remat)."""
+from funcgraph import core, ir
+from funcgraph.core import Primitive
+from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
+from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules, tangent_aval
+from funcgraph.interpreters.linearize import jvp_jaxpr
+from funcgraph.interpreters.partial_eval import partial_eval_rules
+from funcgraph.interpreters.staging import StagingTrace
+from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
+from funcgraph.lowering import call_function
+from funcgraph.primitives.helpers import declare
+
+
+def _call_lowering(ctx, avals_in, avals_out, *args, call_jaxpr, name, **params):
+    symbol = call_function(ctx, call_jaxpr, name)
+    return ctx.op("func.call", list(args), avals_in, list(avals_out), {"callee": f"@{symbol}"})
+
+
+def _call_shape(*avals, call_jaxpr, **params):
+    expected = call_jaxpr.in_avals
+    if len(avals) != len(expected) or not all(map(core.same_type, avals, expected)):
+        raise TypeError(f"{params.get('name', 'call')}: argument types "
+                        f"{[a.str_short() for a in avals]} do not match "
+                        f"{[a.str_short() for a in expected]}")
+    return call_jaxpr.out_avals
+
+
+def _eval_call(*args, call_jaxpr, **params):
+    return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+
+def _declare_call(name):
+    prim = declare(name, _call_shape, None, _call_lowering, multiple_results=True)
+    direct_impls[prim] = _eval_call
+    return prim
+
+
+def _closed_over_error(kind, name):
+    return TypeError(
+        f"{kind} function {name} closes over a value that is being differentiated. Pass "
+        f"that value as an explicit argument of the function instead")
+
+
+# --- stop_gradient -----------------------------------------------------------------
+
+stop_gradient_p = declare("stop_gradient", lambda x: x, lambda x: x, lambda ctx, ai, ao, x: x)
+
+
+def _stop_gradient_jvp(primals, tangents):
+    (x,) = primals
+    return stop_gradient_p.bind(x), Zero(tangent_aval(core.get_aval(x)))
+
+
+jvp_rules[stop_gradient_p] = _stop_gradient_jvp
+
+
+# --- custom_jvp_call: a function with a user-defined JVP ----------------------------
+# params: call_jaxpr (const-free), jvp (flat: (primals, tangents) -> (outs, tangent outs)),
+# num_consts (leading inputs closed over by the function), name.
+
+custom_jvp_call_p = _declare_call("custom_jvp_call")
+
+
+def _custom_jvp_call_jvp(primals, tangents, call_jaxpr, jvp, num_consts, name):
+    if any(not is_zero(t) for t in tangents[:num_consts]):
+        raise _closed_over_error("custom_jvp", name)
+    args = primals[num_consts:]
+    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    outs, out_tangents = jvp(list(args), arg_tangents)
+    return outs, out_tangents
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+# --- custom_vjp_call: a function with user-defined forward and backward passes --------
+# params: call_jaxpr, fwd (flat: args -> (outs, residuals)), bwd (flat: (residuals,
+# cotangents) -> argument cotangents), num_consts, name.
+
+custom_vjp_call_p = _declare_call("custom_vjp_call")
+
+# custom_lin(residuals..., tangents...) stands for the linear map whose transpose is
+# the user's bwd.  It has no forward evaluation: JAX's rule that a custom_vjp
+# function supports reverse mode only.
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+def _custom_lin_shape(*avals, num_res, bwd, out_avals, name):
+    return list(out_avals)
+
+
+def _custom_lin_eval(*args, num_res, bwd, out_avals, name):
+    raise TypeError(f"can't apply forward-mode differentiation (jvp, jacfwd) to the custom_vjp "
+                    f"function {name}; define it with custom_jvp to support forward mode")
+
+
+core.shape_rules[custom_lin_p] = _custom_lin_shape
+direct_impls[custom_lin_p] = _custom_lin_eval
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
+    residuals = args[:num_res]
+    cts = [instantiate(c) for c in cts]
+    cts_in = bwd(list(residuals), cts)
+    return [None] * num_res + list(cts_in)
+
+
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+def _custom_vjp_call_jvp(primals, tangents, call_jaxpr, fwd, bwd, num_consts, name):
+    if any(not is_zero(t) for t in tangents[:num_consts]):
+        raise _closed_over_error("custom_vjp", name)
+    args = primals[num_consts:]
+    outs, residuals = fwd(list(args))
+    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    out_avals = tuple(tangent_aval(core.get_aval(o)) for o in outs)
+    out_tangents = custom_lin_p.bind(*residuals, *arg_tangents, num_res=len(residuals),
+                                     bwd=bwd, out_avals=out_avals, name=name)
+    return outs, out_tangents
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+
+
+# --- checkpoint (remat): recompute instead of saving residuals -------------------------
+# params: call_jaxpr (const-free), policy (which equations' outputs may be saved),
+# prevent_cse, name.
+
+checkpoint_p = _declare_call("checkpoint")
+
+
+def _checkpoint_jvp(primals, tangents, call_jaxpr, policy, prevent_cse, name):
+    mask = tuple(not is_zero(t) for t in tangents)
+    jvp_closed = jvp_jaxpr(call_jaxpr, mask)
+    outs = checkpoint_p.bind(*primals, *[t for t in tangents if not is_zero(t)],
+                             call_jaxpr=jvp_closed, policy=policy, prevent_cse=prevent_cse,
+                             name=name)
+    n = len(call_jaxpr.out_avals)
+    return outs[:n], outs[n:]
+
+
+jvp_rules[checkpoint_p] = _checkpoint_jvp
+
+
+def _saveable(policy, eqn):
+    return policy is not None and policy(eqn.prim, *[x.aval for x in eqn.invars], **eqn.params)
+
+
+def partial_eval_remat(jaxpr, in_unknowns, policy):
+    """Split a jaxpr by unknown inputs, saving only what `policy` allows.
+
+    Returns (known jaxpr: known inputs -> known outputs + residuals,
+             unknown jaxpr: residuals + unknown inputs -> unknown outputs,
+             out_unknowns, number of residuals).  Known values the policy does not
+    save are recomputed inside the unknown jaxpr from the known inputs."""
+    unknown_vars = {v for v, u in core.safe_zip(jaxpr.invars, in_unknowns) if u}
+    known_eqns, known_ids, saved = [], set(), set()
+    for eqn in jaxpr.eqns:
+        if any(type(x) is not ir.Literal and x in unknown_vars for x in eqn.invars):
+            unknown_vars.update(eqn.outvars)
+        else:
+            known_eqns.append(eqn)
+            known_ids.add(id(eqn))
+            if _saveable(policy, eqn):
+                saved.update(eqn.outvars)
+    out_unknowns = [type(v) is not ir.Literal and v in unknown_vars for v in jaxpr.outvars]
+    # The unknown side: unknown equations plus known ones that are not saved (recomputed),
+    # keeping only what the unknown outputs need.
+    needed = {v for v, u in zip(jaxpr.outvars, out_unknowns) if u}
+    body = []
+    for eqn in reversed(jaxpr.eqns):
+        if not any(v in needed for v in eqn.outvars):
+            continue
+        if id(eqn) in known_ids and all(v in saved for v in eqn.outvars):
+            continue
+        body.append(eqn)
+        needed.update(x for x in eqn.invars if type(x) is not ir.Literal)
+    body.reverse()
+    defined_in_body = {v for e in body for v in e.outvars}
+    known_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if not u]
+    unknown_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
+    residuals = [v for v in _ordered_free_vars(body, jaxpr.outvars, out_unknowns)
+                 if v not in defined_in_body and v not in unknown_in]
+    known = ir.Jaxpr([], known_in, [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u]
+                     + residuals, known_eqns)
+    unknown = ir.Jaxpr([], residuals + unknown_in,
+                       [v for v, u in zip(jaxpr.outvars, out_unknowns) if u], body)
+    known_closed, unknown_closed = ir.ClosedJaxpr(known, []), ir.ClosedJaxpr(unknown, [])
+    ir.check(known_closed)
+    ir.check(unknown_closed)
+    return known_closed, unknown_closed, out_unknowns, len(residuals)
+
+
+def _ordered_free_vars(eqns, outvars, out_unknowns):
+    seen, order = set(), []
+    for eqn in eqns:
+        for x in eqn.invars:
+            if type(x) is not ir.Literal and x not in seen:
+                seen.add(x)
+                order.append(x)
+    for v, u in zip(outvars, out_unknowns):
+        if u and type(v) is not ir.Literal and v not in seen:
+            seen.add(v)
+            order.append(v)
+    return order
+
+
+def _checkpoint_partial_eval(trace, args, params):
+    call_jaxpr, policy = params["call_jaxpr"], params["policy"]
+    unknowns = [trace.is_unknown(a) for a in args]
+    known, unknown, out_unknowns, num_res = partial_eval_remat(call_jaxpr.jaxpr, unknowns,
+                                                                policy)
+    with core.set_trace(trace.parent):
+        known_outs = eval_jaxpr(known.jaxpr, [], *[a for a, u in zip(args, unknowns) if not u])
+    split = len(known_outs) - num_res
+    residuals, known_outs = known_outs[split:], iter(known_outs[:split])
+    staged = iter(StagingTrace.process_primitive(
+        trace, checkpoint_p, list(residuals) + [a for a, u in zip(args, unknowns) if u],
+        dict(params, call_jaxpr=unknown)))
+    return [next(staged) if u else next(known_outs) for u in out_unknowns]
+
+
+partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
+
+
+def _checkpoint_transpose(cts, *args, call_jaxpr, policy, prevent_cse, name):
+    undefined = [is_undefined(a) for a in args]
+    inner = call_jaxpr.jaxpr
+    variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined) if not u],
+                       [v for v, u in zip(inner.invars, undefined) if u],
+                       inner.outvars, inner.eqns)
+    cts_in = iter(backward_pass(variant, [a for a, u in zip(args, undefined) if not u],
+                                list(cts)))
+    return [next(cts_in) if u else None for u in undefined]
+
+
+transpose_rules[checkpoint_p] = _checkpoint_transpose
+
+
+# --- policies: which values a checkpointed function may save ---------------------------
+
+def everything_saveable(prim, *avals, **params):
+    return True
+
+
+def nothing_saveable(prim, *avals, **params):
+    return False
+
+
+def dots_saveable(prim, *avals, **params):
+    return prim.name == "dot_general"
+
+
+def dots_with_no_batch_dims_saveable(prim, *avals, **params):
+    return prim.name == "dot_general" and not params["dimension_numbers"][1][0]
+
