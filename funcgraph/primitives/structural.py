@@ -112,3 +112,127 @@ def _expand_dims_shape(x, dimensions):
 expand_dims_p = declare(
     "expand_dims", _expand_dims_shape, lambda x, dimensions: np.expand_dims(x, tuple(dimensions)),
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
+
+
+# --- rev: reverse the order of elements along some dimensions -------------------
+
+def _rev_shape(x, dimensions):
+    dims = tuple(dimensions)
+    if len(set(dims)) != len(dims) or any(not 0 <= d < x.ndim for d in dims):
+        raise TypeError(f"rev: dimensions {dims} are invalid for operand {x.str_short()}; each "
+                        f"must be in [0, {x.ndim}) and appear once")
+    return x
+
+
+rev_p = declare(
+    "rev", _rev_shape, lambda x, dimensions: np.flip(x, tuple(dimensions)),
+    lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reverse", [x], ai, ao[0],
+                                              {"dimensions": i64_array(dimensions)}))
+
+
+# --- pad: (low, high, interior) padding per dimension; low/high may be negative ----
+
+def _padded_size(size, low, high, interior):
+    return low + high + size + max(size - 1, 0) * interior
+
+
+def _pad_shape(x, padding_value, padding_config):
+    check_same_dtypes("pad (operand and padding_value)", [x, padding_value])
+    if padding_value.shape != ():
+        raise TypeError(f"pad: padding_value must be a scalar, got {padding_value.str_short()}")
+    if len(padding_config) != x.ndim:
+        raise TypeError(f"pad: padding_config {padding_config} needs one (low, high, interior) "
+                        f"triple per dimension of operand {x.str_short()}")
+    shape = []
+    for size, triple in zip(x.shape, padding_config):
+        if len(triple) != 3:
+            raise TypeError(f"pad: each entry of padding_config must be (low, high, interior), "
+                            f"got {triple!r}")
+        low, high, interior = triple
+        if interior < 0:
+            raise ValueError(f"pad: interior padding must be >= 0, got padding_config "
+                             f"{padding_config}")
+        out = _padded_size(size, low, high, interior)
+        if out < 0:
+            raise ValueError(f"pad: padding_config {padding_config} gives a negative dimension "
+                             f"size {out} for operand {x.str_short()}")
+        shape.append(out)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _pad_impl(x, padding_value, padding_config):
+    # Pad with the non-negative parts of low/high (and interior), then crop the negative parts.
+    full_shape, place, crop = [], [], []
+    for size, (low, high, interior) in zip(x.shape, padding_config):
+        lo, hi = max(low, 0), max(high, 0)
+        full = _padded_size(size, lo, hi, interior)
+        full_shape.append(full)
+        place.append(slice(lo, lo + _padded_size(size, 0, 0, interior), interior + 1))
+        crop.append(slice(lo - low, full - (hi - high)))
+    out = np.full(full_shape, padding_value, dtype=x.dtype)
+    out[tuple(place)] = x
+    return out[tuple(crop)]
+
+
+def _pad_lowering(ctx, avals_in, avals_out, x, padding_value, padding_config):
+    lows, highs, interiors = zip(*padding_config) if padding_config else ((), (), ())
+    return ctx.op("stablehlo.pad", [x, padding_value], avals_in, avals_out[0],
+                  {"edge_padding_low": i64_array(lows), "edge_padding_high": i64_array(highs),
+                   "interior_padding": i64_array(interiors)})
+
+
+pad_p = declare("pad", _pad_shape, _pad_impl, _pad_lowering)
+
+
+# --- concatenate: join operands along one dimension ------------------------------
+
+def _concatenate_shape(*operands, dimension):
+    if not operands:
+        raise TypeError("concatenate needs at least one operand")
+    check_same_dtypes("concatenate", operands)
+    first = operands[0]
+    if not 0 <= dimension < first.ndim:
+        raise TypeError(f"concatenate: dimension {dimension} is out of bounds for operands of "
+                        f"rank {first.ndim} ({first.str_short()}); scalars cannot be "
+                        f"concatenated (reshape them to rank 1 first)")
+    for other in operands[1:]:
+        if other.ndim != first.ndim or any(
+                a != b for i, (a, b) in enumerate(zip(first.shape, other.shape)) if i != dimension):
+            raise TypeError(f"concatenate along dimension {dimension} needs operands whose shapes "
+                            f"agree except along that dimension, got {first.str_short()} and "
+                            f"{other.str_short()}")
+    shape = list(first.shape)
+    shape[dimension] = sum(o.shape[dimension] for o in operands)
+    return ShapedArray(tuple(shape), first.dtype, all(o.weak_type for o in operands))
+
+
+concatenate_p = declare(
+    "concatenate", _concatenate_shape,
+    lambda *xs, dimension: np.concatenate(xs, axis=dimension),
+    lambda ctx, ai, ao, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs), ai, ao[0],
+                                               {"dimension": f"{int(dimension)} : i64"}))
+
+
+# --- iota: 0, 1, 2, ... along one dimension, broadcast along the others -------------
+
+def _iota_shape(*, dtype, shape, dimension):
+    shape = _shape_tuple("iota", shape)
+    if dtype == dtypes.bool_ or dtype not in dtypes.SUPPORTED:
+        raise TypeError(f"iota does not accept dtype {np.dtype(dtype).name}; it accepts integer, "
+                        f"floating and complex dtypes")
+    if not 0 <= dimension < len(shape):
+        raise TypeError(f"iota: dimension {dimension} is out of bounds for shape {shape}")
+    return ShapedArray(shape, dtype)
+
+
+def _iota_impl(*, dtype, shape, dimension):
+    line = np.arange(shape[dimension]).astype(dtype)
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return np.broadcast_to(line.reshape(expanded), shape)
+
+
+iota_p = declare(
+    "iota", _iota_shape, _iota_impl,
+    lambda ctx, ai, ao, *, dtype, shape, dimension: ctx.op(
+        "stablehlo.iota", [], [], ao[0], {"iota_dimension": f"{int(dimension)} : i64"}))
