@@ -103,10 +103,18 @@ def _fast_runner(loaded, out_avals):
         return None
 
 
+@functools.lru_cache(maxsize=None)
+def _compile_options():
+    import jax.extend.backend as jax_backend
+    return jax_backend.get_compile_options(num_replicas=1, num_partitions=1)
+
+
 def compile(text, out_avals):
     client = _client()
     try:
-        loaded = client.compile_and_load(text, client.devices()[:1])
+        # Compile options as jax passes them: without them XLA's CPU reductions with
+        # max/min drop NaNs (reduce_max([1, nan, 3]) == 3).
+        loaded = client.compile_and_load(text, client.devices()[:1], _compile_options())
     except Exception as e:
         raise RuntimeError(f"XLA could not compile funcgraph's StableHLO ({e}). This is a "
                            f"bug in funcgraph's lowering; the module was:\n{text}") from None

@@ -1,1 +1,158 @@
 """Sorting primitives: sort (multi-operand, stable) and top_k."""
+import numpy as np
+
+from funcgraph import dtypes
+from funcgraph.core import ShapedArray
+from funcgraph.primitives.helpers import (
+    BOOL, FLOAT, INT, check_dtype, compare_type, declare)
+
+_PRED = ShapedArray((), dtypes.bool_)
+
+
+def _compare(ctx, x, y, aval, direction):
+    return ctx.op("stablehlo.compare", [x, y], [aval, aval], _PRED,
+                  {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
+                   "compare_type": compare_type(aval.dtype)})
+
+
+def _logic(ctx, name, *args):
+    return ctx.op(name, list(args), [_PRED] * len(args), _PRED)
+
+
+# --- sort: sorts all operands along `dimension` by the first num_keys of them ----------
+# Keys compare lexicographically.  Floats order as NumPy and JAX sort them: NaNs (of
+# either sign) after everything and equal to each other, -0.0 equal to 0.0 (a stable
+# sort keeps their order).  Complex numbers order by real part, then imaginary part.
+
+def _sort_shape(*operands, dimension, is_stable, num_keys):
+    if not operands:
+        raise TypeError("sort needs at least one operand")
+    shapes = {x.shape for x in operands}
+    if len(shapes) > 1:
+        got = ", ".join(x.str_short() for x in operands)
+        raise TypeError(f"sort needs operands of one shape, got {got}")
+    ndim = operands[0].ndim
+    if not isinstance(dimension, int) or not 0 <= dimension < ndim:
+        raise ValueError(f"sort: dimension {dimension!r} is out of bounds for operands of "
+                         f"rank {ndim} ({operands[0].str_short()}); it must be in [0, {ndim})")
+    if not isinstance(num_keys, int) or not 1 <= num_keys <= len(operands):
+        raise ValueError(f"sort: num_keys={num_keys!r} must be between 1 and the number of "
+                         f"operands, {len(operands)}")
+    if not isinstance(is_stable, bool):
+        raise TypeError(f"sort: is_stable must be a bool, got {is_stable!r}")
+    return list(operands)
+
+
+def _numpy_sort_keys(x):
+    """Arrays whose lexicographic NumPy order is funcgraph's order of x."""
+    if dtypes.is_complex(x.dtype):
+        return [np.real(x), np.imag(x)]
+    if x.dtype in (dtypes.float16, dtypes.bfloat16):
+        return [x.astype(np.float32)]  # exact; NumPy's float sorts put NaNs last
+    if x.dtype == dtypes.bool_:
+        return [x.astype(np.uint8)]
+    return [x]
+
+
+def _sort_impl(*operands, dimension, is_stable, num_keys):
+    keys = []
+    for x in operands[:num_keys]:
+        keys.extend(_numpy_sort_keys(x))
+    # np.lexsort is stable and takes its primary key last.
+    perm = np.lexsort(keys[::-1], axis=dimension)
+    return [np.take_along_axis(x, perm, axis=dimension) for x in operands]
+
+
+def _float_lt_eq(ctx, a, b, aval, need_eq):
+    """(a < b, a == b or None) in the sort order: NaNs last and all equal."""
+    a_nan = _compare(ctx, a, a, aval, "NE")
+    b_nan = _compare(ctx, b, b, aval, "NE")
+    a_num = _logic(ctx, "stablehlo.not", a_nan)
+    lt = _logic(ctx, "stablehlo.or", _compare(ctx, a, b, aval, "LT"),
+                _logic(ctx, "stablehlo.and", a_num, b_nan))
+    if not need_eq:
+        return lt, None
+    eq = _logic(ctx, "stablehlo.or", _compare(ctx, a, b, aval, "EQ"),
+                _logic(ctx, "stablehlo.and", a_nan, b_nan))
+    return lt, eq
+
+
+def _key_lt_eq(ctx, a, b, aval, need_eq):
+    """(a < b, a == b or None) for one sort key; eq only when need_eq."""
+    if dtypes.is_complex(aval.dtype):
+        part = ShapedArray((), dtypes.float32 if aval.dtype == dtypes.complex64 else dtypes.float64)
+        re_a, re_b = (ctx.op("stablehlo.real", [v], [aval], part) for v in (a, b))
+        im_a, im_b = (ctx.op("stablehlo.imag", [v], [aval], part) for v in (a, b))
+        re_lt, re_eq = _float_lt_eq(ctx, re_a, re_b, part, True)
+        im_lt, im_eq = _float_lt_eq(ctx, im_a, im_b, part, need_eq)
+        lt = _logic(ctx, "stablehlo.or", re_lt, _logic(ctx, "stablehlo.and", re_eq, im_lt))
+        return lt, _logic(ctx, "stablehlo.and", re_eq, im_eq) if need_eq else None
+    if dtypes.is_float(aval.dtype):
+        return _float_lt_eq(ctx, a, b, aval, need_eq)
+    eq = _compare(ctx, a, b, aval, "EQ") if need_eq else None
+    return _compare(ctx, a, b, aval, "LT"), eq
+
+
+def _sort_lowering(ctx, avals_in, avals_out, *operands, dimension, is_stable, num_keys):
+    scalars = [ShapedArray((), x.dtype) for x in avals_in]
+
+    def comparator(c, args):
+        # args are (lhs_0, rhs_0, lhs_1, rhs_1, ...); build lt_0 | (eq_0 & (lt_1 | ...)).
+        result = None
+        for k in reversed(range(num_keys)):
+            lt, eq = _key_lt_eq(c, args[2 * k], args[2 * k + 1], scalars[k], result is not None)
+            if result is not None:
+                lt = _logic(c, "stablehlo.or", lt, _logic(c, "stablehlo.and", eq, result))
+            result = lt
+        return [result], [_PRED]
+
+    region = ctx.region([s for s in scalars for _ in range(2)], comparator)
+    return ctx.op("stablehlo.sort", list(operands), avals_in, list(avals_out),
+                  {"dimension": f"{dimension} : i64",
+                   "is_stable": "true" if is_stable else "false"}, regions=[region])
+
+
+sort_p = declare("sort", _sort_shape, _sort_impl, _sort_lowering, multiple_results=True)
+
+
+# --- top_k: the k largest entries along the last axis, and their indices ---------------
+# Largest first, ties to the lower index.  Floats order totally, as XLA's TopK does:
+# -NaN < -inf < ... < -0.0 < 0.0 < ... < inf < NaN.
+
+def _top_k_shape(x, k):
+    check_dtype("top_k", x, (BOOL, INT, FLOAT))
+    if x.ndim == 0:
+        raise ValueError(f"top_k needs an operand of rank >= 1, got {x.str_short()}")
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise TypeError(f"top_k: k must be a Python int, got {k!r}")
+    if not 0 <= k <= x.shape[-1]:
+        raise ValueError(f"top_k: k={k} must be between 0 and the size {x.shape[-1]} of the "
+                         f"last axis of the operand {x.str_short()}")
+    shape = x.shape[:-1] + (k,)
+    return [ShapedArray(shape, x.dtype, x.weak_type), ShapedArray(shape, dtypes.int32)]
+
+
+def _total_order_key(x):
+    """An integer array ordered as x is in the total order (floats by their bits)."""
+    if x.dtype == dtypes.bool_:
+        return x.astype(np.uint8)
+    if not dtypes.is_float(x.dtype):
+        return x
+    bits = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    magnitude = np.array(np.iinfo(bits.dtype).max, bits.dtype)
+    # Negative floats order in reverse of their bits: flip all but the sign bit.
+    return np.where(bits < 0, bits ^ magnitude, bits)
+
+
+def _top_k_impl(x, k):
+    # ~key reverses the order of any integer type, so an ascending stable argsort of it
+    # puts the largest first and keeps equal entries in index order.
+    perm = np.argsort(~_total_order_key(x), axis=-1, kind="stable")[..., :k]
+    return [np.take_along_axis(x, perm, axis=-1), perm.astype(np.int32)]
+
+
+def _top_k_lowering(ctx, avals_in, avals_out, x, k):
+    return ctx.op("chlo.top_k", [x], avals_in, list(avals_out), {"k": f"{k} : i64"})
+
+
+top_k_p = declare("top_k", _top_k_shape, _top_k_impl, _top_k_lowering, multiple_results=True)
