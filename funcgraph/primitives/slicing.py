@@ -9,11 +9,18 @@ from typing import NamedTuple
 
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.jvp import (
+    Zero, core_scalar, instantiate, is_zero, jvp_rules, tangent_aval, zeros_of)
+from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import i64_array
+from funcgraph.primitives.elementwise import add_p, div_p, eq_p, mul_p, select_n_p, sub_p
 from funcgraph.primitives.helpers import (
-    ANY, BOOL, FLOAT, INT, NUMBER, check_dtype, check_same_dtypes, compare_type, declare)
+    ANY, BOOL, FLOAT, INT, NUMBER, check_dtype, check_same_dtypes, compare_type, declare,
+    deflinear_unary)
+from funcgraph.primitives.structural import (
+    broadcast_in_dim_p, iota_p, pad_p, reshape_p)
 
 
 def _check_scalar_indices(name, operand, indices):
@@ -33,6 +40,23 @@ def _check_scalar_indices(name, operand, indices):
 def _clamped_starts(indices, shape, sizes):
     """XLA's rule: each start is clamped so that the whole window is in bounds."""
     return [min(max(int(i), 0), d - s) for i, d, s in zip(indices, shape, sizes)]
+
+
+def _aval_of(x):
+    """The type of a transpose-rule argument, linear (UndefinedPrimal) or not."""
+    return x.aval if is_undefined(x) else core.get_aval(x)
+
+
+def _full(value, aval):
+    """A value of type aval filled with `value` (bound, so it is traced like any op)."""
+    scalar = core_scalar(value, aval.dtype)
+    if not aval.shape:
+        return scalar
+    return broadcast_in_dim_p.bind(scalar, shape=aval.shape, broadcast_dimensions=())
+
+
+def _select(pred, on_false, on_true):
+    return select_n_p.bind(pred, on_false, on_true)
 
 
 def _broadcast_scalar(ctx, value, aval):
@@ -82,6 +106,21 @@ def _slice_lowering(ctx, avals_in, avals_out, x, start_indices, limit_indices, s
 slice_p = declare("slice", _slice_shape, _slice_impl, _slice_lowering)
 
 
+def _slice_transpose(ct, aval, start_indices, limit_indices, strides=None):
+    """Pad ct with zeros back to the operand: edges before and after the slice, and
+    stride - 1 zeros between consecutive elements."""
+    strides = (1,) * aval.ndim if strides is None else strides
+    config = []
+    for start, stride, n, size in zip(start_indices, strides, core.get_aval(ct).shape,
+                                      aval.shape):
+        end = start + (n - 1) * stride + 1 if n else start
+        config.append((start, size - end, stride - 1))
+    return pad_p.bind(ct, core_scalar(0, aval.dtype), padding_config=tuple(config))
+
+
+deflinear_unary(slice_p, _slice_transpose)
+
+
 # --- dynamic_slice: operand, *scalar start indices (clamped into range) -------------
 
 def _dynamic_slice_shape(x, *start_indices, slice_sizes):
@@ -101,6 +140,30 @@ dynamic_slice_p = declare(
     "dynamic_slice", _dynamic_slice_shape, _dynamic_slice_impl,
     lambda ctx, ai, ao, x, *idx, slice_sizes: ctx.op(
         "stablehlo.dynamic_slice", [x, *idx], ai, ao[0], {"slice_sizes": i64_array(slice_sizes)}))
+
+
+def _zero_tangent_of(out):
+    return Zero(tangent_aval(core.get_aval(out)))
+
+
+def _dynamic_slice_jvp(primals, tangents, slice_sizes):
+    # The start indices are integers: only the operand has a tangent.
+    x, *indices = primals
+    out = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
+    if is_zero(tangents[0]):
+        return out, _zero_tangent_of(out)
+    return out, dynamic_slice_p.bind(tangents[0], *indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
+    if is_zero(ct) or not is_undefined(x):
+        return [None] * (1 + len(indices))
+    ct_x = dynamic_update_slice_p.bind(zeros_of(x.aval), ct, *indices)
+    return [ct_x] + [None] * len(indices)
+
+
+jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
 
 
 # --- dynamic_update_slice: operand, update, *scalar start indices (clamped) ---------
@@ -125,6 +188,32 @@ dynamic_update_slice_p = declare(
     "dynamic_update_slice", _dynamic_update_slice_shape, _dynamic_update_slice_impl,
     lambda ctx, ai, ao, x, update, *idx: ctx.op(
         "stablehlo.dynamic_update_slice", [x, update, *idx], ai, ao[0]))
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+    x, update, *indices = primals
+    out = dynamic_update_slice_p.bind(x, update, *indices)
+    t_x, t_update = tangents[:2]
+    if is_zero(t_x) and is_zero(t_update):
+        return out, _zero_tangent_of(out)
+    return out, dynamic_update_slice_p.bind(instantiate(t_x), instantiate(t_update), *indices)
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *indices):
+    """Operand: ct with the updated window zeroed; update: that window of ct."""
+    if is_zero(ct):
+        return [None] * (2 + len(indices))
+    update_aval = _aval_of(update)
+    ct_x = ct_update = None
+    if is_undefined(x):
+        ct_x = dynamic_update_slice_p.bind(ct, zeros_of(update_aval), *indices)
+    if is_undefined(update):
+        ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=update_aval.shape)
+    return [ct_x, ct_update] + [None] * len(indices)
+
+
+jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
 
 
 # --- gather / scatter: dimension numbers and modes -----------------------------------
@@ -413,6 +502,38 @@ def _gather_lowering(ctx, avals_in, avals_out, operand, indices, *, dimension_nu
 gather_p = declare("gather", _gather_shape, _gather_impl, _gather_lowering)
 
 
+def _gather_jvp(primals, tangents, *, mode, fill_value, **params):
+    x, indices = primals
+    out = gather_p.bind(x, indices, mode=mode, fill_value=fill_value, **params)
+    if is_zero(tangents[0]):
+        return out, _zero_tangent_of(out)
+    # Out-of-bounds windows hold a constant fill: their tangent is 0.
+    t_fill = 0 if mode == GatherScatterMode.FILL_OR_DROP else None
+    return out, gather_p.bind(tangents[0], indices, mode=mode, fill_value=t_fill, **params)
+
+
+def _gather_transpose(ct, x, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                      unique_indices, mode, fill_value):
+    """Add each gathered window of ct back where it came from (a scatter_add into
+    zeros; windows that were filled are dropped)."""
+    if is_zero(ct) or not is_undefined(x):
+        return [None, None]
+    dn = dimension_numbers
+    scatter_dn = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims)
+    ct_x = scatter_add_p.bind(zeros_of(x.aval), indices, ct, dimension_numbers=scatter_dn,
+                              indices_are_sorted=indices_are_sorted,
+                              unique_indices=unique_indices, mode=mode)
+    return [ct_x, None]
+
+
+jvp_rules[gather_p] = _gather_jvp
+transpose_rules[gather_p] = _gather_transpose
+
+
 # --- scatter family: scatter (replace), scatter_add/mul/min/max ----------------------
 
 def _scatter_shape_rule(name, kinds):
@@ -577,10 +698,226 @@ def _scatter_primitive(name, ufunc, combiner, kinds):
                    _scatter_lowering(combiner))
 
 
+# Differentiation helpers shared by the scatter family.
+
+def _gather_windows(x, indices, updates_shape, dn, mode, fill_value=0,
+                    indices_are_sorted=False, unique_indices=False):
+    """The inverse of a scatter: from x (of the operand's shape), the window each
+    update addresses, shaped like the updates.  Dropped (out-of-bounds) windows read
+    `fill_value` in FILL_OR_DROP mode."""
+    window = _scatter_window(core.get_aval(x).shape, updates_shape, dn)
+    gather_dn = GatherDimensionNumbers(
+        offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+        start_index_map=dn.scatter_dims_to_operand_dims,
+        operand_batching_dims=dn.operand_batching_dims,
+        start_indices_batching_dims=dn.scatter_indices_batching_dims)
+    fill = fill_value if mode == GatherScatterMode.FILL_OR_DROP else None
+    return gather_p.bind(x, indices, dimension_numbers=gather_dn, slice_sizes=window,
+                         indices_are_sorted=indices_are_sorted,
+                         unique_indices=unique_indices, mode=mode, fill_value=fill)
+
+
+def _scatter_winners(operand_aval, indices, updates_aval, dn, mode):
+    """Which elements survive a scatter (replace) with possibly repeated indices:
+    (operand_kept, update_won), boolean masks of the operand's and the updates' shapes.
+
+    Each update window gets an id (1, 2, ...); the ids are scattered like the updates,
+    and gathered back: an update element won where it reads back its own id, and an
+    operand element was kept where no id landed.  This follows whichever update the
+    scatter implementation lets win (as JAX's rule does)."""
+    ids_shape = tuple(1 if d in dn.update_window_dims else n
+                      for d, n in enumerate(updates_aval.shape))
+    count = int(np.prod(ids_shape, dtype=np.int64))
+    id_dtype = dtypes.int32 if count < 2 ** 31 - 1 else np.dtype(np.int64)
+    ids = iota_p.bind(dtype=id_dtype, shape=(count,), dimension=0)
+    ids = add_p.bind(reshape_p.bind(ids, new_sizes=ids_shape, dimensions=None),
+                     core_scalar(1, id_dtype))
+    ids = broadcast_in_dim_p.bind(ids, shape=updates_aval.shape,
+                                  broadcast_dimensions=tuple(range(updates_aval.ndim)))
+    zero_ids = _full(0, operand_aval.update(dtype=id_dtype, weak_type=False))
+    scattered = scatter_p.bind(zero_ids, indices, ids, dimension_numbers=dn,
+                               indices_are_sorted=False, unique_indices=False, mode=mode)
+    # Dropped windows read id 0, which no update has.
+    read_back = _gather_windows(scattered, indices, updates_aval.shape, dn, mode, fill_value=0)
+    return eq_p.bind(scattered, zero_ids), eq_p.bind(read_back, ids)
+
+
 scatter_p = _scatter_primitive("scatter", None, None, ANY)
+
+
+def _scatter_jvp(primals, tangents, **params):
+    """With unique indices scatter is linear in (operand, updates) jointly.  Otherwise
+    (JAX's scheme) the winning elements are found with ids, and both the primal and the
+    tangent are scatter_adds of the masked values, so they agree on which update won."""
+    x, indices, updates = primals
+    t_x, _, t_updates = tangents
+    if params["unique_indices"]:
+        out = scatter_p.bind(x, indices, updates, **params)
+        if is_zero(t_x) and is_zero(t_updates):
+            return out, _zero_tangent_of(out)
+        return out, scatter_p.bind(instantiate(t_x), indices, instantiate(t_updates), **params)
+    x_aval, u_aval = core.get_aval(x), core.get_aval(updates)
+    kept, won = _scatter_winners(x_aval, indices, u_aval, params["dimension_numbers"],
+                                 params["mode"])
+
+    def masked(mask, value, aval):
+        return zeros_of(aval) if is_zero(value) else _select(mask, zeros_of(aval), value)
+    out = scatter_add_p.bind(masked(kept, x, x_aval), indices, masked(won, updates, u_aval),
+                             **params)
+    if is_zero(t_x) and is_zero(t_updates):
+        return out, _zero_tangent_of(out)
+    t_out = scatter_add_p.bind(masked(kept, t_x, tangent_aval(x_aval)), indices,
+                               masked(won, t_updates, tangent_aval(u_aval)), **params)
+    return out, t_out
+
+
+def _scatter_transpose(ct, x, indices, updates, **params):
+    """Operand: ct with the scattered windows zeroed.  Updates: their windows of ct,
+    each element going only to the update that won it (all of them, when indices are
+    unique)."""
+    if is_zero(ct):
+        return [None, None, None]
+    u_aval = _aval_of(updates)
+    ct_aval = core.get_aval(ct)
+    ct_x = ct_updates = None
+    if is_undefined(x):
+        ct_x = scatter_p.bind(ct, indices, zeros_of(u_aval.update(dtype=ct_aval.dtype)),
+                              **params)
+    if is_undefined(updates):
+        dn, mode = params["dimension_numbers"], params["mode"]
+        ct_updates = _gather_windows(ct, indices, u_aval.shape, dn, mode,
+                                     indices_are_sorted=params["indices_are_sorted"],
+                                     unique_indices=params["unique_indices"])
+        if not params["unique_indices"]:
+            _, won = _scatter_winners(_aval_of(x), indices, u_aval, dn, mode)
+            ct_updates = _select(won, zeros_of(core.get_aval(ct_updates)), ct_updates)
+    return [ct_x, None, ct_updates]
+
+
+jvp_rules[scatter_p] = _scatter_jvp
+transpose_rules[scatter_p] = _scatter_transpose
+
 scatter_add_p = _scatter_primitive("scatter_add", np.add, "stablehlo.add", NUMBER)
+
+
+def _scatter_add_jvp(primals, tangents, **params):
+    x, indices, updates = primals
+    t_x, _, t_updates = tangents
+    out = scatter_add_p.bind(x, indices, updates, **params)
+    if is_zero(t_updates):
+        return out, t_x
+    return out, scatter_add_p.bind(instantiate(t_x), indices, t_updates, **params)
+
+
+def _scatter_add_transpose(ct, x, indices, updates, **params):
+    """Operand: ct itself; updates: the windows of ct they were added to (dropped
+    updates get 0)."""
+    if is_zero(ct):
+        return [None, None, None]
+    ct_updates = None
+    if is_undefined(updates):
+        ct_updates = _gather_windows(ct, indices, updates.aval.shape,
+                                     params["dimension_numbers"], params["mode"],
+                                     indices_are_sorted=params["indices_are_sorted"],
+                                     unique_indices=params["unique_indices"])
+    return [ct if is_undefined(x) else None, None, ct_updates]
+
+
+jvp_rules[scatter_add_p] = _scatter_add_jvp
+transpose_rules[scatter_add_p] = _scatter_add_transpose
+
 scatter_mul_p = _scatter_primitive("scatter_mul", np.multiply, "stablehlo.multiply", NUMBER)
+
+_SCATTER_MUL_UNIQUE = ("scatter_mul: derivatives with respect to the updates are only "
+                       "implemented when unique_indices=True (as in JAX); with repeated "
+                       "indices the product of several updates has no rule here. Pass "
+                       "unique_indices=True if the indices are unique, or differentiate "
+                       "only with respect to the operand")
+
+
+def _scatter_mul_jvp(primals, tangents, **params):
+    """d out = scatter_mul(d x, i, u) + x * scatter_add(0, i, d u) (the second term
+    assumes each operand element is multiplied by at most one update)."""
+    x, indices, updates = primals
+    t_x, _, t_updates = tangents
+    out = scatter_mul_p.bind(x, indices, updates, **params)
+    terms = []
+    if not is_zero(t_x):
+        terms.append(scatter_mul_p.bind(t_x, indices, updates, **params))
+    if not is_zero(t_updates):
+        if not params["unique_indices"]:
+            raise NotImplementedError(_SCATTER_MUL_UNIQUE)
+        added = scatter_add_p.bind(zeros_of(tangent_aval(core.get_aval(x))), indices,
+                                   t_updates, **params)
+        terms.append(mul_p.bind(x, added))
+    return out, terms[0] if len(terms) == 1 else add_p.bind(*terms)
+
+
+def _scatter_mul_transpose(ct, x, indices, updates, **params):
+    """Linear in the operand (the updates are a residual); in the updates only for
+    unique indices, with the operand the residual."""
+    if is_zero(ct):
+        return [None, None, None]
+    ct_x = ct_updates = None
+    if is_undefined(x):
+        ct_x = scatter_mul_p.bind(ct, indices, updates, **params)
+    if is_undefined(updates):
+        if not params["unique_indices"]:
+            raise NotImplementedError(_SCATTER_MUL_UNIQUE)
+        ct_updates = _gather_windows(mul_p.bind(ct, x), indices, updates.aval.shape,
+                                     params["dimension_numbers"], params["mode"])
+    return [ct_x, None, ct_updates]
+
+
+jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+transpose_rules[scatter_mul_p] = _scatter_mul_transpose
+
+
+def _scatter_extremal_jvp(prim, primals, tangents, **params):
+    """scatter_min/max (JAX's rule): where several values tie for the result (updates
+    equal to it, and the operand if it was kept), the tangent is their average."""
+    x, indices, updates = primals
+    t_x, _, t_updates = tangents
+    out = prim.bind(x, indices, updates, **params)
+    dn, mode = params["dimension_numbers"], params["mode"]
+    x_aval, u_aval = core.get_aval(x), core.get_aval(updates)
+
+    def windows(v, fill):
+        return _gather_windows(v, indices, u_aval.shape, dn, mode, fill_value=fill)
+
+    def per_window_count(values):
+        # How many of `values` (one per update element) landed on each element, read
+        # back per update; dropped updates read 1 so no division by zero appears.
+        return windows(scatter_add_p.bind(zeros_of(x_aval), indices, values, **params), 1)
+
+    target = windows(out, np.nan)          # dropped updates never match NaN
+    won = eq_p.bind(updates, target)
+    kept = eq_p.bind(windows(x, np.nan), target)
+    ones, zeros = _full(1, u_aval), zeros_of(u_aval)
+    num_won = per_window_count(_select(won, zeros, ones))
+    num_refs = per_window_count(ones)
+    share_kept = div_p.bind(ones, add_p.bind(num_won, ones))
+    updates_coef = _select(won, zeros, _select(kept, div_p.bind(ones, num_won), share_kept))
+    # Each of the num_refs windows over an element removes 1/num_refs of the operand's
+    # tangent and gives back its share, so the operand keeps exactly its share.
+    operand_coef = div_p.bind(sub_p.bind(_select(kept, zeros, share_kept), ones), num_refs)
+    terms = []
+    if not is_zero(t_x):
+        terms.append(mul_p.bind(windows(t_x, 0), operand_coef))
+    if not is_zero(t_updates):
+        terms.append(mul_p.bind(t_updates, updates_coef))
+    if not terms:
+        return out, _zero_tangent_of(out)
+    t_windows = terms[0] if len(terms) == 1 else add_p.bind(*terms)
+    return out, scatter_add_p.bind(instantiate(t_x), indices, t_windows, **params)
+
+
 scatter_min_p = _scatter_primitive("scatter_min", np.minimum, "stablehlo.minimum",
                                    (BOOL, INT, FLOAT))
+jvp_rules[scatter_min_p] = lambda primals, tangents, **params: _scatter_extremal_jvp(
+    scatter_min_p, primals, tangents, **params)
+
 scatter_max_p = _scatter_primitive("scatter_max", np.maximum, "stablehlo.maximum",
                                    (BOOL, INT, FLOAT))
+jvp_rules[scatter_max_p] = lambda primals, tangents, **params: _scatter_extremal_jvp(
+    scatter_max_p, primals, tangents, **params)

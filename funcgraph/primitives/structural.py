@@ -2,10 +2,25 @@
 transpose, rev, pad, concatenate, iota."""
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.jvp import core_scalar, instantiate, is_zero, jvp_rules
+from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import i64_array
-from funcgraph.primitives.helpers import check_same_dtypes, declare
+from funcgraph.primitives.helpers import check_same_dtypes, declare, deflinear_unary
+
+# Differentiation rules bind reduce_sum, sub and slice, whose modules may import this
+# one (it is the most basic), so those are imported inside the rules.
+
+
+def _sum_all(x):
+    from funcgraph.primitives.reductions import reduce_sum_p
+    return reduce_sum_p.bind(x, axes=tuple(range(core.get_aval(x).ndim)))
+
+
+def _aval_of(x):
+    """The type of a transpose-rule argument, linear (UndefinedPrimal) or not."""
+    return x.aval if is_undefined(x) else core.get_aval(x)
 
 
 def _shape_tuple(name, shape):
@@ -52,6 +67,21 @@ broadcast_in_dim_p = declare("broadcast_in_dim", _broadcast_in_dim_shape, _broad
                              _broadcast_in_dim_lowering)
 
 
+def _broadcast_in_dim_transpose(ct, aval, shape, broadcast_dimensions):
+    """Sum over the result dimensions the operand was broadcast along: new ones and
+    size-1 operand dimensions that were stretched (put back with a reshape)."""
+    from funcgraph.primitives.reductions import reduce_sum_p
+    kept = [d for i, d in enumerate(broadcast_dimensions) if aval.shape[i] == shape[d]]
+    summed = tuple(d for d in range(len(shape)) if d not in kept)
+    out = reduce_sum_p.bind(ct, axes=summed) if summed else ct
+    if len(kept) != aval.ndim:
+        out = reshape_p.bind(out, new_sizes=aval.shape, dimensions=None)
+    return out
+
+
+deflinear_unary(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+
 # --- reshape -------------------------------------------------------------------------
 
 def _reshape_shape(x, new_sizes, dimensions=None):
@@ -67,6 +97,8 @@ def _reshape_shape(x, new_sizes, dimensions=None):
 reshape_p = declare(
     "reshape", _reshape_shape, lambda x, new_sizes, dimensions=None: np.reshape(x, new_sizes),
     lambda ctx, ai, ao, x, new_sizes, dimensions=None: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
+deflinear_unary(reshape_p, lambda ct, aval, new_sizes, dimensions=None: reshape_p.bind(
+    ct, new_sizes=aval.shape, dimensions=None))
 
 
 # --- transpose ------------------------------------------------------------------------
@@ -82,6 +114,8 @@ transpose_p = declare(
     "transpose", _transpose_shape, lambda x, permutation: np.transpose(x, permutation),
     lambda ctx, ai, ao, x, permutation: ctx.op("stablehlo.transpose", [x], ai, ao[0],
                                                {"permutation": i64_array(permutation)}))
+deflinear_unary(transpose_p, lambda ct, aval, permutation: transpose_p.bind(
+    ct, permutation=tuple(int(i) for i in np.argsort(permutation))))
 
 
 # --- squeeze / expand_dims: remove or insert dimensions of size 1 ---------------
@@ -97,6 +131,7 @@ def _squeeze_shape(x, dimensions):
 squeeze_p = declare(
     "squeeze", _squeeze_shape, lambda x, dimensions: np.squeeze(x, tuple(dimensions)),
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
+# The transposes of squeeze and expand_dims are each other (defined once both exist).
 
 
 def _expand_dims_shape(x, dimensions):
@@ -112,6 +147,10 @@ def _expand_dims_shape(x, dimensions):
 expand_dims_p = declare(
     "expand_dims", _expand_dims_shape, lambda x, dimensions: np.expand_dims(x, tuple(dimensions)),
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
+deflinear_unary(squeeze_p, lambda ct, aval, dimensions: expand_dims_p.bind(
+    ct, dimensions=tuple(sorted(dimensions))))
+deflinear_unary(expand_dims_p, lambda ct, aval, dimensions: squeeze_p.bind(
+    ct, dimensions=tuple(sorted(dimensions))))
 
 
 # --- rev: reverse the order of elements along some dimensions -------------------
@@ -128,6 +167,7 @@ rev_p = declare(
     "rev", _rev_shape, lambda x, dimensions: np.flip(x, tuple(dimensions)),
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reverse", [x], ai, ao[0],
                                               {"dimensions": i64_array(dimensions)}))
+deflinear_unary(rev_p, lambda ct, aval, dimensions: rev_p.bind(ct, dimensions=dimensions))
 
 
 # --- pad: (low, high, interior) padding per dimension; low/high may be negative ----
@@ -184,6 +224,34 @@ def _pad_lowering(ctx, avals_in, avals_out, x, padding_value, padding_config):
 pad_p = declare("pad", _pad_shape, _pad_impl, _pad_lowering)
 
 
+def _pad_jvp(primals, tangents, padding_config):
+    # pad is linear in (operand, padding_value) jointly.
+    t_x, t_value = (instantiate(t) for t in tangents)
+    return (pad_p.bind(*primals, padding_config=padding_config),
+            pad_p.bind(t_x, t_value, padding_config=padding_config))
+
+
+def _pad_transpose(ct, x, padding_value, padding_config):
+    """Operand: undo the edge padding (negative edges become zeros), then take every
+    (interior + 1)-th element.  Padding value: whatever of ct the operand did not get."""
+    from funcgraph.primitives.elementwise import sub_p
+    from funcgraph.primitives.slicing import slice_p
+    if is_zero(ct):
+        return [None, None]
+    ct_aval = core.get_aval(ct)
+    unpad = tuple((-low, -high, 0) for low, high, _ in padding_config)
+    unpadded = pad_p.bind(ct, core_scalar(0, ct_aval.dtype), padding_config=unpad)
+    shape = core.get_aval(unpadded).shape
+    ct_x = slice_p.bind(unpadded, start_indices=(0,) * len(shape), limit_indices=shape,
+                        strides=tuple(interior + 1 for _, _, interior in padding_config))
+    ct_value = sub_p.bind(_sum_all(ct), _sum_all(ct_x)) if is_undefined(padding_value) else None
+    return [ct_x if is_undefined(x) else None, ct_value]
+
+
+jvp_rules[pad_p] = _pad_jvp
+transpose_rules[pad_p] = _pad_transpose
+
+
 # --- concatenate: join operands along one dimension ------------------------------
 
 def _concatenate_shape(*operands, dimension):
@@ -213,6 +281,35 @@ concatenate_p = declare(
                                                {"dimension": f"{int(dimension)} : i64"}))
 
 
+def _concatenate_jvp(primals, tangents, dimension):
+    return (concatenate_p.bind(*primals, dimension=dimension),
+            concatenate_p.bind(*(instantiate(t) for t in tangents), dimension=dimension))
+
+
+def _concatenate_transpose(ct, *operands, dimension):
+    """Each linear operand's cotangent is its slice of ct along `dimension`."""
+    from funcgraph.primitives.slicing import slice_p
+    if is_zero(ct):
+        return [None] * len(operands)
+    shape = core.get_aval(ct).shape
+    cts, start = [], 0
+    for x in operands:
+        size = _aval_of(x).shape[dimension]
+        if is_undefined(x):
+            starts = tuple(start if d == dimension else 0 for d in range(len(shape)))
+            limits = tuple(start + size if d == dimension else n for d, n in enumerate(shape))
+            cts.append(slice_p.bind(ct, start_indices=starts, limit_indices=limits,
+                                    strides=None))
+        else:
+            cts.append(None)
+        start += size
+    return cts
+
+
+jvp_rules[concatenate_p] = _concatenate_jvp
+transpose_rules[concatenate_p] = _concatenate_transpose
+
+
 # --- iota: 0, 1, 2, ... along one dimension, broadcast along the others -------------
 
 def _iota_shape(*, dtype, shape, dimension):
@@ -236,3 +333,4 @@ iota_p = declare(
     "iota", _iota_shape, _iota_impl,
     lambda ctx, ai, ao, *, dtype, shape, dimension: ctx.op(
         "stablehlo.iota", [], [], ao[0], {"iota_dimension": f"{int(dimension)} : i64"}))
+# iota has no operands, so it is never differentiated.
