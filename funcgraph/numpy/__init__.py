@@ -67,9 +67,8 @@ def array(object, dtype=None, copy=True, ndmin=0):
     if isinstance(object, (ndarray, core.Tracer)):
         out = object if dtype is None else astype(object, dtype)
     elif isinstance(object, (list, tuple)) and _contains_traced(object):
-        out = stack([array(o) for o in object]) if object else array(np.asarray(object))
-        if dtype is not None:
-            out = astype(out, dtype)
+        out = _stack_nested(object)
+        out = astype(out, aval_of(out).dtype if dtype is None else dtype)
     else:
         if core.is_python_scalar(object) and dtype is None:
             aval = core.aval_of_python_scalar(object)
@@ -94,6 +93,13 @@ object_dtype = np.dtype(object)
 
 def _all_numpy(x):
     return isinstance(x, (np.ndarray, np.generic))
+
+
+def _stack_nested(seq):
+    """Nested sequences holding traced values, stacked; Python scalars stay weakly typed
+    (so [x_f16, 1.0] is float16, as in JAX)."""
+    return stack([_stack_nested(o) if isinstance(o, (list, tuple)) else asarray_operand(o)
+                  for o in seq])
 
 
 def _contains_traced(seq):
@@ -207,7 +213,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     steps = arange(num, dtype=aval_of(start).dtype)
     steps = reshape(steps, (num,) + (1,) * len(shape))
-    delta = (stop - start) / max(div, 1)
+    delta = (stop - start) / builtins.max(div, 1)
     out = start + steps * delta
     if endpoint and num > 1:
         out = concatenate([out[:-1], expand_dims(broadcast_to(stop, shape), 0)], axis=0)
@@ -228,9 +234,14 @@ def identity(n, dtype=None):
 
 # --- elementwise math --------------------------------------------------------------
 
+_INEXACT = frozenset([_dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64,
+                      _dtypes.complex64, _dtypes.complex128])
+
+
 def _inexact_unary(prim):
     def fn(x, /):
-        (x,) = promote_to_inexact(x)
+        if not ((type(x) is ndarray or isinstance(x, core.Tracer)) and x.aval.dtype in _INEXACT):
+            (x,) = promote_to_inexact(x)
         return prim.bind(x)
     fn.__name__ = prim.name
     return fn
@@ -377,9 +388,21 @@ def isinf(x, /):
     return equal(absolute(x), np.inf)
 
 
-add = _binary(ew.add_p)
 subtract = _binary(ew.sub_p)
-multiply = _binary(ew.mul_p)
+
+
+def add(x1, x2, /):
+    x1, x2 = promote_and_broadcast(x1, x2)
+    if aval_of(x1).dtype == _dtypes.bool_:
+        return ew.or_p.bind(x1, x2)  # as NumPy and JAX: boolean addition is `or`
+    return ew.add_p.bind(x1, x2)
+
+
+def multiply(x1, x2, /):
+    x1, x2 = promote_and_broadcast(x1, x2)
+    if aval_of(x1).dtype == _dtypes.bool_:
+        return ew.and_p.bind(x1, x2)
+    return ew.mul_p.bind(x1, x2)
 maximum = _binary(ew.max_p)
 minimum = _binary(ew.min_p)
 arctan2 = _binary(ew.atan2_p, inexact=True)
@@ -533,7 +556,7 @@ def imag(x, /):
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None and y is None:
-        raise NotImplementedError("where(condition) with one argument needs nonzero(size=...)")
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("where takes one or three positional arguments")
     condition = astype(condition, bool_)
@@ -632,7 +655,7 @@ def _highest(dtype):
 
 def _check_nonempty(a, axis, initial, name):
     aval = aval_of(a)
-    if initial is None and any(aval.shape[ax] == 0 for ax in canonical_axes(axis, aval.ndim)):
+    if initial is None and builtins.any(aval.shape[ax] == 0 for ax in canonical_axes(axis, aval.ndim)):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
 
 
@@ -877,11 +900,505 @@ def tensordot(a, b, axes=2, precision=None):
     return lax.dot_general(a, b, ((ca, cb), ((), ())))
 
 
-def einsum(subscripts, *operands, optimize="optimal", precision=None,
+def einsum(subscripts, *operands, optimize="auto", precision=None,
            preferred_element_type=None):
     from funcgraph.numpy._einsum import einsum as _einsum
     return _einsum(subscripts, *operands, optimize=optimize,
                    preferred_element_type=preferred_element_type)
+
+
+# --- joining and splitting ----------------------------------------------------------------
+
+def _as_sequence(arrays, name):
+    """A list of operands from a sequence, or the rows of one array."""
+    if isinstance(arrays, (ndarray, core.Tracer, np.ndarray)):
+        arrays = asarray_operand(arrays)
+        if ndim(arrays) == 0:
+            raise ValueError(f"{name}: need a sequence of arrays, got a 0-d array")
+        return [arrays[i] for i in range(shape(arrays)[0])]
+    arrays = [asarray_operand(a) for a in arrays]
+    if not arrays:
+        raise ValueError(f"{name}: need at least one array to {name.split('.')[-1]}")
+    return arrays
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    arrays = _as_sequence(arrays, "concatenate")
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    if dtype is not None:
+        arrays = [astype(a, dtype) for a in arrays]
+    arrays = promote_dtypes(*arrays)
+    first = aval_of(arrays[0])
+    if first.ndim == 0:
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated "
+                         "(use stack, or reshape them to rank 1)")
+    axis = check_axis(axis, first.ndim)
+    for i, a in enumerate(arrays[1:], 1):
+        other = aval_of(a)
+        if other.ndim != first.ndim:
+            raise ValueError(f"concatenate: all arrays must have the same number of dimensions, "
+                             f"but arrays[0] has shape {first.shape} and arrays[{i}] has shape "
+                             f"{other.shape}")
+        if builtins.any(d0 != d1 for j, (d0, d1) in enumerate(zip(first.shape, other.shape))
+                        if j != axis):
+            raise ValueError(f"concatenate: array shapes must match except along axis {axis}, "
+                             f"but arrays[0] has shape {first.shape} and arrays[{i}] has shape "
+                             f"{other.shape}")
+    if len(arrays) == 1:
+        return arrays[0]
+    return lax.concatenate(arrays, axis)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    arrays = _as_sequence(arrays, "stack")
+    first = aval_of(arrays[0]).shape
+    for i, a in enumerate(arrays[1:], 1):
+        if aval_of(a).shape != first:
+            raise ValueError(f"stack: all input arrays must have the same shape, but arrays[0] "
+                             f"has shape {first} and arrays[{i}] has shape {aval_of(a).shape}")
+    axis = check_axis(axis, len(first) + 1)
+    return concatenate([expand_dims(a, axis) for a in arrays], axis, dtype=dtype)
+
+
+def hstack(tup, dtype=None):
+    arrays = [atleast_1d(a) for a in _as_sequence(tup, "hstack")]
+    return concatenate(arrays, 0 if ndim(arrays[0]) == 1 else 1, dtype=dtype)
+
+
+def vstack(tup, dtype=None):
+    return concatenate([atleast_2d(a) for a in _as_sequence(tup, "vstack")], 0, dtype=dtype)
+
+
+row_stack = vstack
+
+
+def dstack(tup, dtype=None):
+    return concatenate([atleast_3d(a) for a in _as_sequence(tup, "dstack")], 2, dtype=dtype)
+
+
+def column_stack(tup):
+    arrays = []
+    for a in _as_sequence(tup, "column_stack"):
+        arrays.append(reshape(a, (-1, 1)) if ndim(a) < 2 else a)
+    return concatenate(arrays, 1)
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in arys:
+        a = asarray_operand(a)
+        if ndim(a) == 0:
+            a = reshape(a, (1, 1, 1))
+        elif ndim(a) == 1:
+            a = reshape(a, (1, -1, 1))
+        elif ndim(a) == 2:
+            a = expand_dims(a, -1)
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+def _slice_axis(a, start, stop, axis):
+    aval = aval_of(a)
+    if start == 0 and stop == aval.shape[axis]:
+        return a
+    starts = [0] * aval.ndim
+    limits = list(aval.shape)
+    starts[axis], limits[axis] = start, stop
+    return lax.slice(a, starts, limits)
+
+
+def _split_points(indices_or_sections, size, equal, name):
+    if isinstance(indices_or_sections, core.Tracer):
+        raise core.ConcretizationTypeError(
+            f"{name}: indices_or_sections must be static (a traced value was given); pass it "
+            f"with static_argnums under jit")
+    sections = np.asarray(indices_or_sections)
+    if sections.ndim == 0:
+        n = int(sections)
+        if n <= 0:
+            raise ValueError(f"{name}: number of sections must be larger than 0, got {n}")
+        if equal and size % n:
+            raise ValueError(f"{name}: array split does not result in an equal division "
+                             f"({size} elements into {n} sections); use array_split")
+        base, extra = divmod(size, n)
+        sizes = [base + 1] * extra + [base] * (n - extra)
+        return [0] + [int(s) for s in np.cumsum(sizes)[:-1]]
+    return [0] + [int(i) for i in sections]
+
+
+def _split(ary, indices_or_sections, axis, equal, name):
+    ary = asarray_operand(ary)
+    axis = check_axis(axis, ndim(ary))
+    size = shape(ary)[axis]
+    starts = _split_points(indices_or_sections, size, equal, name)
+    stops = starts[1:] + [size]
+    out = []
+    for start, stop in zip(starts, stops):
+        start = builtins.min(builtins.max(start + size if start < 0 else start, 0), size)
+        stop = builtins.min(builtins.max(stop + size if stop < 0 else stop, start), size)
+        out.append(_slice_axis(ary, start, stop, axis))
+    return out
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, True, "split")
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, False, "array_split")
+
+
+def hsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 0 if ndim(ary) == 1 else 1)
+
+
+def vsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 2)
+
+
+def flip(m, axis=None):
+    m = asarray_operand(m)
+    axes = canonical_axes(axis, ndim(m))
+    return lax.rev(m, axes) if axes else m
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+# --- sorting, searching and cumulative ops ------------------------------------------------
+
+def _axis_or_flat(a, axis):
+    """(array, axis): axis=None flattens the array and works along its only axis."""
+    a = asarray_operand(a)
+    if axis is None:
+        return ravel(a), 0
+    return a, check_axis(axis, ndim(a))
+
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    if order is not None:
+        raise NotImplementedError("sort: order= (structured arrays) is not supported")
+    a, axis = _axis_or_flat(a, axis)
+    out = lax.sort(a, dimension=axis, is_stable=stable)
+    return lax.rev(out, (axis,)) if descending else out
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+    if order is not None:
+        raise NotImplementedError("argsort: order= (structured arrays) is not supported")
+    a, axis = _axis_or_flat(a, axis)
+    index_dtype = _canonical_dtype(dtype) or _dtypes.default_int()
+    iota = lax.broadcasted_iota(index_dtype, shape(a), axis)
+    if descending and stable:
+        # reversing first keeps equal keys in their original order once reversed back
+        a, iota = lax.rev(a, (axis,)), lax.rev(iota, (axis,))
+    _, indices = lax.sort_key_val(a, iota, dimension=axis, is_stable=stable)
+    return lax.rev(indices, (axis,)) if descending else indices
+
+
+def _cumulative(lax_fn, a, axis, dtype):
+    a, axis = _axis_or_flat(a, axis)
+    if dtype is not None:
+        a = astype(a, dtype)
+    elif aval_of(a).dtype == _dtypes.bool_:
+        a = astype(a, _dtypes.default_int())
+    return lax_fn(a, axis=axis)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    return _cumulative(lax.cumsum, a, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    return _cumulative(lax.cumprod, a, axis, dtype)
+
+
+def _argminmax(lax_fn, a, axis, keepdims, name):
+    a = asarray_operand(a)
+    nd = ndim(a)
+    flat, ax = _axis_or_flat(a, axis)
+    if shape(flat)[ax] == 0:
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    out = lax_fn(flat, ax, _dtypes.default_int())
+    if keepdims:
+        kept = (1,) * nd if axis is None else tuple(
+            1 if i == ax else d for i, d in enumerate(shape(a)))
+        out = reshape(out, kept)
+    return out
+
+
+def argmax(a, axis=None, out=None, keepdims=None):
+    return _argminmax(lax.argmax, a, axis, keepdims, "argmax")
+
+
+def argmin(a, axis=None, out=None, keepdims=None):
+    return _argminmax(lax.argmin, a, axis, keepdims, "argmin")
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+
+
+def _is_concrete(x):
+    return not isinstance(x, core.Tracer)
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    a = asarray_operand(a)
+    if ndim(a) == 0:
+        raise ValueError("nonzero of a 0-d array is not allowed; use "
+                         "fnp.atleast_1d(x).nonzero() instead")
+    index_dtype = _dtypes.default_int()
+    if _is_concrete(a) and size is None:
+        return tuple(array(i.astype(index_dtype)) for i in np.nonzero(np.asarray(a)))
+    if size is None:
+        raise core.ConcretizationTypeError(
+            f"nonzero (also where(condition) and argwhere) of a traced array "
+            f"{aval_of(a).str_short()}: the number of results is not known while tracing; "
+            f"pass a static size=... (and optionally fill_value=...)")
+    size = int(size)
+    mask = ravel(not_equal(a, 0) if aval_of(a).dtype != _dtypes.bool_ else a)
+    n = shape(mask)[0]
+    # stable argsort of ~mask puts the positions of the nonzeros first, in order
+    order = argsort(logical_not(mask)) if n else zeros((0,), index_dtype)
+    if size > n:
+        order = concatenate([order, zeros((size - n,), index_dtype)])
+    flat = _slice_axis(order, 0, size, 0)
+    valid = less(arange(size, dtype=index_dtype), sum(mask, dtype=index_dtype))
+    fills = fill_value if isinstance(fill_value, tuple) else (fill_value,) * ndim(a)
+    if len(fills) != ndim(a):
+        raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
+                         f"{ndim(a)}, got {fill_value!r}")
+    out = []
+    for coord, fill in core.safe_zip(unravel_index(flat, shape(a)), fills):
+        out.append(where(valid, coord, 0 if fill is None else fill).astype(index_dtype))
+    return tuple(out)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    a = atleast_1d(a)
+    result = nonzero(a, size=size, fill_value=fill_value)
+    return stack(result, axis=1) if result else zeros((0, 0), _dtypes.default_int())
+
+
+def unravel_index(indices, shape):
+    """Coordinates of flat indices; as in JAX, negative indices count from the end and
+    out-of-bounds ones are clipped into range."""
+    indices = asarray_operand(indices)
+    shape = _shape_arg(shape)
+    total = int(np.prod(shape))
+    if total:
+        indices = clip(indices, -total, total - 1)
+        indices = where(less(indices, 0), indices + total, indices)
+    out = []
+    for d in reversed(shape):
+        out.append(remainder(indices, d) if d else zeros_like(indices))
+        indices = floor_divide(indices, d) if d else indices
+    return tuple(reversed(out))
+
+
+# --- taking and repeating ----------------------------------------------------------------
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+    from funcgraph.numpy import _indexing
+    a, axis = _axis_or_flat(a, axis)
+    indices = asarray_operand(indices)
+    if not _dtypes.is_int(aval_of(indices).dtype):
+        raise TypeError(f"take: indices must be integers, got {aval_of(indices).str_short()}")
+    mode = "fill" if mode is None else mode
+    if mode == "raise":
+        raise NotImplementedError("take: mode='raise' is not supported (indices are not "
+                                  "checked at run time); use 'fill', 'clip' or 'wrap'")
+    if mode == "wrap":
+        indices, mode = remainder(indices, shape(a)[axis]), "promise_in_bounds"
+    elif mode == "clip":
+        # take's clip does not count negative indices from the end (unlike x[idx])
+        indices = clip(indices, 0, builtins.max(shape(a)[axis] - 1, 0))
+    if mode not in ("fill", "clip", "promise_in_bounds"):
+        raise ValueError(f"take: invalid mode {mode!r}; use 'fill', 'clip' or 'wrap'")
+    index = (slice(None),) * axis + (indices,)
+    return _indexing.getitem(a, index, mode=mode, fill_value=fill_value,
+                             unique_indices=unique_indices,
+                             indices_are_sorted=indices_are_sorted)
+
+
+def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+    arr = asarray_operand(arr)
+    indices = asarray_operand(indices)
+    if axis is None:
+        return take(ravel(arr), ravel(indices), mode=mode, fill_value=fill_value)
+    nd = ndim(arr)
+    axis = check_axis(axis, nd)
+    if ndim(indices) != nd:
+        raise ValueError(f"take_along_axis: indices must have the same number of dimensions "
+                         f"as arr ({nd}), got shape {shape(indices)}")
+    index = []
+    for d in range(nd):
+        if d == axis:
+            index.append(indices)
+        else:
+            iota_shape = [1] * nd
+            iota_shape[d] = shape(arr)[d]
+            index.append(reshape(arange(shape(arr)[d]), iota_shape))
+    from funcgraph.numpy import _indexing
+    return _indexing.getitem(arr, tuple(index), mode="fill" if mode is None else mode,
+                             fill_value=fill_value)
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    a, axis = _axis_or_flat(a, axis)
+    size = shape(a)[axis]
+    if isinstance(repeats, core.Tracer):
+        if total_repeat_length is None:
+            raise core.ConcretizationTypeError(
+                f"repeat: traced repeats {aval_of(repeats).str_short()} need a static "
+                f"total_repeat_length=... (the result's length along the axis)")
+        return _repeat_traced(a, repeats, axis, int(total_repeat_length))
+    counts = np.asarray(repeats)
+    if counts.ndim == 0 or counts.shape == (1,):
+        r = int(counts.reshape(()))
+        if total_repeat_length is not None and r * size != total_repeat_length:
+            return _repeat_traced(a, broadcast_to(asarray(counts.reshape(())), (size,)), axis,
+                                  int(total_repeat_length))
+        return _repeat_scalar(a, r, axis)
+    if counts.shape != (size,):
+        raise ValueError(f"repeat: repeats must be a scalar or have length {size} (the size "
+                         f"of axis {axis}), got shape {counts.shape}")
+    if total_repeat_length is not None:
+        return _repeat_traced(a, asarray(counts), axis, int(total_repeat_length))
+    positions = np.repeat(np.arange(size), counts).astype(_dtypes.default_int())
+    return take(a, positions, axis=axis, mode="promise_in_bounds")
+
+
+def _repeat_scalar(a, r, axis):
+    if r < 0:
+        raise ValueError(f"repeat: repeats may not be negative, got {r}")
+    s = shape(a)
+    widened = broadcast_to(expand_dims(a, axis + 1), s[:axis + 1] + (r,) + s[axis + 1:])
+    return reshape(widened, s[:axis] + (s[axis] * r,) + s[axis + 1:])
+
+
+def _repeat_traced(a, repeats, axis, total):
+    """Repeat with run-time counts: mark where each block starts, then a cumulative sum
+    of the marks gives every output position the index of its source element."""
+    ends = cumsum(repeats)
+    marks = zeros((total,), _dtypes.default_int()).at[ends[:-1]].add(1, mode="drop")
+    positions = cumsum(marks)
+    return take(a, positions, axis=axis, mode="clip")
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    a = asarray_operand(a)
+    nd = ndim(a)
+    if nd < 2:
+        raise ValueError(f"diagonal requires an array of at least two dimensions, got shape "
+                         f"{shape(a)}")
+    i, j = check_axis(axis1, nd, "axis1"), check_axis(axis2, nd, "axis2")
+    if i == j:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    a = moveaxis(a, (i, j), (-2, -1))
+    *lead, n, m = shape(a)
+    offset = int(offset)
+    row0, col0 = (0, offset) if offset >= 0 else (-offset, 0)
+    length = builtins.max(0, builtins.min(n - row0, m - col0))
+    if not length:
+        row0 = col0 = 0
+    # the diagonal of the rows [row0, row0 + length) is every (m + 1)-th element of them,
+    # flattened, from col0 on: one reshape and one strided slice
+    rows = _slice_axis(a, row0, row0 + length, len(lead))
+    flat = reshape(rows, tuple(lead) + (length * m,))
+    stop = col0 + (length - 1) * (m + 1) + 1 if length else 0
+    starts = [0] * len(lead) + [col0]
+    return lax.slice(flat, starts, tuple(lead) + (stop,), (1,) * len(lead) + (m + 1,))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+# --- triangles and diagonals ------------------------------------------------------------
+
+def _tri_mask(n, m, k):
+    rows = lax.broadcasted_iota(_dtypes.default_int(), (n, m), 0)
+    cols = lax.broadcasted_iota(_dtypes.default_int(), (n, m), 1)
+    return greater_equal(rows + k, cols)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    dtype = _canonical_dtype(dtype) or _dtypes.default_float()
+    M = N if M is None else M
+    return astype(_tri_mask(int(N), int(M), int(k)), dtype)
+
+
+def tril(m, k=0):
+    m = asarray_operand(m)
+    if ndim(m) < 2:
+        raise ValueError(f"tril requires an array of at least two dimensions, got shape {shape(m)}")
+    *_, n, cols = shape(m)
+    return where(_tri_mask(n, cols, int(k)), m, zeros_like(m))
+
+
+def triu(m, k=0):
+    m = asarray_operand(m)
+    if ndim(m) < 2:
+        raise ValueError(f"triu requires an array of at least two dimensions, got shape {shape(m)}")
+    *_, n, cols = shape(m)
+    return where(_tri_mask(n, cols, int(k) - 1), zeros_like(m), m)
+
+
+def diag(v, k=0):
+    v = asarray_operand(v)
+    k = int(k)
+    if ndim(v) == 2:
+        return diagonal(v, k)
+    if ndim(v) != 1:
+        raise ValueError(f"diag: input must be 1-d or 2-d, got shape {shape(v)}")
+    n = shape(v)[0] + builtins.abs(k)
+    pad = zeros((builtins.abs(k),), aval_of(v).dtype)
+    line = concatenate([v, pad]) if k else v
+    rows = lax.broadcasted_iota(_dtypes.default_int(), (n, n), 0)
+    cols = lax.broadcasted_iota(_dtypes.default_int(), (n, n), 1)
+    on_diagonal = equal(cols - rows, k)
+    values = expand_dims(line, 1) if k >= 0 else expand_dims(line, 0)
+    return where(on_diagonal, values, zeros((), aval_of(v).dtype))
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    xi = [ravel(x) for x in xi]
+    n = len(xi)
+    out_shape = [shape(x)[0] for x in xi]
+    if indexing == "xy" and n >= 2:
+        out_shape[0], out_shape[1] = out_shape[1], out_shape[0]
+    out = []
+    for i, x in enumerate(xi):
+        dim = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            dim = 1 - i
+        lone = [1] * n
+        lone[dim] = shape(x)[0]
+        x = reshape(x, lone)
+        out.append(x if sparse else broadcast_to(x, out_shape))
+    return out
 
 
 # --- operators and methods shared by Array and tracers ---------------------------------

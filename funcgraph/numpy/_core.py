@@ -4,6 +4,7 @@ import numpy as np
 from funcgraph import core, dtypes
 from funcgraph.array import Array
 from funcgraph.core import Tracer
+from funcgraph.interpreters.eval import impl_rules
 from funcgraph import lax
 from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives import structural as st
@@ -49,6 +50,11 @@ def convert(x, dtype, weak_type=False):
     t = type(x)
     if t in (int, float, bool, complex):
         return python_scalar_array(x, dtype, weak_type)
+    if t is Array and not aval.shape:
+        # A concrete scalar converts now, so the IR shows a typed literal, not an equation.
+        value = impl_rules[ew.convert_element_type_p](x._value, new_dtype=dtype)
+        return Array(np.asarray(value), core.scalar_aval(dtype, weak_type))
+    return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
     return ew.convert_element_type_p.bind(asarray_operand(x), new_dtype=dtype,
                                           weak_type=weak_type)
 

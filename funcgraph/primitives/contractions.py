@@ -52,11 +52,13 @@ def _dot_general_impl(x, y, dimension_numbers, precision=None, preferred_element
         ys[j] = next(letters)
     out = [xs[i] for i in lb] + [xs[i] for i in lf] + [ys[j] for j in rf]
     dtype = preferred_element_type or x.dtype
+    spec = f"{''.join(xs)},{''.join(ys)}->{''.join(out)}"
     if x.dtype == np.bool_:
-        x, y = x.astype(np.int32), y.astype(np.int32)
-        result = np.einsum(f"{''.join(xs)},{''.join(ys)}->{''.join(out)}", x, y) != 0
+        result = np.einsum(spec, x.astype(np.int32), y.astype(np.int32)) != 0
+    elif x.dtype == dtypes.bfloat16:
+        result = np.einsum(spec, x.astype(np.float32), y.astype(np.float32))  # NumPy lacks bf16 einsum
     else:
-        result = np.einsum(f"{''.join(xs)},{''.join(ys)}->{''.join(out)}", x, y)
+        result = np.einsum(spec, x, y)
     return np.asarray(result).astype(dtype)
 
 
