@@ -17,6 +17,7 @@ from funcgraph.api import (
     local_devices, make_jaxpr)
 from funcgraph.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,
                           vjp)
+from funcgraph.vmap_function import vmap
 from funcgraph.custom_derivatives import (checkpoint, checkpoint_policies, custom_jvp,
                                           custom_vjp, remat)
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
@@ -30,5 +31,5 @@ __all__ = [
     "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
     "devices", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
     "linearize", "local_devices", "make_jaxpr", "numpy", "remat", "tree_util",
-    "value_and_grad", "vjp", "ConcretizationTypeError", "UnexpectedTracerError",
+    "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
 ]

@@ -297,5 +297,58 @@ def stop_gradient(x):
     return tree_util.tree_map(stop, x)
 
 
+# --- collectives over a named vmap axis ---
+
+def _axis_names(axis_name):
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _collective(prim_name):
+    def fn(x, axis_name):
+        from funcgraph import tree_util
+        from funcgraph.primitives import collectives
+        prim = getattr(collectives, prim_name)
+        return tree_util.tree_map(
+            lambda leaf: prim.bind(_as_operand(leaf), axis_name=_axis_names(axis_name)), x)
+    fn.__name__ = prim_name[:-2]
+    return fn
+
+
+psum = _collective("psum_p")
+pmax = _collective("pmax_p")
+pmin = _collective("pmin_p")
+
+
+def pmean(x, axis_name):
+    """The mean over the named axis: psum(x) / (the axis size)."""
+    from funcgraph import tree_util
+    size = psum(1, axis_name)
+    return tree_util.tree_map(lambda leaf: div(psum(leaf, axis_name),
+                                               convert_element_type(size, _aval(leaf).dtype)), x)
+
+
+def all_gather(x, axis_name, *, axis=0, tiled=False):
+    """Every lane's x, stacked (or concatenated with tiled=True) along `axis`."""
+    from funcgraph import tree_util
+    from funcgraph.interpreters.batching import find_axis
+    from funcgraph.primitives.collectives import all_gather_p
+    names = _axis_names(axis_name)
+    if len(names) != 1:
+        raise NotImplementedError("all_gather over several axis names")
+    size = find_axis(names[0]).size
+
+    def gather(leaf):
+        leaf = _as_operand(leaf)
+        ax = axis % (leaf.aval.ndim + (0 if tiled else 1))
+        return all_gather_p.bind(leaf, axis_name=names, axis=ax, tiled=tiled, axis_size=size)
+    return tree_util.tree_map(gather, x)
+
+
+def axis_index(axis_name):
+    """This lane's index along the named vmap axis."""
+    from funcgraph.primitives.collectives import axis_index_p
+    return axis_index_p.bind(axis_name=_axis_names(axis_name))
+
+
 from funcgraph.lax._slicing import *  # noqa: E402,F401,F403
 from funcgraph.lax._reductions import *  # noqa: E402,F401,F403

@@ -1,3 +1,4 @@
 """Primitives, one block each with all of its rules; importing this registers them all."""
 from funcgraph.primitives import (  # noqa: F401
-    call, contractions, custom_ad, elementwise, reductions, slicing, sorting, structural)
+    call, collectives, contractions, custom_ad, elementwise, reductions, slicing, sorting,
+    structural)

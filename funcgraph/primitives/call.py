@@ -3,6 +3,7 @@ without consts (closed-over values are passed as leading arguments)."""
 import weakref
 
 from funcgraph import core, ir
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import direct_impls
 from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules
 from funcgraph.interpreters.linearize import jvp_jaxpr, partial_eval_jaxpr
@@ -10,6 +11,7 @@ from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import StagingTrace, trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import call_function
+from funcgraph.primitives.batching_helpers import batch_jaxpr
 from funcgraph.primitives.helpers import declare
 
 
@@ -120,3 +122,13 @@ def _pjit_transpose(cts, *args, jaxpr, name):
 jvp_rules[pjit_p] = _pjit_jvp
 partial_eval_rules[pjit_p] = _pjit_partial_eval
 transpose_rules[pjit_p] = _pjit_transpose
+
+
+def _pjit_batch(axis_data, args, dims, jaxpr, name):
+    batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name),
+                      lambda: batch_jaxpr(jaxpr, dims, axis_data))
+    outs = bind_call(batched, args, name)
+    return outs, [0] * len(outs)
+
+
+batching_rules[pjit_p] = _pjit_batch

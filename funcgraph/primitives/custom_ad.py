@@ -2,6 +2,7 @@
 custom_vjp_call (with its linear companion custom_lin) and checkpoint (remat)."""
 from funcgraph import core, ir
 from funcgraph.core import Primitive
+from funcgraph.interpreters.batching import batch_flat, batching_rules
 from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
 from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules, tangent_aval
 from funcgraph.interpreters.linearize import jvp_jaxpr
@@ -9,6 +10,7 @@ from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import StagingTrace
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import call_function
+from funcgraph.primitives.batching_helpers import batch_at, batch_jaxpr
 from funcgraph.primitives.helpers import declare
 
 
@@ -256,3 +258,75 @@ def dots_saveable(prim, *avals, **params):
 def dots_with_no_batch_dims_saveable(prim, *avals, **params):
     return prim.name == "dot_general" and not params["dimension_numbers"][1][0]
 
+
+
+# --- batching: every argument moves to batch axis 0, and the user's rules are vmapped ---
+
+def _all_at_front(axis_data, args, dims):
+    return [batch_at(a, d, axis_data.size) for a, d in zip(args, dims)]
+
+
+def _vmapped(fn, axis_data, n_in):
+    """fn(list of n_in flat values) -> list, mapped over axis 0 of every input and output."""
+    def mapped(*xs):
+        return batch_flat(lambda *ys: list(fn(*ys)), list(xs), [0] * n_in, axis_data.size,
+                          axis_data.name)
+    return mapped
+
+
+def _stop_gradient_batch(axis_data, args, dims):
+    return stop_gradient_p.bind(args[0]), dims[0]
+
+
+def _custom_jvp_call_batch(axis_data, args, dims, call_jaxpr, jvp, num_consts, name):
+    args = _all_at_front(axis_data, args, dims)
+    batched_call = batch_jaxpr(call_jaxpr, [0] * len(args), axis_data)
+
+    def batched_jvp(primals, tangents):
+        n = len(primals)
+
+        def flat(*xs):
+            outs, out_tangents = jvp(list(xs[:n]), list(xs[n:]))
+            return list(outs) + list(out_tangents)
+        res = _vmapped(flat, axis_data, 2 * n)(*primals, *tangents)
+        return res[:len(res) // 2], res[len(res) // 2:]
+
+    outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp=batched_jvp,
+                                  num_consts=num_consts, name=name)
+    return outs, [0] * len(outs)
+
+
+def _custom_vjp_call_batch(axis_data, args, dims, call_jaxpr, fwd, bwd, num_consts, name):
+    args = _all_at_front(axis_data, args, dims)
+    batched_call = batch_jaxpr(call_jaxpr, [0] * len(args), axis_data)
+    counts = {}
+
+    def batched_fwd(primals):
+        def flat(*xs):
+            outs, residuals = fwd(list(xs))
+            counts["outs"] = len(outs)
+            return list(outs) + list(residuals)
+        res = _vmapped(flat, axis_data, len(primals))(*primals)
+        return res[:counts["outs"]], res[counts["outs"]:]
+
+    def batched_bwd(residuals, cts):
+        n = len(residuals)
+        return _vmapped(lambda *xs: bwd(list(xs[:n]), list(xs[n:])), axis_data,
+                        n + len(cts))(*residuals, *cts)
+
+    outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched_call, fwd=batched_fwd,
+                                  bwd=batched_bwd, num_consts=num_consts, name=name)
+    return outs, [0] * len(outs)
+
+
+def _checkpoint_batch(axis_data, args, dims, call_jaxpr, policy, prevent_cse, name):
+    batched = batch_jaxpr(call_jaxpr, dims, axis_data)
+    outs = checkpoint_p.bind(*args, call_jaxpr=batched, policy=policy,
+                             prevent_cse=prevent_cse, name=name)
+    return outs, [0] * len(outs)
+
+
+batching_rules[stop_gradient_p] = _stop_gradient_batch
+batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+batching_rules[checkpoint_p] = _checkpoint_batch

@@ -1,0 +1,144 @@
+"""Batching: the vmap interpreter.
+
+A BatchTracer holds a value whose dimension `batch_dim` is the batch axis (or
+None when the value is the same for every lane).
+batching_rules[prim](axis_data, args, dims, **params) -> (out, out_dim) (lists of each
+for multiple results), where `axis_data` is the vmap's AxisData (size, name), args are
+values of the parent level and dims their batch dimensions.  Rules move batch dimensions only when they must: an
+unbatched operand stays unbatched wherever the primitive allows it."""
+from funcgraph import core
+from funcgraph.core import Tracer
+
+batching_rules = {}
+
+# Collectives over a named axis: rule(axis_data, args, dims, **params) -> (out, out_dim),
+# called by the BatchTrace whose axis name is among params["axis_name"].
+collective_rules = {}
+
+
+class AxisData:
+    """The mapped axis of one vmap: its size and (optional) name."""
+    __slots__ = ("size", "name")
+
+    def __init__(self, size, name=None):
+        self.size = size
+        self.name = name
+
+    def __repr__(self):
+        return f"AxisData(size={self.size}, name={self.name!r})"
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "batch_dim")
+
+    def __init__(self, trace, val, batch_dim):
+        self._trace = trace
+        self.val = val
+        self.batch_dim = batch_dim
+
+    @property
+    def aval(self):
+        aval = core.get_aval(self.val)
+        if self.batch_dim is None:
+            return aval
+        shape = aval.shape[:self.batch_dim] + aval.shape[self.batch_dim + 1:]
+        return aval.update(shape=shape)
+
+
+class BatchTrace(core.Trace):
+    description = "vmap"
+
+    def __init__(self, parent, axis_size, axis_name=None):
+        super().__init__(parent)
+        self.axis = AxisData(axis_size, axis_name)
+
+    def lift(self, x):
+        if type(x) is BatchTracer and x._trace is self:
+            return x.val, x.batch_dim
+        if isinstance(x, Tracer) and not x._trace.alive:
+            raise core.leaked_tracer_error(x)
+        return x, None
+
+    def process_primitive(self, prim, args, params):
+        axis_name = params.get("axis_name") if prim in collective_rules else None
+        if axis_name is not None and self._names_me(axis_name):
+            vals, dims = self._lift_all(args)
+            with core.set_trace(self.parent):
+                out, out_dim = collective_rules[prim](self.axis, vals, dims, **params)
+            return self._wrap(prim, out, out_dim)
+        vals, dims = self._lift_all(args)
+        if all(d is None for d in dims):
+            with core.set_trace(self.parent):
+                return prim.bind(*vals, **params)
+        rule = batching_rules.get(prim)
+        if rule is None:
+            raise core.missing_rule(prim, "batching (vmap)")
+        with core.set_trace(self.parent):
+            out, out_dim = rule(self.axis, vals, dims, **params)
+        return self._wrap(prim, out, out_dim)
+
+    def _names_me(self, axis_name):
+        names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+        return self.axis.name is not None and self.axis.name in names
+
+    def _lift_all(self, args):
+        vals, dims = [], []
+        for a in args:
+            v, d = self.lift(a)
+            vals.append(v)
+            dims.append(d)
+        return vals, dims
+
+    def _wrap(self, prim, out, out_dim):
+        if prim.multiple_results:
+            return [o if d is None else BatchTracer(self, o, d)
+                    for o, d in core.safe_zip(out, out_dim)]
+        return out if out_dim is None else BatchTracer(self, out, out_dim)
+
+
+def batch_flat(fun, args, in_dims, axis_size, axis_name=None, out_dims=None):
+    """Run fun(*flat args) with the given batch dims; outputs moved to out_dims
+    (default 0; None asserts an output is unbatched)."""
+    trace = BatchTrace(core.current.trace, axis_size, axis_name)
+    ins = [a if d is None else BatchTracer(trace, a, d) for a, d in core.safe_zip(args, in_dims)]
+    with core.set_trace(trace):
+        outs = fun(*ins)
+    results = []
+    out_dims = [0] * len(outs) if out_dims is None else out_dims
+    for i, (o, want) in enumerate(core.safe_zip(outs, out_dims)):
+        val, dim = trace.lift(o)
+        results.append((val, dim, want))
+    trace.alive = False
+    return [_finish_output(i, val, dim, want, axis_size)
+            for i, (val, dim, want) in enumerate(results)]
+
+
+class BatchedOutputError(core.FuncgraphError, ValueError):
+    pass
+
+
+def _finish_output(i, val, dim, want, axis_size):
+    from funcgraph.primitives.batching_helpers import broadcast_batched, move_batch_dim
+    if want is None:
+        if dim is not None:
+            raise BatchedOutputError(
+                f"vmap: out_axes is None for output {i}, but that output depends on the "
+                f"mapped inputs (it is batched along its axis {dim}); give it an integer "
+                f"out_axes, or make it independent of the mapped arguments")
+        return val
+    if dim is None:
+        val, dim = broadcast_batched(val, axis_size), 0
+    aval = core.get_aval(val)
+    want = want % aval.ndim if aval.ndim else 0
+    return move_batch_dim(val, dim, want)
+
+
+def find_axis(name):
+    """The AxisData of the innermost enclosing vmap named `name` (NameError if none)."""
+    trace = core.current.trace
+    while trace is not None:
+        if isinstance(trace, BatchTrace) and trace.axis.name == name:
+            return trace.axis
+        trace = trace.parent
+    raise NameError(f"unbound axis name: {name!r}. Collectives (psum, pmean, all_gather, "
+                    f"axis_index, ...) need an enclosing vmap(..., axis_name={name!r})")

@@ -1,0 +1,176 @@
+"""vmap: vectorizing map over pytrees, with JAX's in_axes/out_axes semantics."""
+import functools
+import inspect
+
+from funcgraph import core, tree_util
+from funcgraph.interpreters.batching import batch_flat
+
+
+class _Leaf:
+    """Marks a leaf position when broadcasting an axis spec over a tree."""
+
+
+def _broadcast_prefix(prefix, tree, what):
+    """One axis per leaf of `tree`, from `prefix` (an axis spec that is a tree prefix)."""
+    result = []
+
+    def visit(spec, subtree):
+        if spec is None or isinstance(spec, int):
+            result.extend([spec] * len(tree_util.tree_leaves(subtree)))
+            return
+        spec_children, spec_tree = tree_util.tree_flatten(spec, is_leaf=lambda x: x is None)
+        try:
+            subtrees = spec_tree.flatten_up_to(subtree)
+        except (ValueError, TypeError):
+            raise ValueError(f"vmap {what} specification must be a tree prefix of the "
+                             f"corresponding value, got specification {spec!r} for value tree "
+                             f"{tree_util.tree_structure(subtree)}") from None
+        for child_spec, child in zip(spec_children, subtrees):
+            visit(child_spec, child)
+    visit(prefix, tree)
+    return result
+
+
+def _arg_names(fun, nargs):
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [names[i] if i < len(names) else f"args[{i}]" for i in range(nargs)]
+
+
+def _describe_leaves(args, names):
+    """A readable name for every leaf: the argument name plus its path."""
+    described = []
+    for arg, name in zip(args, names):
+        flat, _ = tree_util.tree_flatten_with_path(arg)
+        described.extend(name + tree_util.keystr(path) for path, _ in flat)
+    return described
+
+
+def _check_axes(leaves, axes, names):
+    sizes = []
+    for leaf, axis, name in zip(leaves, axes, names):
+        if axis is None:
+            continue
+        aval = core.get_aval(leaf)
+        if not -aval.ndim <= axis < aval.ndim:
+            raise ValueError(
+                f"vmap was asked to map argument {name} along axis {axis}, which needs an array "
+                f"of rank at least {axis + 1 if axis >= 0 else -axis}, but it has rank "
+                f"{aval.ndim} (type {aval.str_short()})")
+        sizes.append((aval.shape[axis % aval.ndim], axis % aval.ndim, name, aval))
+    return sizes
+
+
+def _consistent_size(sizes, axis_size):
+    distinct = {s for s, _, _, _ in sizes}
+    if axis_size is not None:
+        distinct.add(axis_size)
+    if len(distinct) > 1:
+        lines = [f"  * axis {ax} of {name} (type {aval.str_short()}) has size {s}"
+                 for s, ax, name, aval in sizes]
+        if axis_size is not None:
+            lines.append(f"  * axis_size is {axis_size}")
+        raise ValueError("vmap got inconsistent sizes for the mapped axes:\n" + "\n".join(lines))
+    if not distinct:
+        raise ValueError("vmap must have at least one non-None value in in_axes, or be given "
+                         "axis_size")
+    return distinct.pop()
+
+
+def _normalize_in_axes(in_axes, args):
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if in_axes is None or isinstance(in_axes, int):
+        return (in_axes,) * len(args)
+    if not isinstance(in_axes, tuple) or len(in_axes) != len(args):
+        raise ValueError(f"vmap in_axes must be an int, None, or a tuple with one entry per "
+                         f"positional argument; got in_axes={in_axes!r} for {len(args)} "
+                         f"arguments")
+    return in_axes
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, chunk_size=None,
+         spmd_axis_name=None):
+    """Map fun over an axis of its inputs; see JAX's jax.vmap."""
+    if not callable(fun):
+        raise TypeError(f"vmap expects a callable, got {fun!r}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap chunk_size must be a positive int, got {chunk_size!r}")
+
+    @functools.wraps(fun)
+    def vmapped(*args, **kwargs):
+        axes_per_arg = _normalize_in_axes(in_axes, args) + (0,) * len(kwargs)
+        all_args = list(args) + [kwargs[k] for k in sorted(kwargs)]
+        names = _arg_names(fun, len(args)) + sorted(kwargs)
+        leaves, in_tree = tree_util.tree_flatten(tuple(all_args))
+        axes = []
+        for spec, arg in zip(axes_per_arg, all_args):
+            axes.extend(_broadcast_prefix(spec, arg, "in_axes"))
+        leaf_names = _describe_leaves(all_args, names)
+        size = _consistent_size(_check_axes(leaves, axes, leaf_names), axis_size)
+        axes = [None if a is None else a % core.get_aval(l).ndim for a, l in zip(axes, leaves)]
+        box = {}
+
+        def flat_fun(*flat):
+            rebuilt = tree_util.tree_unflatten(in_tree, list(flat))
+            out = fun(*rebuilt[:len(args)], **dict(zip(sorted(kwargs), rebuilt[len(args):])))
+            out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
+            return out_leaves
+
+        def out_dims_for(out_leaves_tree):
+            return _broadcast_prefix(out_axes, out_leaves_tree, "out_axes")
+
+        if chunk_size is None or chunk_size >= size:
+            outs = _run(flat_fun, leaves, axes, size, axis_name, box, out_dims_for)
+        else:
+            outs = _run_chunked(flat_fun, leaves, axes, size, axis_name, box, out_dims_for,
+                                chunk_size)
+        return tree_util.tree_unflatten(box["out_tree"], outs)
+    return vmapped
+
+
+def _run(flat_fun, leaves, axes, size, axis_name, box, out_dims_for):
+    """batch_flat, with out_axes resolved once the output structure is known."""
+    def fun(*xs):
+        outs = flat_fun(*xs)
+        box["out_dims"] = out_dims_for(tree_util.tree_unflatten(box["out_tree"], outs))
+        return outs
+    return batch_flat(fun, leaves, axes, size, axis_name, out_dims=_Deferred(box))
+
+
+class _Deferred:
+    """out_dims known only after the function ran (batch_flat reads it then)."""
+
+    def __init__(self, box):
+        self.box = box
+
+    def __len__(self):
+        return len(self.box["out_dims"])
+
+    def __iter__(self):
+        return iter(self.box["out_dims"])
+
+
+def _run_chunked(flat_fun, leaves, axes, size, axis_name, box, out_dims_for, chunk_size):
+    """Evaluate the map chunk by chunk (bounded memory), then join the pieces."""
+    from funcgraph import lax
+    from funcgraph.numpy import concatenate
+    pieces = []
+    for start in range(0, size, chunk_size):
+        stop = min(start + chunk_size, size)
+        chunk = [leaf if a is None else lax.slice_in_dim(leaf, start, stop, axis=a)
+                 for leaf, a in zip(leaves, axes)]
+        pieces.append(_run(flat_fun, chunk, axes, stop - start, axis_name, box, out_dims_for))
+    out_dims = box["out_dims"]
+    outs = []
+    for i, d in enumerate(out_dims):
+        parts = [p[i] for p in pieces]
+        if d is None:
+            outs.append(parts[0])
+        else:
+            ndim = core.get_aval(parts[0]).ndim
+            outs.append(concatenate(parts, axis=d % ndim))
+    return outs
