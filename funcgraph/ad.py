@@ -218,109 +218,100 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 
 # --- Jacobians and Hessians --------------------------------------------------------
 
+def _basis(leaves):
+    """One-hot rows spanning all leaves: per leaf an array (N,) + leaf.shape, where N is
+    the total number of elements (row k is 1 at the k-th element overall)."""
+    avals = [core.get_aval(x) for x in leaves]
+    total = sum(a.size for a in avals)
+    rows, offset = [], 0
+    for a in avals:
+        eye = np.zeros((total, a.size), a.dtype)
+        eye[np.arange(offset, offset + a.size), np.arange(a.size)] = 1
+        rows.append(eye.reshape((total,) + a.shape))
+        offset += a.size
+    return rows, avals
+
+
+def _split_axis(x, axis, in_avals):
+    """Split `axis` of x (length = total input size) into blocks shaped like the inputs."""
+    from funcgraph import lax
+    pieces, offset = [], 0
+    x_aval = core.get_aval(x)
+    axis = axis % x_aval.ndim
+    for a in in_avals:
+        block = lax.slice_in_dim(x, offset, offset + a.size, axis=axis)
+        shape = x_aval.shape[:axis] + a.shape + x_aval.shape[axis + 1:]
+        pieces.append(block.reshape(shape))
+        offset += a.size
+    return pieces
+
+
+def _partial(fun, args, nums):
+    def partial_fun(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return fun(*full)
+    return partial_fun
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
-    """The Jacobian by forward mode: one jvp per input element (vectorized once vmap lands)."""
-    from funcgraph.numpy import stack
+    """The Jacobian by forward mode: jvp vmapped over the standard basis of the inputs."""
+    from funcgraph.vmap_function import vmap
 
     def jac_fun(*args):
         single, nums = _normalize_argnums(argnums, len(args), "jacfwd")
         diff = tuple(args[i] for i in nums)
-        leaves, tree = tree_util.tree_flatten(diff[0] if single else diff)
-        _check_differentiable_inputs(leaves, "jacfwd", False)
+        in_struct = diff[0] if single else diff
+        in_leaves, in_tree = tree_util.tree_flatten(in_struct)
+        _check_differentiable_inputs(in_leaves, "jacfwd", False)
+        partial_fun = _partial(fun, args, nums)
+        basis, in_avals = _basis(in_leaves)
 
-        def partial_fun(*d):
-            full = list(args)
-            for i, x in zip(nums, d):
-                full[i] = x
-            return fun(*full)
+        def push(*tangent_leaves):
+            tangents = tree_util.tree_unflatten(in_tree, list(tangent_leaves))
+            res = jvp(partial_fun, diff, (tangents,) if single else tangents, has_aux=has_aux)
+            return (res[1], res[2]) if has_aux else res[1]
 
-        columns, out, aux = [], None, None
-        for li, leaf in enumerate(leaves):
-            aval = core.get_aval(leaf)
-            for k in range(aval.size):
-                basis = np.zeros(aval.size, aval.dtype)
-                basis[k] = 1
-                tangents = [np.zeros(core.get_aval(l).shape, core.get_aval(l).dtype)
-                            for l in leaves]
-                tangents[li] = basis.reshape(aval.shape)
-                tangent_tree = tree_util.tree_unflatten(tree, tangents)
-                res = jvp(partial_fun, diff, (tangent_tree,) if single else tangent_tree,
-                          has_aux=has_aux)
-                out, t = res[0], res[1]
-                aux = res[2] if has_aux else None
-                columns.append((li, t))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        per_input = []
-        for li, leaf in enumerate(leaves):
-            aval = core.get_aval(leaf)
-            cols = [tree_util.tree_leaves(t) for i, t in columns if i == li]
-            jac_leaves = []
-            for oi, o in enumerate(out_leaves):
-                o_aval = core.get_aval(o)
-                stacked = stack([c[oi] for c in cols], axis=-1)
-                jac_leaves.append(stacked.reshape(o_aval.shape + aval.shape))
-            per_input.append(tree_util.tree_unflatten(out_tree, jac_leaves))
-        result = _regroup(per_input, tree, out_tree)
-        return (result, aux) if has_aux else result
+        out_axes = (-1, None) if has_aux else -1
+        result = vmap(push, out_axes=out_axes)(*basis)
+        jac, aux = result if has_aux else (result, None)
+        out_leaves, out_tree = tree_util.tree_flatten(jac)
+        blocks = [tree_util.tree_unflatten(in_tree, _split_axis(o, -1, in_avals))
+                  for o in out_leaves]
+        jac = tree_util.tree_unflatten(out_tree, blocks)
+        return (jac, aux) if has_aux else jac
     return jac_fun
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """The Jacobian by reverse mode: one pullback per output element."""
-    from funcgraph.numpy import stack
+    """The Jacobian by reverse mode: the pullback vmapped over the output basis."""
+    from funcgraph.vmap_function import vmap
 
     def jac_fun(*args):
         single, nums = _normalize_argnums(argnums, len(args), "jacrev")
         diff = tuple(args[i] for i in nums)
-        in_leaves, in_tree = tree_util.tree_flatten(diff[0] if single else diff)
+        in_struct = diff[0] if single else diff
+        in_leaves, in_tree = tree_util.tree_flatten(in_struct)
         _check_differentiable_inputs(in_leaves, "jacrev", allow_int)
-
-        def partial_fun(*d):
-            full = list(args)
-            for i, x in zip(nums, d):
-                full[i] = x
-            return fun(*full)
-
-        res = vjp(partial_fun, *diff, has_aux=has_aux)
+        res = vjp(_partial(fun, args, nums), *diff, has_aux=has_aux)
         out, pullback = res[0], res[1]
         out_leaves, out_tree = tree_util.tree_flatten(out)
-        rows = []  # per output leaf: list of input-cotangent leaf lists
-        for oi, o in enumerate(out_leaves):
-            o_aval = core.get_aval(o)
-            rows_o = []
-            for k in range(o_aval.size):
-                cts = [np.zeros(core.get_aval(x).shape, core.get_aval(x).dtype)
-                       for x in out_leaves]
-                flat = np.zeros(o_aval.size, o_aval.dtype)
-                flat[k] = 1
-                cts[oi] = flat.reshape(o_aval.shape)
-                cts_in = pullback(tree_util.tree_unflatten(out_tree, cts))
-                rows_o.append(tree_util.tree_leaves(cts_in[0] if single else cts_in))
-            rows.append(rows_o)
-        per_input = []
-        for ii, x in enumerate(in_leaves):
-            x_aval = core.get_aval(x)
-            jac_leaves = []
-            for oi, o in enumerate(out_leaves):
-                o_aval = core.get_aval(o)
-                stacked = stack([r[ii] for r in rows[oi]], axis=0) if rows[oi] else \
-                    np.zeros((0,) + x_aval.shape, x_aval.dtype)
-                jac_leaves.append(stacked.reshape(o_aval.shape + x_aval.shape))
-            per_input.append(tree_util.tree_unflatten(out_tree, jac_leaves))
-        result = _regroup(per_input, in_tree, out_tree)
-        return (result, res[2]) if has_aux else result
+        basis, out_avals = _basis(out_leaves)
+
+        def pull(*ct_leaves):
+            cts = pullback(tree_util.tree_unflatten(out_tree, list(ct_leaves)))
+            return tree_util.tree_leaves(cts[0] if single else cts)
+
+        rows = vmap(pull)(*basis)  # per input leaf: (M,) + in.shape
+        per_input = [_split_axis(r, 0, out_avals) for r in rows]
+        blocks = []
+        for oi in range(len(out_leaves)):
+            blocks.append(tree_util.tree_unflatten(
+                in_tree, [per_input[ii][oi] for ii in range(len(in_leaves))]))
+        jac = tree_util.tree_unflatten(out_tree, blocks)
+        return (jac, res[2]) if has_aux else jac
     return jac_fun
-
-
-def _regroup(per_input, in_tree, out_tree):
-    """Jacobian blocks indexed [input leaf][output tree] -> output tree of input trees."""
-    out_leaves_per_input = [tree_util.tree_leaves(p) for p in per_input]
-    n_out = out_tree.num_leaves
-    result_leaves = []
-    for oi in range(n_out):
-        result_leaves.append(tree_util.tree_unflatten(
-            in_tree, [out_leaves_per_input[ii][oi] for ii in range(in_tree.num_leaves)]))
-    return tree_util.tree_unflatten(out_tree, result_leaves)
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):

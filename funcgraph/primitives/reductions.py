@@ -1,11 +1,18 @@
 """Reductions: reduce_sum/max/min/prod/and/or, argmax/argmin and cumulative ops."""
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.jvp import Zero, core_scalar, jvp_rules, tangent_aval
 from funcgraph.lowering import i64_array
+from funcgraph.primitives.elementwise import (
+    abs_p, add_p, convert_element_type_p, div_p, eq_p, exp_p, log1p_p, max_p, min_p, mul_p,
+    ne_p, neg_p, select_n_p, sub_p)
 from funcgraph.primitives.helpers import (
-    ANY, BOOL, INT, FLOAT, NUMBER, check_dtype, compare_type, declare)
+    ANY, BOOL, INT, FLOAT, NUMBER, check_dtype, compare_type, declare, deflinear_unary)
+from funcgraph.primitives.slicing import slice_p
+from funcgraph.primitives.structural import (
+    broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, transpose_p)
 
 
 def _reduced_shape(name, x, axes, kinds):
@@ -53,14 +60,115 @@ def reduction(name, np_fn, monoid, hlo_op, kinds):
     return declare(name, lambda x, axes: _reduced_shape(name, x, axes, kinds), impl, lower)
 
 
+# Differentiation helpers shared by the reductions.
+
+def _kept_dims(ndim, axes):
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _no_tangent_jvp(prim):
+    """JVP of a primitive whose outputs have no tangent (integer or boolean results)."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        return out, Zero(tangent_aval(core.get_aval(out)))
+    jvp_rules[prim] = rule
+
+
+def _full(value, aval):
+    scalar = core_scalar(value, aval.dtype)
+    return broadcast_in_dim_p.bind(scalar, shape=aval.shape, broadcast_dimensions=())
+
+
+def _slice_axis(x, start, stop, axis, stride=1):
+    shape = core.get_aval(x).shape
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, stop, stride
+    return slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits),
+                        strides=tuple(strides))
+
+
+def _reduce_sum_transpose(ct, aval, axes):
+    # Every element of a reduced group fed the same output: broadcast ct back over the group.
+    return broadcast_in_dim_p.bind(ct, shape=aval.shape,
+                                   broadcast_dimensions=_kept_dims(aval.ndim, axes))
+
+
 reduce_sum_p = reduction("reduce_sum", np.sum, "add", "stablehlo.add", NUMBER)
+deflinear_unary(reduce_sum_p, _reduce_sum_transpose)
+
 reduce_prod_p = reduction("reduce_prod", np.prod, "mul", "stablehlo.multiply", NUMBER)
+
+
+def _exclusive_cumprod(x, axis, reverse):
+    """Products of the elements strictly before (after, if reverse) each one along axis."""
+    aval = core.get_aval(x)
+    n = aval.shape[axis]
+    inclusive = cumprod_p.bind(x, axis=axis, reverse=reverse)
+    one = _full(1, aval.update(shape=aval.shape[:axis] + (1,) + aval.shape[axis + 1:],
+                               weak_type=False))
+    parts = [_slice_axis(inclusive, 1, n, axis), one] if reverse else \
+        [one, _slice_axis(inclusive, 0, n - 1, axis)]
+    return concatenate_p.bind(*parts, dimension=axis)
+
+
+def _product_of_others(x, axes):
+    """For each element, the product of the other elements of its reduced group.  It is
+    the product of an exclusive cumulative product from each side: no division, so it
+    is right (and differentiable again) where x has zeros."""
+    aval = core.get_aval(x)
+    kept = _kept_dims(aval.ndim, axes)
+    perm = kept + tuple(axes)
+    moved_shape = tuple(aval.shape[d] for d in perm)
+    n = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
+    if n == 0:
+        return x
+    moved = perm != tuple(range(aval.ndim))
+    flat = transpose_p.bind(x, permutation=perm) if moved else x
+    flat = reshape_p.bind(flat, new_sizes=moved_shape[:len(kept)] + (n,), dimensions=None)
+    last = len(kept)
+    others = mul_p.bind(_exclusive_cumprod(flat, last, False),
+                        _exclusive_cumprod(flat, last, True))
+    others = reshape_p.bind(others, new_sizes=moved_shape, dimensions=None)
+    if not moved:
+        return others
+    return transpose_p.bind(others, permutation=tuple(int(i) for i in np.argsort(perm)))
+
+
+def _reduce_prod_jvp(primals, tangents, axes):
+    (x,), (t,) = primals, tangents
+    out = reduce_prod_p.bind(x, axes=axes)
+    return out, reduce_sum_p.bind(mul_p.bind(t, _product_of_others(x, axes)), axes=axes)
+
+
+jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+
+
+def _chooser_jvp(prim):
+    """The tangent at the extremum; tied elements share it equally (the mean of their
+    tangents), as in JAX."""
+    def rule(primals, tangents, axes):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes)
+        aval = core.get_aval(x)
+        spread = broadcast_in_dim_p.bind(out, shape=aval.shape,
+                                         broadcast_dimensions=_kept_dims(aval.ndim, axes))
+        at_extremum = convert_element_type_p.bind(eq_p.bind(x, spread), new_dtype=aval.dtype,
+                                                  weak_type=aval.weak_type)
+        count = reduce_sum_p.bind(at_extremum, axes=axes)
+        return out, div_p.bind(reduce_sum_p.bind(mul_p.bind(t, at_extremum), axes=axes), count)
+    jvp_rules[prim] = rule
+
+
 reduce_max_p = reduction("reduce_max", np.max, "max", "stablehlo.maximum", ANY)
+_chooser_jvp(reduce_max_p)
 reduce_min_p = reduction("reduce_min", np.min, "min", "stablehlo.minimum", ANY)
+_chooser_jvp(reduce_min_p)
 # Bitwise on integers (logical on bools), as XLA's and/or.
 reduce_and_p = reduction("reduce_and", np.bitwise_and.reduce, "and", "stablehlo.and",
                          (BOOL, INT))
+_no_tangent_jvp(reduce_and_p)
 reduce_or_p = reduction("reduce_or", np.bitwise_or.reduce, "or", "stablehlo.or", (BOOL, INT))
+_no_tangent_jvp(reduce_or_p)
 
 
 # --- argmax / argmin: index of the first max (min) along one axis ---------------------
@@ -154,7 +262,9 @@ def _argminmax(name, np_fn, direction, monoid):
 
 
 argmax_p = _argminmax("argmax", np.argmax, "GT", "max")
+_no_tangent_jvp(argmax_p)
 argmin_p = _argminmax("argmin", np.argmin, "LT", "min")
+_no_tangent_jvp(argmin_p)
 
 
 # --- cumulative reductions along one axis -------------------------------------------
@@ -240,11 +350,112 @@ def cumulative(name, accumulate, monoid, region_fn, kinds):
                    _cumulative_lowering(monoid, region_fn))
 
 
+# The nonlinear cumulative ops are differentiated, as in JAX, through a parallel prefix
+# scan over (value, tangent) pairs: reduce_window has no derivative of its own, and the
+# scan is made of differentiable primitives, so derivatives of any order follow.  Using
+# the same scan tree as JAX also splits tangents between ties (cummax, cummin) as JAX does.
+
+def _interleave(evens, odds, axis):
+    """Elements of evens at positions 0, 2, 4, ... and of odds at 1, 3, ... along axis."""
+    aval = core.get_aval(evens)
+    m = aval.shape[axis]
+    n = m + core.get_aval(odds).shape[axis]
+    if n % 2:  # pad odds to m elements with a filler that is sliced off below
+        odds = concatenate_p.bind(odds, _slice_axis(evens, m - 1, m, axis), dimension=axis)
+    pair_shape = aval.shape[:axis + 1] + (1,) + aval.shape[axis + 1:]
+    stacked = concatenate_p.bind(reshape_p.bind(evens, new_sizes=pair_shape, dimensions=None),
+                                 reshape_p.bind(odds, new_sizes=pair_shape, dimensions=None),
+                                 dimension=axis + 1)
+    merged = aval.shape[:axis] + (2 * m,) + aval.shape[axis + 1:]
+    out = reshape_p.bind(stacked, new_sizes=merged, dimensions=None)
+    return _slice_axis(out, 0, n, axis) if n % 2 else out
+
+
+def _prefix_scan(combine, elems, axis):
+    """Inclusive scan of the lists of arrays `elems` along axis with an associative
+    combine(earlier, later) -> list: combine neighbouring pairs, scan those recursively
+    (giving the odd positions), then fill in the even positions from them."""
+    n = core.get_aval(elems[0]).shape[axis]
+    if n < 2:
+        return elems
+    pairs = combine([_slice_axis(e, 0, n - 1, axis, 2) for e in elems],
+                    [_slice_axis(e, 1, n, axis, 2) for e in elems])
+    odds = _prefix_scan(combine, pairs, axis)
+    earlier = [_slice_axis(o, 0, n // 2 - 1, axis) for o in odds] if n % 2 == 0 else odds
+    evens = combine(earlier, [_slice_axis(e, 2, n, axis, 2) for e in elems])
+    evens = [concatenate_p.bind(_slice_axis(e, 0, 1, axis), ev, dimension=axis)
+             for e, ev in zip(elems, evens)]
+    return [_interleave(ev, od, axis) for ev, od in zip(evens, odds)]
+
+
+def _scan_jvp(prim, combine):
+    """JVP of a cumulative op: its tangent is the tangent half of a scan over pairs."""
+    def rule(primals, tangents, axis, reverse):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axis=axis, reverse=reverse)
+        elems = [x, t]
+        if reverse:
+            elems = [rev_p.bind(e, dimensions=(axis,)) for e in elems]
+        t_out = _prefix_scan(combine, elems, axis)[1]
+        return out, rev_p.bind(t_out, dimensions=(axis,)) if reverse else t_out
+    jvp_rules[prim] = rule
+
+
+def _mul_pair(a, b):
+    (x, tx), (y, ty) = a, b
+    return [mul_p.bind(x, y), add_p.bind(mul_p.bind(tx, y), mul_p.bind(x, ty))]
+
+
+def _chooser_pair(prim):
+    """max/min of pairs; the tangent of the winner, half of each on a tie (as JAX)."""
+    def combine(a, b):
+        (x, tx), (y, ty) = a, b
+        out = prim.bind(x, y)
+        aval = core.get_aval(out)
+        x_won, y_won = (convert_element_type_p.bind(eq_p.bind(v, out), new_dtype=aval.dtype,
+                                                    weak_type=aval.weak_type) for v in (x, y))
+        one = core_scalar(1, aval.dtype)
+        wx = div_p.bind(x_won, add_p.bind(one, y_won))
+        wy = div_p.bind(y_won, add_p.bind(one, x_won))
+        return [out, add_p.bind(mul_p.bind(tx, wx), mul_p.bind(ty, wy))]
+    return combine
+
+
+def _zero_if_posinf(v):
+    aval = core.get_aval(v)
+    return select_n_p.bind(eq_p.bind(v, core_scalar(np.inf, aval.dtype)), v, _full(0, aval))
+
+
+def _logaddexp_pair(a, b):
+    """log(exp(x) + exp(y)) of pairs; d = tx exp(x - out) + ty exp(y - out), with +inf
+    read as 0 in the exponents (as JAX's logaddexp) so that inf - inf gives no NaN."""
+    (x, tx), (y, ty) = a, b
+    delta = sub_p.bind(x, y)
+    smooth = add_p.bind(max_p.bind(x, y), log1p_p.bind(exp_p.bind(neg_p.bind(abs_p.bind(delta)))))
+    # delta is NaN for NaNs and for infinities of one sign, where x + y is the answer.
+    out = select_n_p.bind(ne_p.bind(delta, delta), smooth, add_p.bind(x, y))
+    out_r = _zero_if_posinf(out)
+
+    def weight(v):
+        return exp_p.bind(sub_p.bind(_zero_if_posinf(v), out_r))
+    return [out, add_p.bind(mul_p.bind(tx, weight(x)), mul_p.bind(ty, weight(y)))]
+
+
+def _cumsum_transpose(ct, aval, axis, reverse):
+    # out_i sums x_j for j <= i, so x_j's cotangent sums ct_i for i >= j.
+    return cumsum_p.bind(ct, axis=axis, reverse=not reverse)
+
+
 cumsum_p = cumulative("cumsum", np.cumsum, "add", _hlo_region("stablehlo.add"), NUMBER)
+deflinear_unary(cumsum_p, _cumsum_transpose)
 cumprod_p = cumulative("cumprod", np.cumprod, "mul", _hlo_region("stablehlo.multiply"), NUMBER)
+_scan_jvp(cumprod_p, _mul_pair)
 cummax_p = cumulative("cummax", np.maximum.accumulate, "max",
                       _hlo_region("stablehlo.maximum"), (INT, FLOAT))
+_scan_jvp(cummax_p, _chooser_pair(max_p))
 cummin_p = cumulative("cummin", np.minimum.accumulate, "min",
                       _hlo_region("stablehlo.minimum"), (INT, FLOAT))
+_scan_jvp(cummin_p, _chooser_pair(min_p))
 cumlogsumexp_p = cumulative("cumlogsumexp", _logaddexp_accumulate, "max", _logaddexp_region,
                             (FLOAT,))
+_scan_jvp(cumlogsumexp_p, _logaddexp_pair)

@@ -1,10 +1,13 @@
 """Sorting primitives: sort (multi-operand, stable) and top_k."""
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.jvp import Zero, is_zero, jvp_rules, tangent_aval
 from funcgraph.primitives.helpers import (
     BOOL, FLOAT, INT, check_dtype, compare_type, declare)
+from funcgraph.primitives.slicing import GatherDimensionNumbers, GatherScatterMode, gather_p
+from funcgraph.primitives.structural import iota_p, reshape_p
 
 _PRED = ShapedArray((), dtypes.bool_)
 
@@ -115,6 +118,36 @@ def _sort_lowering(ctx, avals_in, avals_out, *operands, dimension, is_stable, nu
 sort_p = declare("sort", _sort_shape, _sort_impl, _sort_lowering, multiple_results=True)
 
 
+def _take_along_axis(x, indices, axis):
+    """out[..., i, ...] = x[..., indices[..., i, ...], ...] along axis: a gather whose
+    other dimensions are batch dimensions of both x and indices."""
+    shape = core.get_aval(indices).shape
+    batch = tuple(d for d in range(len(shape)) if d != axis)
+    dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                   start_index_map=(axis,), operand_batching_dims=batch,
+                                   start_indices_batching_dims=batch)
+    return gather_p.bind(x, reshape_p.bind(indices, new_sizes=shape + (1,), dimensions=None),
+                         dimension_numbers=dnums, slice_sizes=(1,) * len(shape),
+                         indices_are_sorted=False, unique_indices=False,
+                         mode=GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+
+
+def _sort_jvp(primals, tangents, dimension, is_stable, num_keys):
+    """Sort an iota along with the operands to learn the permutation, then apply it to
+    the tangents."""
+    shape = core.get_aval(primals[0]).shape
+    index_dtype = dtypes.int32 if shape[dimension] < np.iinfo(np.int32).max else np.dtype(np.int64)
+    iota = iota_p.bind(dtype=index_dtype, shape=shape, dimension=dimension)
+    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                              num_keys=num_keys)
+    t_outs = [Zero(tangent_aval(core.get_aval(o))) if is_zero(t)
+              else _take_along_axis(t, perm, dimension) for o, t in zip(outs, tangents)]
+    return outs, t_outs
+
+
+jvp_rules[sort_p] = _sort_jvp
+
+
 # --- top_k: the k largest entries along the last axis, and their indices ---------------
 # Largest first, ties to the lower index.  Floats order totally, as XLA's TopK does:
 # -NaN < -inf < ... < -0.0 < 0.0 < ... < inf < NaN.
@@ -156,3 +189,15 @@ def _top_k_lowering(ctx, avals_in, avals_out, x, k):
 
 
 top_k_p = declare("top_k", _top_k_shape, _top_k_impl, _top_k_lowering, multiple_results=True)
+
+
+def _top_k_jvp(primals, tangents, k):
+    """The tangents at the chosen indices; the indices have none."""
+    (x,), (t,) = primals, tangents
+    values, indices = top_k_p.bind(x, k=k)
+    last = core.get_aval(x).ndim - 1
+    return [values, indices], [_take_along_axis(t, indices, last),
+                               Zero(tangent_aval(core.get_aval(indices)))]
+
+
+jvp_rules[top_k_p] = _top_k_jvp
