@@ -11,16 +11,18 @@ import numpy as np
 
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import (
     Zero, core_scalar, instantiate, is_zero, jvp_rules, tangent_aval, zeros_of)
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import i64_array
+from funcgraph.primitives.batching_helpers import batch_at, broadcast_batched, move_batch_dim
 from funcgraph.primitives.elementwise import add_p, div_p, eq_p, mul_p, select_n_p, sub_p
 from funcgraph.primitives.helpers import (
     ANY, BOOL, FLOAT, INT, NUMBER, check_dtype, check_same_dtypes, compare_type, declare,
     deflinear_unary)
 from funcgraph.primitives.structural import (
-    broadcast_in_dim_p, iota_p, pad_p, reshape_p)
+    broadcast_in_dim_p, concatenate_p, iota_p, pad_p, reshape_p)
 
 
 def _check_scalar_indices(name, operand, indices):
@@ -53,6 +55,16 @@ def _full(value, aval):
     if not aval.shape:
         return scalar
     return broadcast_in_dim_p.bind(scalar, shape=aval.shape, broadcast_dimensions=())
+
+
+def _shift(dims, inserted):
+    """Dimension indices after a new dimension is inserted at position `inserted`."""
+    return tuple(d + (d >= inserted) for d in dims)
+
+
+def _insert(items, position, item):
+    items = tuple(items)
+    return items[:position] + (item,) + items[position:]
 
 
 def _select(pred, on_false, on_true):
@@ -121,6 +133,18 @@ def _slice_transpose(ct, aval, start_indices, limit_indices, strides=None):
 deflinear_unary(slice_p, _slice_transpose)
 
 
+def _slice_batch(axis_data, args, dims, start_indices, limit_indices, strides=None):
+    """The whole batch axis is kept: a full range is inserted for it."""
+    (x,), (d,) = args, dims
+    strides = None if strides is None else _insert(strides, d, 1)
+    return slice_p.bind(x, start_indices=_insert(start_indices, d, 0),
+                        limit_indices=_insert(limit_indices, d, axis_data.size),
+                        strides=strides), d
+
+
+batching_rules[slice_p] = _slice_batch
+
+
 # --- dynamic_slice: operand, *scalar start indices (clamped into range) -------------
 
 def _dynamic_slice_shape(x, *start_indices, slice_sizes):
@@ -164,6 +188,45 @@ def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
 
 jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
 transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
+
+
+def _zero_index(indices):
+    """A start index 0 for an inserted batch axis, of the other start indices' dtype."""
+    dtype = core.get_aval(indices[0]).dtype if indices else dtypes.int32
+    return core_scalar(0, dtype)
+
+
+def _stacked_indices(indices, dims, size):
+    """Scalar start indices (some batched, as shape (size,)) as one int array of shape
+    (size, len(indices)): the index vectors of a gather or scatter, batch axis 0."""
+    columns = []
+    for i, d in core.safe_zip(indices, dims):
+        bdims = () if d is None else (0,)
+        columns.append(broadcast_in_dim_p.bind(i, shape=(size, 1), broadcast_dimensions=bdims))
+    if len(columns) == 1:
+        return columns[0]
+    return concatenate_p.bind(*columns, dimension=1)
+
+
+def _dynamic_slice_batch(axis_data, args, dims, slice_sizes):
+    """Unbatched starts: a dynamic_slice taking the whole batch axis.  Batched starts:
+    a gather of one window per lane (starts clamped like dynamic_slice's)."""
+    x, *indices = args
+    xd, *index_dims = dims
+    if all(d is None for d in index_dims):
+        indices = _insert(indices, xd, _zero_index(indices))
+        return dynamic_slice_p.bind(x, *indices, slice_sizes=_insert(slice_sizes, xd,
+                                                                      axis_data.size)), xd
+    vectors = _stacked_indices(indices, index_dims, axis_data.size)
+    every = tuple(range(len(indices)))
+    dn = GatherDimensionNumbers(offset_dims=every, collapsed_slice_dims=(),
+                                start_index_map=every)
+    return _gather_batch(axis_data, [x, vectors], [xd, 0], dimension_numbers=dn,
+                         slice_sizes=tuple(slice_sizes), indices_are_sorted=True,
+                         unique_indices=True, mode=GatherScatterMode.CLIP, fill_value=None)
+
+
+batching_rules[dynamic_slice_p] = _dynamic_slice_batch
 
 
 # --- dynamic_update_slice: operand, update, *scalar start indices (clamped) ---------
@@ -214,6 +277,29 @@ def _dynamic_update_slice_transpose(ct, x, update, *indices):
 
 jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
 transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
+
+
+def _dynamic_update_slice_batch(axis_data, args, dims):
+    """Unbatched starts: one dynamic_update_slice over the whole batch axis (operand
+    and update both need it).  Batched starts: a scatter of one window per lane."""
+    x, update, *indices = args
+    xd, ud, *index_dims = dims
+    if all(d is None for d in index_dims):
+        target = ud if xd is None else xd
+        x = batch_at(x, xd, axis_data.size, target)
+        update = batch_at(update, ud, axis_data.size, target)
+        indices = _insert(indices, target, _zero_index(indices))
+        return dynamic_update_slice_p.bind(x, update, *indices), target
+    vectors = _stacked_indices(indices, index_dims, axis_data.size)
+    every = tuple(range(len(indices)))
+    dn = ScatterDimensionNumbers(update_window_dims=every, inserted_window_dims=(),
+                                 scatter_dims_to_operand_dims=every)
+    rule = batching_rules[scatter_p]
+    return rule(axis_data, [x, vectors, update], [xd, 0, ud], dimension_numbers=dn,
+                indices_are_sorted=True, unique_indices=True, mode=GatherScatterMode.CLIP)
+
+
+batching_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
 
 
 # --- gather / scatter: dimension numbers and modes -----------------------------------
@@ -534,6 +620,79 @@ jvp_rules[gather_p] = _gather_jvp
 transpose_rules[gather_p] = _gather_transpose
 
 
+def _indices_batch_off_vector(indices, d):
+    """Batched indices whose batch axis is not the last one (the index vector's)."""
+    ndim = core.get_aval(indices).ndim
+    if d == ndim - 1:
+        return move_batch_dim(indices, d, ndim - 2), ndim - 2
+    return indices, d
+
+
+def _new_position(rank, dims, k, prefer):
+    """Where a new dimension goes among `rank` dimensions so that it comes k-th among
+    the (sorted) `dims` of its kind: as near to `prefer` as that allows."""
+    lo = dims[k - 1] + 1 if k > 0 else 0
+    hi = dims[k] if k < len(dims) else rank
+    return min(max(prefer, lo), hi)
+
+
+def _pair_batching(operand_dims, index_dims, od, idd):
+    """Batching dimension lists with the pair (od, idd) added (operand dims stay sorted)."""
+    operand_dims, index_dims = _shift(operand_dims, od), _shift(index_dims, idd)
+    pos = sum(1 for b in operand_dims if b < od)
+    return _insert(operand_dims, pos, od), _insert(index_dims, pos, idd)
+
+
+def _gather_batch(axis_data, args, dims, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                  unique_indices, mode, fill_value):
+    """Operand batched only: its batch axis is one more offset (window) axis, taken
+    whole.  Indices batched only: one more batch axis of the indices.  Both: a pair of
+    operand/indices batching dimensions.  Indices move only when their batch axis is
+    the last one (the index vector's place)."""
+    operand, indices = args
+    od, idd = dims
+    dn = dimension_numbers
+    params = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                  mode=mode, fill_value=fill_value)
+    if idd is None:
+        dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+        k = sum(1 for j in range(od) if j not in dropped)
+        lane_rank = core.get_aval(indices).ndim - 1 + len(dn.offset_dims)
+        out_dim = _new_position(lane_rank, dn.offset_dims, k, od)
+        new_dn = dn._replace(
+            offset_dims=_insert(_shift(dn.offset_dims, out_dim), k, out_dim),
+            collapsed_slice_dims=_shift(dn.collapsed_slice_dims, od),
+            start_index_map=_shift(dn.start_index_map, od),
+            operand_batching_dims=_shift(dn.operand_batching_dims, od))
+        sizes = _insert(slice_sizes, od, axis_data.size)
+        return gather_p.bind(operand, indices, dimension_numbers=new_dn, slice_sizes=sizes,
+                             **params), out_dim
+    indices, idd = _indices_batch_off_vector(indices, idd)
+    lane_rank = core.get_aval(indices).ndim - 2 + len(dn.offset_dims)
+    out_dim = _new_position(lane_rank, _batch_positions(lane_rank, dn.offset_dims), idd,
+                            idd if od is None else od)
+    offset_dims = _shift(dn.offset_dims, out_dim)
+    if od is None:
+        # Lanes may share indices: the whole index set is neither sorted nor unique.
+        params.update(indices_are_sorted=False, unique_indices=False)
+        new_dn = dn._replace(offset_dims=offset_dims, start_indices_batching_dims=_shift(
+            dn.start_indices_batching_dims, idd))
+        return gather_p.bind(operand, indices, dimension_numbers=new_dn,
+                             slice_sizes=tuple(slice_sizes), **params), out_dim
+    operand_bdims, index_bdims = _pair_batching(dn.operand_batching_dims,
+                                                dn.start_indices_batching_dims, od, idd)
+    new_dn = GatherDimensionNumbers(
+        offset_dims=offset_dims, collapsed_slice_dims=_shift(dn.collapsed_slice_dims, od),
+        start_index_map=_shift(dn.start_index_map, od), operand_batching_dims=operand_bdims,
+        start_indices_batching_dims=index_bdims)
+    sizes = _insert(slice_sizes, od, min(1, axis_data.size))
+    return gather_p.bind(operand, indices, dimension_numbers=new_dn, slice_sizes=sizes,
+                         **params), out_dim
+
+
+batching_rules[gather_p] = _gather_batch
+
+
 # --- scatter family: scatter (replace), scatter_add/mul/min/max ----------------------
 
 def _scatter_shape_rule(name, kinds):
@@ -698,6 +857,55 @@ def _scatter_primitive(name, ufunc, combiner, kinds):
                    _scatter_lowering(combiner))
 
 
+def _scatter_batch_rule(prim):
+    """Batching rule of a scatter-family primitive.  The result is batched, so the
+    operand is (broadcast if it was not).  Indices unbatched: the batch axis is one more
+    window axis of operand and updates (updates broadcast if unbatched).  Indices
+    batched: a pair of operand/indices batching dimensions, the updates' batch axis a
+    scatter axis.  Only the indices or updates move, and only when their batch axis is
+    where the dimension numbers cannot put it."""
+    def rule(axis_data, args, dims, *, dimension_numbers, indices_are_sorted, unique_indices,
+             mode):
+        operand, indices, updates = args
+        od, idd, ud = dims
+        size, dn = axis_data.size, dimension_numbers
+        if od is None:
+            operand, od = broadcast_batched(operand, size, 0), 0
+        lane_updates_rank = core.get_aval(updates).ndim - (ud is not None)
+        window = dn.update_window_dims
+        if idd is None:
+            dropped = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+            k = sum(1 for j in range(od) if j not in dropped)
+            target = _new_position(lane_updates_rank, window, k, od if ud is None else ud)
+            updates = batch_at(updates, ud, size, target)
+            new_dn = dn._replace(
+                update_window_dims=_insert(_shift(window, target), k, target),
+                inserted_window_dims=_shift(dn.inserted_window_dims, od),
+                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims, od),
+                operand_batching_dims=_shift(dn.operand_batching_dims, od))
+        else:
+            scatter_positions = _batch_positions(lane_updates_rank, window)
+            if ud is None:
+                indices, idd = _indices_batch_off_vector(indices, idd)
+                ud = _new_position(lane_updates_rank, scatter_positions, idd, idd)
+                updates = broadcast_batched(updates, size, ud)
+            else:
+                # The indices' batch axis must be the updates' among the scatter axes.
+                rank = sum(1 for u in scatter_positions if u < ud)
+                indices, idd = move_batch_dim(indices, idd, rank), rank
+            operand_bdims, index_bdims = _pair_batching(
+                dn.operand_batching_dims, dn.scatter_indices_batching_dims, od, idd)
+            new_dn = ScatterDimensionNumbers(
+                update_window_dims=_shift(window, ud),
+                inserted_window_dims=_shift(dn.inserted_window_dims, od),
+                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims, od),
+                operand_batching_dims=operand_bdims, scatter_indices_batching_dims=index_bdims)
+        return prim.bind(operand, indices, updates, dimension_numbers=new_dn,
+                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                         mode=mode), od
+    return rule
+
+
 # Differentiation helpers shared by the scatter family.
 
 def _gather_windows(x, indices, updates_shape, dn, mode, fill_value=0,
@@ -796,6 +1004,7 @@ def _scatter_transpose(ct, x, indices, updates, **params):
 
 jvp_rules[scatter_p] = _scatter_jvp
 transpose_rules[scatter_p] = _scatter_transpose
+batching_rules[scatter_p] = _scatter_batch_rule(scatter_p)
 
 scatter_add_p = _scatter_primitive("scatter_add", np.add, "stablehlo.add", NUMBER)
 
@@ -825,6 +1034,7 @@ def _scatter_add_transpose(ct, x, indices, updates, **params):
 
 jvp_rules[scatter_add_p] = _scatter_add_jvp
 transpose_rules[scatter_add_p] = _scatter_add_transpose
+batching_rules[scatter_add_p] = _scatter_batch_rule(scatter_add_p)
 
 scatter_mul_p = _scatter_primitive("scatter_mul", np.multiply, "stablehlo.multiply", NUMBER)
 
@@ -871,6 +1081,7 @@ def _scatter_mul_transpose(ct, x, indices, updates, **params):
 
 jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 transpose_rules[scatter_mul_p] = _scatter_mul_transpose
+batching_rules[scatter_mul_p] = _scatter_batch_rule(scatter_mul_p)
 
 
 def _scatter_extremal_jvp(prim, primals, tangents, **params):
@@ -916,8 +1127,10 @@ scatter_min_p = _scatter_primitive("scatter_min", np.minimum, "stablehlo.minimum
                                    (BOOL, INT, FLOAT))
 jvp_rules[scatter_min_p] = lambda primals, tangents, **params: _scatter_extremal_jvp(
     scatter_min_p, primals, tangents, **params)
+batching_rules[scatter_min_p] = _scatter_batch_rule(scatter_min_p)
 
 scatter_max_p = _scatter_primitive("scatter_max", np.maximum, "stablehlo.maximum",
                                    (BOOL, INT, FLOAT))
 jvp_rules[scatter_max_p] = lambda primals, tangents, **params: _scatter_extremal_jvp(
     scatter_max_p, primals, tangents, **params)
+batching_rules[scatter_max_p] = _scatter_batch_rule(scatter_max_p)

@@ -4,9 +4,11 @@ import numpy as np
 
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import core_scalar, instantiate, is_zero, jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import i64_array
+from funcgraph.primitives.batching_helpers import batch_at, move_batch_dim
 from funcgraph.primitives.helpers import check_same_dtypes, declare, deflinear_unary
 
 # Differentiation rules bind reduce_sum, sub and slice, whose modules may import this
@@ -16,6 +18,11 @@ from funcgraph.primitives.helpers import check_same_dtypes, declare, deflinear_u
 def _sum_all(x):
     from funcgraph.primitives.reductions import reduce_sum_p
     return reduce_sum_p.bind(x, axes=tuple(range(core.get_aval(x).ndim)))
+
+
+def _shift_dims(dims, inserted):
+    """Dimension indices after a new dimension is inserted at position `inserted`."""
+    return tuple(d + (d >= inserted) for d in dims)
 
 
 def _aval_of(x):
@@ -82,6 +89,28 @@ def _broadcast_in_dim_transpose(ct, aval, shape, broadcast_dimensions):
 deflinear_unary(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
+def _between(dims, k, rank, prefer):
+    """A position for a new dimension that comes after dims[k - 1] and before dims[k]
+    once inserted (dims sorted, among `rank` dimensions), as near to `prefer` as possible."""
+    lo = dims[k - 1] + 1 if k > 0 else 0
+    hi = dims[k] if k < len(dims) else rank
+    return min(max(prefer, lo), hi)
+
+
+def _broadcast_in_dim_batch(axis_data, args, dims, shape, broadcast_dimensions):
+    """The batch axis stays an operand axis, placed in the result between the result
+    axes of its operand neighbours (so broadcast_dimensions stay increasing)."""
+    (x,), (d,) = args, dims
+    out_dim = _between(broadcast_dimensions, d, len(shape), d)
+    new_shape = shape[:out_dim] + (axis_data.size,) + shape[out_dim:]
+    shifted = _shift_dims(broadcast_dimensions, out_dim)
+    new_dims = shifted[:d] + (out_dim,) + shifted[d:]
+    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_dims), out_dim
+
+
+batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
+
+
 # --- reshape -------------------------------------------------------------------------
 
 def _reshape_shape(x, new_sizes, dimensions=None):
@@ -101,6 +130,16 @@ deflinear_unary(reshape_p, lambda ct, aval, new_sizes, dimensions=None: reshape_
     ct, new_sizes=aval.shape, dimensions=None))
 
 
+def _reshape_batch(axis_data, args, dims, new_sizes, dimensions=None):
+    """A reshape mixes dimensions in row-major order, so the batch axis must lead."""
+    x = move_batch_dim(args[0], dims[0], 0)
+    return reshape_p.bind(x, new_sizes=(axis_data.size,) + tuple(new_sizes),
+                          dimensions=dimensions), 0
+
+
+batching_rules[reshape_p] = _reshape_batch
+
+
 # --- transpose ------------------------------------------------------------------------
 
 def _transpose_shape(x, permutation):
@@ -116,6 +155,17 @@ transpose_p = declare(
                                                {"permutation": i64_array(permutation)}))
 deflinear_unary(transpose_p, lambda ct, aval, permutation: transpose_p.bind(
     ct, permutation=tuple(int(i) for i in np.argsort(permutation))))
+
+
+def _transpose_batch(axis_data, args, dims, permutation):
+    """The batch axis keeps its position; the permutation moves the other axes around it."""
+    (x,), (d,) = args, dims
+    perm = list(_shift_dims(permutation, d))
+    perm.insert(d, d)
+    return transpose_p.bind(x, permutation=tuple(perm)), d
+
+
+batching_rules[transpose_p] = _transpose_batch
 
 
 # --- squeeze / expand_dims: remove or insert dimensions of size 1 ---------------
@@ -153,6 +203,25 @@ deflinear_unary(expand_dims_p, lambda ct, aval, dimensions: squeeze_p.bind(
     ct, dimensions=tuple(sorted(dimensions))))
 
 
+def _squeeze_batch(axis_data, args, dims, dimensions):
+    (x,), (d,) = args, dims
+    out_dim = d - sum(1 for k in dimensions if k < d)
+    return squeeze_p.bind(x, dimensions=_shift_dims(dimensions, d)), out_dim
+
+
+def _expand_dims_batch(axis_data, args, dims, dimensions):
+    """The batch axis stays between the result axes of its operand neighbours."""
+    (x,), (d,) = args, dims
+    out_ndim = core.get_aval(x).ndim - 1 + len(dimensions)
+    kept = [i for i in range(out_ndim) if i not in dimensions]
+    out_dim = _between(kept, d, out_ndim, d)
+    return expand_dims_p.bind(x, dimensions=_shift_dims(dimensions, out_dim)), out_dim
+
+
+batching_rules[squeeze_p] = _squeeze_batch
+batching_rules[expand_dims_p] = _expand_dims_batch
+
+
 # --- rev: reverse the order of elements along some dimensions -------------------
 
 def _rev_shape(x, dimensions):
@@ -168,6 +237,14 @@ rev_p = declare(
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reverse", [x], ai, ao[0],
                                               {"dimensions": i64_array(dimensions)}))
 deflinear_unary(rev_p, lambda ct, aval, dimensions: rev_p.bind(ct, dimensions=dimensions))
+
+
+def _rev_batch(axis_data, args, dims, dimensions):
+    (x,), (d,) = args, dims
+    return rev_p.bind(x, dimensions=_shift_dims(dimensions, d)), d
+
+
+batching_rules[rev_p] = _rev_batch
 
 
 # --- pad: (low, high, interior) padding per dimension; low/high may be negative ----
@@ -252,6 +329,31 @@ jvp_rules[pad_p] = _pad_jvp
 transpose_rules[pad_p] = _pad_transpose
 
 
+def _pad_batch(axis_data, args, dims, padding_config):
+    """No padding along the batch axis.  A batched padding value cannot be a pad
+    operand (it must be a scalar): pad with zeros, then select each lane's value
+    where a padded mask says the element is padding."""
+    from funcgraph.primitives.elementwise import select_n_p
+    x, value = args
+    xd, vd = dims
+    out_dim = 0 if xd is None else xd
+    config = padding_config[:out_dim] + ((0, 0, 0),) + padding_config[out_dim:]
+    if vd is None:
+        return pad_p.bind(x, value, padding_config=config), out_dim
+    x = batch_at(x, xd, axis_data.size, out_dim)
+    aval = core.get_aval(x)
+    padded = pad_p.bind(x, core_scalar(0, aval.dtype), padding_config=config)
+    ones = broadcast_in_dim_p.bind(core_scalar(True, dtypes.bool_), shape=aval.shape,
+                                   broadcast_dimensions=())
+    is_operand = pad_p.bind(ones, core_scalar(False, dtypes.bool_), padding_config=config)
+    out_shape = core.get_aval(padded).shape
+    values = broadcast_in_dim_p.bind(value, shape=out_shape, broadcast_dimensions=(out_dim,))
+    return select_n_p.bind(is_operand, values, padded), out_dim
+
+
+batching_rules[pad_p] = _pad_batch
+
+
 # --- concatenate: join operands along one dimension ------------------------------
 
 def _concatenate_shape(*operands, dimension):
@@ -308,6 +410,19 @@ def _concatenate_transpose(ct, *operands, dimension):
 
 jvp_rules[concatenate_p] = _concatenate_jvp
 transpose_rules[concatenate_p] = _concatenate_transpose
+
+
+def _concatenate_batch(axis_data, args, dims, dimension):
+    """Batched operands meet at their most common batch axis (only the others move);
+    unbatched operands are broadcast there."""
+    batched = [d for d in dims if d is not None]
+    target = max(batched, key=batched.count)
+    operands = [batch_at(x, d, axis_data.size, target) for x, d in zip(args, dims)]
+    new_dim = dimension + (dimension >= target)
+    return concatenate_p.bind(*operands, dimension=new_dim), target
+
+
+batching_rules[concatenate_p] = _concatenate_batch
 
 
 # --- iota: 0, 1, 2, ... along one dimension, broadcast along the others -------------
