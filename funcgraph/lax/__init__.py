@@ -40,20 +40,9 @@ def _unary(prim):
 
 
 def _match_scalars(args):
-    """Python scalars and 0-d operands take the dtype and shape of the others."""
-    avals = [_aval(a) for a in args]
-    full = [a for a in avals if a.shape]
-    shape = full[0].shape if full else ()
-    strong = [a for a in avals if not a.weak_type]
-    dtype = (strong or avals)[0].dtype
-    out = []
-    for a, aval in zip(args, avals):
-        if aval.weak_type and aval.dtype != dtype:
-            a = convert_element_type(a, dtype, weak_type=True)
-        elif not isinstance(a, (Array, core.Tracer)):
-            a = _as_operand(a)
-        out.append(a)
-    return out
+    """As in jax.lax: a Python scalar becomes a weakly typed array of its default dtype
+    (float32, int32, ...), with no promotion, so its dtype must match the other operands'."""
+    return [_as_operand(a) for a in args]
 
 
 def _binary(prim):
@@ -135,6 +124,8 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
 
 
 def integer_pow(x, y):
+    if isinstance(y, bool) or not isinstance(y, (int, np.integer)):
+        raise TypeError(f"lax.integer_pow needs a static integer exponent, got {y!r}")
     return ew.integer_pow_p.bind(_as_operand(x), y=int(y))
 
 
@@ -147,6 +138,8 @@ def reciprocal(x):
 
 
 def select_n(which, *cases):
+    if not cases:
+        raise ValueError("select_n needs at least one case")
     cases = _match_scalars(cases)
     shapes = [c.aval.shape for c in cases if c.aval.shape]
     if shapes:
@@ -159,20 +152,7 @@ def select(pred, on_true, on_false):
 
 
 def clamp(min, x, max):
-    x = _as_operand(x)
-    lo, x2, hi = _match_scalars([min, x, max])
-    if not _aval(min).shape:
-        lo = _as_scalar_of(min, x.dtype)
-    if not _aval(max).shape:
-        hi = _as_scalar_of(max, x.dtype)
-    return ew.clamp_p.bind(lo, x, hi)
-
-
-def _as_scalar_of(v, dtype):
-    aval = _aval(v)
-    if aval.dtype != dtype:
-        return convert_element_type(v, dtype)
-    return _as_operand(v)
+    return ew.clamp_p.bind(*_match_scalars([min, x, max]))
 
 
 def convert_element_type(x, new_dtype, weak_type=False):

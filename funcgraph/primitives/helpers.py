@@ -92,7 +92,7 @@ def _unary_shape_rule(name, kinds, out_dtype):
         check_dtype(name, x, kinds)
         if out_dtype is None:
             return x
-        return ShapedArray(x.shape, out_dtype(x.dtype), x.weak_type and out_dtype is None)
+        return ShapedArray(x.shape, out_dtype(x.dtype), x.weak_type)
     return rule
 
 
