@@ -128,7 +128,7 @@ def test_unbound_axis_name_is_an_error():
 # --- errors ----------------------------------------------------------------------
 
 def test_mismatched_sizes_name_the_arguments():
-    with pytest.raises(ValueError, match="inconsistent sizes.*axis 0 of m.*size 4.*"
+    with pytest.raises(ValueError, match="(?s)inconsistent sizes.*axis 0 of m.*size 4.*"
                                          "axis 0 of v.*size 3"):
         fg.vmap(lambda m, v: m)(A, np.ones(3, np.float32))
 

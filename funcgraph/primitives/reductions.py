@@ -3,6 +3,7 @@ import numpy as np
 
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import Zero, core_scalar, jvp_rules, tangent_aval
 from funcgraph.lowering import i64_array
 from funcgraph.primitives.elementwise import (
@@ -57,7 +58,25 @@ def reduction(name, np_fn, monoid, hlo_op, kinds):
         return ctx.op("stablehlo.reduce", [x, init], [avals_in[0], scalar], avals_out[0],
                       {"dimensions": i64_array(axes)}, regions=[body])
 
-    return declare(name, lambda x, axes: _reduced_shape(name, x, axes, kinds), impl, lower)
+    prim = declare(name, lambda x, axes: _reduced_shape(name, x, axes, kinds), impl, lower)
+    batching_rules[prim] = _reduce_axes_batch(prim)
+    return prim
+
+
+def _shift_past(axis, batch_dim):
+    """A lane axis as an axis of the batched operand, whose batch axis is batch_dim."""
+    return axis + (axis >= batch_dim)
+
+
+def _reduce_axes_batch(prim):
+    """Batching rule of a primitive reducing `axes` (and any other params): the axes are
+    renumbered around the batch axis, which stays where it is, so nothing moves."""
+    def rule(axis_data, args, dims, axes, **params):
+        (x,), (d,) = args, dims
+        axes = tuple(_shift_past(a, d) for a in axes)
+        out_dim = d - sum(a < d for a in axes)
+        return prim.bind(x, axes=axes, **params), out_dim
+    return rule
 
 
 # Differentiation helpers shared by the reductions.
@@ -258,7 +277,10 @@ def _argminmax_lowering(direction, monoid):
 def _argminmax(name, np_fn, direction, monoid):
     def shape_rule(x, axes, index_dtype):
         return _argminmax_shape(name, x, axes, index_dtype)
-    return declare(name, shape_rule, _argminmax_impl(np_fn), _argminmax_lowering(direction, monoid))
+    prim = declare(name, shape_rule, _argminmax_impl(np_fn),
+                   _argminmax_lowering(direction, monoid))
+    batching_rules[prim] = _reduce_axes_batch(prim)
+    return prim
 
 
 argmax_p = _argminmax("argmax", np.argmax, "GT", "max")
@@ -346,8 +368,18 @@ def _logaddexp_accumulate(x, axis, dtype):
 
 
 def cumulative(name, accumulate, monoid, region_fn, kinds):
-    return declare(name, _cumulative_shape(name, kinds), _cumulative_impl(accumulate),
+    prim = declare(name, _cumulative_shape(name, kinds), _cumulative_impl(accumulate),
                    _cumulative_lowering(monoid, region_fn))
+    batching_rules[prim] = _cumulative_batch(prim)
+    return prim
+
+
+def _cumulative_batch(prim):
+    """The scanned axis renumbered around the batch axis; the batch axis stays put."""
+    def rule(axis_data, args, dims, axis, reverse):
+        (x,), (d,) = args, dims
+        return prim.bind(x, axis=_shift_past(axis, d), reverse=reverse), d
+    return rule
 
 
 # The nonlinear cumulative ops are differentiated, as in JAX, through a parallel prefix

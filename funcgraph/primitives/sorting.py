@@ -3,7 +3,9 @@ import numpy as np
 
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import Zero, is_zero, jvp_rules, tangent_aval
+from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.helpers import (
     BOOL, FLOAT, INT, check_dtype, compare_type, declare)
 from funcgraph.primitives.slicing import GatherDimensionNumbers, GatherScatterMode, gather_p
@@ -148,6 +150,20 @@ def _sort_jvp(primals, tangents, dimension, is_stable, num_keys):
 jvp_rules[sort_p] = _sort_jvp
 
 
+def _sort_batch(axis_data, args, dims, dimension, is_stable, num_keys):
+    """Sort needs operands of one shape: batched ones go to their most common batch
+    axis (only those elsewhere move), unbatched ones are broadcast there."""
+    batched = [d for d in dims if d is not None]
+    target = max(batched, key=batched.count)  # ties: the first operand's
+    operands = [batch_at(x, d, axis_data.size, target) for x, d in zip(args, dims)]
+    outs = sort_p.bind(*operands, dimension=dimension + (dimension >= target),
+                       is_stable=is_stable, num_keys=num_keys)
+    return outs, [target] * len(outs)
+
+
+batching_rules[sort_p] = _sort_batch
+
+
 # --- top_k: the k largest entries along the last axis, and their indices ---------------
 # Largest first, ties to the lower index.  Floats order totally, as XLA's TopK does:
 # -NaN < -inf < ... < -0.0 < 0.0 < ... < inf < NaN.
@@ -201,3 +217,15 @@ def _top_k_jvp(primals, tangents, k):
 
 
 jvp_rules[top_k_p] = _top_k_jvp
+
+
+def _top_k_batch(axis_data, args, dims, k):
+    """top_k works on the last axis: a batch axis elsewhere stays where it is; only a
+    batch axis in last place must move (to the front)."""
+    (x,), (d,) = args, dims
+    if d == core.get_aval(x).ndim - 1:
+        x, d = batch_at(x, d, axis_data.size, 0), 0
+    return top_k_p.bind(x, k=k), [d, d]
+
+
+batching_rules[top_k_p] = _top_k_batch
