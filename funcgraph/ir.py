@@ -225,14 +225,25 @@ def _name_of(i):
             return name
 
 
+def _shortest(val):
+    """The float with the fewest significant digits that reads back as val in its dtype."""
+    x = float(val)
+    if np.isfinite(x):
+        for digits in range(1, 18):
+            short = float(f"{x:.{digits}g}")
+            if np.array(short, val.dtype) == val:
+                return short
+    return x
+
+
 def format_literal(lit):
     val = np.asarray(lit.val)
     if val.dtype == np.bool_:
         text = "True" if val else "False"
     elif val.dtype.kind == "f" or val.dtype.kind == "V":
-        text = repr(float(val))
+        text = repr(_shortest(val))
     elif val.dtype.kind == "c":
-        text = repr(complex(val))
+        text = repr(complex(_shortest(val.real), _shortest(val.imag)))
     else:
         text = str(int(val))
     return f"{text}:{lit.aval.str_short()}"

@@ -45,7 +45,7 @@ def leaf_aval(x):
         return core.ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
     if t is ShapeDtypeStruct:
         return x.aval
-    raise TypeError(f"jit: argument of type {type(x).__name__} is not a valid array "
+    raise TypeError(f"argument of type {type(x).__name__} is not a valid array "
                     f"(expected funcgraph Array, NumPy array or Python scalar): {x!r}. "
                     f"Mark non-array arguments static with static_argnums/static_argnames.")
 

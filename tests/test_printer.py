@@ -79,8 +79,6 @@ def test_literals_of_each_dtype_kind():
   in (b, d, f, h, j, l, n, p, q, r) }"""
 
 
-@pytest.mark.xfail(strict=True, reason="format_literal prints float32 0.1 as its float64 "
-                   "expansion 0.10000000149011612; fix proposed to ir.format_literal")
 def test_float_literals_print_the_shortest_text_of_their_dtype():
     def f(x):
         return (lax.mul(x, np.float32(0.1)), lax.add(x, np.float32(1e-8)),

@@ -258,7 +258,7 @@ def _binary(prim, inexact=False):
     def fn(x1, x2, /):
         if inexact:
             x1, x2 = promote_to_inexact(x1, x2)
-        return prim.bind(*promote_and_broadcast(x1, x2))
+        return prim.bind(*promote_and_broadcast(x1, x2, name=prim.name))
     fn.__name__ = prim.name
     return fn
 

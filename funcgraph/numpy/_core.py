@@ -1,4 +1,6 @@
 """The machinery of funcgraph.numpy: operands, promotion and broadcasting."""
+import math
+
 import numpy as np
 
 from funcgraph import core, dtypes
@@ -62,10 +64,19 @@ def convert(x, dtype, weak_type=False):
 _scalar_arrays = {}
 
 
+def _zero_signs(x):
+    """-0.0 == 0.0 and both hash alike: the signs of zeros keep their cache entries apart."""
+    if type(x) is float:
+        return math.copysign(1.0, x)
+    if type(x) is complex:
+        return (math.copysign(1.0, x.real), math.copysign(1.0, x.imag))
+    return None
+
+
 def python_scalar_array(x, dtype, weak_type):
     """A rank-0 Array for a Python scalar; shared, since arrays are immutable and code
     like `x * 0.5` meets the same constants again and again."""
-    key = (type(x), x, dtype, weak_type)
+    key = (type(x), x, _zero_signs(x), dtype, weak_type)
     arr = _scalar_arrays.get(key)
     if arr is None:
         if len(_scalar_arrays) > 4096:
@@ -85,7 +96,8 @@ def broadcast_shapes(*shapes, names=None):
             if d != 1:
                 if size != 1 and d != size:
                     shown = ", ".join(str(tuple(s)) for s in shapes)
-                    raise ValueError(f"incompatible shapes for broadcasting: {shown}")
+                    where = f"{names}: " if names else ""
+                    raise ValueError(f"{where}incompatible shapes for broadcasting: {shown}")
                 size = d
         result.append(size)
     return tuple(result)
@@ -146,20 +158,20 @@ def _promote_pair(a, b):
     return a, b, a_aval.shape, b_aval.shape
 
 
-def promote_and_broadcast(*args):
+def promote_and_broadcast(*args, name=None):
     """Promote, then broadcast to one shape; rank-0 operands stay rank 0 (elementwise
     primitives accept them next to shaped operands)."""
     if len(args) == 2:
         a, b, a_shape, b_shape = _promote_pair(*args)
         if a_shape == b_shape or not a_shape or not b_shape:
             return a, b
-        shape = broadcast_shapes(a_shape, b_shape)
+        shape = broadcast_shapes(a_shape, b_shape, names=name)
         return broadcast_to_shape(a, shape), broadcast_to_shape(b, shape)
     args = promote_dtypes(*args)
     shapes = [aval_of(a).shape for a in args]
     if all(s == shapes[0] or not s for s in shapes):
         return args
-    shape = broadcast_shapes(*shapes)
+    shape = broadcast_shapes(*shapes, names=name)
     return [a if not s else broadcast_to_shape(a, shape) for a, s in zip(args, shapes)]
 
 

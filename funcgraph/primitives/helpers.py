@@ -102,12 +102,21 @@ def _hlo_op_lowering(hlo_name, attrs=None):
     return lower
 
 
+def _register_elementwise_batching(prim):
+    from funcgraph.interpreters.batching import batching_rules
+    from funcgraph.primitives.batching_helpers import batch_elementwise
+    batching_rules[prim] = batch_elementwise(prim)
+    return prim
+
+
 def unary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
     """An elementwise unary primitive: same shape; dtype kept unless out_dtype maps it.
 
-    np_fn may be None when NumPy lacks the function: eager calls then run compiled."""
-    return declare(name, _unary_shape_rule(name, kinds, out_dtype), np_fn,
-                   lowering or _hlo_op_lowering(hlo_name))
+    np_fn may be None when NumPy lacks the function: eager calls then run compiled.
+    Batching is elementwise (the batch dimension stays where it is)."""
+    return _register_elementwise_batching(declare(
+        name, _unary_shape_rule(name, kinds, out_dtype), np_fn,
+        lowering or _hlo_op_lowering(hlo_name)))
 
 
 def _binary_shape_rule(name, kinds, out_dtype):
@@ -149,9 +158,11 @@ def _hlo_binary_lowering(hlo_name, attrs=None):
 
 def binary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
     """An elementwise binary primitive: operands of one dtype and one shape, except
-    that a rank-0 operand may meet a shaped one (it is broadcast, as in JAX's IR)."""
-    return declare(name, _binary_shape_rule(name, kinds, out_dtype), np_fn,
-                   lowering or _hlo_binary_lowering(hlo_name))
+    that a rank-0 operand may meet a shaped one (it is broadcast, as in JAX's IR).
+    Batching is elementwise."""
+    return _register_elementwise_batching(declare(
+        name, _binary_shape_rule(name, kinds, out_dtype), np_fn,
+        lowering or _hlo_binary_lowering(hlo_name)))
 
 
 def silence_numpy(fn):
