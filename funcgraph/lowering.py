@@ -130,9 +130,12 @@ class LoweringContext:
         names = outs[0]
         ret_types = ", ".join(tensor_type(a) for a in out_avals)
         inner.lines.append(f'{inner.indent}"stablehlo.return"({", ".join(names)}) : ({ret_types}) -> ()')
+        body_text = "\n".join(inner.lines)
+        if not arg_avals:
+            return "{\n" + body_text + "\n" + self.indent + "}"
         header = "^bb0(" + ", ".join(f"{n}: {tensor_type(a)}" for n, a in
                                      core.safe_zip(args, arg_avals)) + "):"
-        return "{\n" + self.indent + "  " + header + "\n" + "\n".join(inner.lines) + "\n" + self.indent + "}"
+        return "{\n" + self.indent + "  " + header + "\n" + body_text + "\n" + self.indent + "}"
 
     def scalar_region(self, dtype, n, op_name):
         """A reducer region applying op_name to n pairs of scalars (reduce, scatter)."""

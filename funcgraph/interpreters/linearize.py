@@ -78,11 +78,16 @@ def linearize_flat(fun, primals):
                                   pe.residual_sources())
 
 
-def jvp_jaxpr(closed, tangent_mask):
+def jvp_jaxpr(closed, tangent_mask, force=None):
     """A jaxpr computing (primal outputs, tangent outputs) from (primals, the tangents
-    marked in tangent_mask); used by primitives that hold sub-jaxprs."""
+    marked in tangent_mask), and which outputs have a tangent there.
+
+    An output gets a tangent when it is inexact and its tangent is not known to be
+    zero, or when `force` marks it (then a zero tangent is materialized)."""
     in_avals = closed.in_avals
     tangent_avals = [tangent_aval(a) for a, m in zip(in_avals, tangent_mask) if m]
+    force = force or [False] * len(closed.out_avals)
+    out_mask = []
 
     def fun(*args):
         primals, tangents_in = args[:len(in_avals)], iter(args[len(in_avals):])
@@ -90,18 +95,23 @@ def jvp_jaxpr(closed, tangent_mask):
                     for a, m in zip(in_avals, tangent_mask)]
         outs, out_tangents = jvp_flat(
             lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), list(primals), tangents)
-        return list(outs) + [instantiate(t) for t in out_tangents]
+        out_mask[:] = [dtypes.is_inexact(core.get_aval(o).dtype) and
+                       (type(t) is not Zero or bool(f))
+                       for o, t, f in core.safe_zip(outs, out_tangents, force)]
+        return list(outs) + [instantiate(t) for t, m in zip(out_tangents, out_mask) if m]
 
     from funcgraph.interpreters.staging import trace_flat
-    return trace_flat(fun, list(in_avals) + tangent_avals)
+    return trace_flat(fun, list(in_avals) + tangent_avals), list(out_mask)
 
 
-def partial_eval_jaxpr(closed, in_unknowns):
+def partial_eval_jaxpr(closed, in_unknowns, instantiate=None):
     """Split a jaxpr by which inputs are unknown.
 
     Returns (known, unknown, out_unknowns, num_residuals): `known` maps the known
     inputs to (known outputs..., residuals...); `unknown` maps (residuals...,
-    unknown inputs...) to the unknown outputs.  Both are const-free."""
+    unknown inputs...) to the unknown outputs.  Both are const-free.  Outputs marked
+    in `instantiate` are unknown even when computable now (their value then
+    travels as a residual), so that callers can make several jaxprs agree."""
     known_trace = StagingTrace(core.current.trace)
     pe = PartialEvalTrace(known_trace)
     args, known_in, unknown_in = [], [], []
@@ -115,7 +125,9 @@ def partial_eval_jaxpr(closed, in_unknowns):
         args.append(t)
     with core.set_trace(pe):
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
-    out_unknowns = [pe.is_unknown(o) for o in outs]
+    instantiate = instantiate or [False] * len(outs)
+    out_unknowns = [pe.is_unknown(o) or bool(force)
+                    for o, force in core.safe_zip(outs, instantiate)]
     unknown_closed = pe.finish(unknown_in, [o for o, u in zip(outs, out_unknowns) if u])
     residuals = unknown_closed.consts
     known_closed = known_trace.finish(
@@ -126,4 +138,3 @@ def partial_eval_jaxpr(closed, in_unknowns):
                  unknown_jaxpr.eqns), [])
     ir.check(unknown_closed)
     return known_closed, unknown_closed, out_unknowns, len(residuals)
-

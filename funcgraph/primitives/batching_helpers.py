@@ -4,6 +4,7 @@ from funcgraph import core
 from funcgraph.interpreters.batching import batch_flat
 from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.staging import trace_flat
+from funcgraph.ir import Literal
 
 
 def move_batch_dim(x, src, dst):
@@ -76,17 +77,29 @@ def _broadcast_batched_scalar(x, size, full, target):
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=(target,))
 
 
-def batch_jaxpr(closed, in_dims, axis_data):
+def batch_jaxpr(closed, in_dims, axis_data, out_batched=None):
     """A jaxpr taking the arguments with batch axes at in_dims (None: unbatched) and
-    returning every output batched along axis 0."""
+    returning its outputs batched along axis 0, except those out_batched marks False,
+    which must not depend on the batch (an error otherwise)."""
     in_avals = []
     for aval, d in core.safe_zip(closed.in_avals, in_dims):
         if d is None:
             in_avals.append(aval)
         else:
             in_avals.append(aval.update(shape=aval.shape[:d] + (axis_data.size,) + aval.shape[d:]))
+    out_dims = None if out_batched is None else [0 if b else None for b in out_batched]
 
     def batched(*args):
         return batch_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
-                          list(args), list(in_dims), axis_data.size, axis_data.name)
+                          list(args), list(in_dims), axis_data.size, axis_data.name, out_dims)
     return trace_flat(batched, in_avals)
+
+
+def batched_outputs(jaxpr, in_batched):
+    """Which outputs of a jaxpr depend on its batched inputs (a forward dataflow pass;
+    equations with sub-jaxprs count as depending on all their inputs)."""
+    batched = {v for v, b in core.safe_zip(jaxpr.invars, in_batched) if b}
+    for eqn in jaxpr.eqns:
+        if any(type(x) is not Literal and x in batched for x in eqn.invars):
+            batched.update(eqn.outvars)
+    return [type(v) is not Literal and v in batched for v in jaxpr.outvars]

@@ -5,7 +5,7 @@ import weakref
 from funcgraph import core, ir
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import direct_impls
-from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules
+from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules, tangent_aval
 from funcgraph.interpreters.linearize import jvp_jaxpr, partial_eval_jaxpr
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import StagingTrace, trace_flat
@@ -69,11 +69,17 @@ def _cached(jaxpr, key, make):
 
 def _pjit_jvp(primals, tangents, jaxpr, name):
     mask = tuple(not is_zero(t) for t in tangents)
-    jvp_closed = _cached(jaxpr, ("jvp", mask), lambda: jvp_jaxpr(jaxpr, mask))
+    jvp_closed, out_mask = _cached(jaxpr, ("jvp", mask), lambda: jvp_jaxpr(jaxpr, mask))
     outs = bind_call(jvp_closed, list(primals) + [t for t in tangents if not is_zero(t)],
                      f"jvp({name})")
     n = len(jaxpr.out_avals)
-    return outs[:n], outs[n:]
+    return outs[:n], merge_tangents(outs[n:], out_mask, jaxpr.out_avals)
+
+
+def merge_tangents(tangents, mask, avals):
+    """Tangent outputs for the masked positions; symbolic zeros elsewhere."""
+    it = iter(tangents)
+    return [next(it) if m else Zero(tangent_aval(a)) for m, a in core.safe_zip(mask, avals)]
 
 
 def _pjit_partial_eval(trace, args, params):

@@ -11,6 +11,7 @@ from funcgraph.interpreters.staging import StagingTrace
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import call_function
 from funcgraph.primitives.batching_helpers import batch_at, batch_jaxpr
+from funcgraph.primitives.call import merge_tangents
 from funcgraph.primitives.helpers import declare
 
 
@@ -135,12 +136,12 @@ checkpoint_p = _declare_call("checkpoint")
 
 def _checkpoint_jvp(primals, tangents, call_jaxpr, policy, prevent_cse, name):
     mask = tuple(not is_zero(t) for t in tangents)
-    jvp_closed = jvp_jaxpr(call_jaxpr, mask)
+    jvp_closed, out_mask = jvp_jaxpr(call_jaxpr, mask)
     outs = checkpoint_p.bind(*primals, *[t for t in tangents if not is_zero(t)],
                              call_jaxpr=jvp_closed, policy=policy, prevent_cse=prevent_cse,
                              name=name)
     n = len(call_jaxpr.out_avals)
-    return outs[:n], outs[n:]
+    return outs[:n], merge_tangents(outs[n:], out_mask, call_jaxpr.out_avals)
 
 
 jvp_rules[checkpoint_p] = _checkpoint_jvp

@@ -1,0 +1,273 @@
+"""lax control flow: cond, switch, while_loop, fori_loop, scan, map (JAX's signatures)."""
+import numpy as np
+
+from funcgraph import core, dtypes, tree_util
+from funcgraph.interpreters.eval import eval_jaxpr
+from funcgraph.interpreters.staging import trace_flat
+from funcgraph.primitives import control_flow as cf
+from funcgraph.primitives.call import const_free
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
+
+
+def _lax():
+    from funcgraph import lax
+    return lax
+
+
+def _avals(leaves):
+    return [core.get_aval(x) for x in leaves]
+
+
+def _fn_name(f):
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _flat_fn(f, in_tree, out_trees, spread=True):
+    """f over flat leaves; spread=True calls f(*tree) (operands), else f(tree) (a carry)."""
+    def flat(*leaves):
+        tree = tree_util.tree_unflatten(in_tree, list(leaves))
+        out = f(*tree) if spread else f(tree)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_trees.append(out_tree)
+        return out_leaves
+    return flat
+
+
+def _strong(x):
+    """Loop carries and branch operands are strongly typed (as in JAX's control flow)."""
+    aval = core.get_aval(x)
+    if aval.weak_type:
+        return _lax().convert_element_type(x, aval.dtype, weak_type=False)
+    return x if not core.is_python_scalar(x) else _lax()._as_operand(x)
+
+
+def _match_output_types(outs, avals):
+    """Weakly typed outputs of a branch/body adopt the expected (strong) types; outputs
+    beyond `avals` (a scan's ys) pass unchanged."""
+    lax = _lax()
+    fixed = list(outs[len(avals):])
+    for o, a in reversed(list(zip(outs, avals))):
+        oa = core.get_aval(o)
+        if oa.dtype == a.dtype and oa.shape == a.shape and oa.weak_type != a.weak_type:
+            o = lax.convert_element_type(o, a.dtype, weak_type=a.weak_type)
+        fixed.insert(0, o)
+    return fixed
+
+
+# --- cond and switch ------------------------------------------------------------------
+
+def switch(index, branches, *operands):
+    """branches[clamp(index, 0, len(branches) - 1)](*operands)."""
+    return _switch(index, branches, operands, clamp=True)
+
+
+def _switch(index, branches, operands, clamp):
+    lax = _lax()
+    branches = list(branches)
+    if not branches:
+        raise ValueError("switch: branches must contain at least one function")
+    index_aval = core.get_aval(index)
+    if index_aval.shape != () or not (dtypes.is_int(index_aval.dtype) or
+                                      index_aval.dtype == dtypes.bool_):
+        raise TypeError(f"switch/cond: the index (predicate) must be a scalar integer or "
+                        f"boolean, got {index_aval.str_short()}")
+    index = lax.convert_element_type(index, dtypes.int32)
+    if clamp and len(branches) > 1:
+        index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    leaves, in_tree = tree_util.tree_flatten(operands)
+    leaves = [_strong(x) if core.is_python_scalar(x) else x for x in leaves]
+    avals = _avals(leaves)
+    out_trees = []
+    fns = [_flat_fn(b, in_tree, out_trees) for b in branches]
+    traced = [trace_flat(f, avals) for f in fns]
+    names = [f"branch {i} ({_fn_name(b)})" for i, b in enumerate(branches)]
+    if any(t != out_trees[0] for t in out_trees):
+        raise TypeError("cond/switch branches must return the same structure, got\n" +
+                        "\n".join(f"  {n}: {t}" for n, t in zip(names, out_trees)))
+    out_avals = [t.out_avals for t in traced]
+    strong = [[a.strip_weak_type() for a in avals_i] for avals_i in out_avals]
+    if any(not all(core.same_type(a, b) for a, b in zip(s, strong[0])) for s in strong):
+        raise TypeError(cf.describe_mismatch("cond/switch branch outputs", names, out_avals))
+    target = [a if all(o[i].weak_type for o in out_avals) else a.strip_weak_type()
+              for i, a in enumerate(out_avals[0])]
+    typed = [lambda *xs, t=t: _match_output_types(eval_jaxpr(t.jaxpr, t.consts, *xs), target)
+             for t in traced]
+    joined, consts = cf.trace_joined(typed, avals)
+    outs = cf.cond_p.bind(index, *consts, *leaves, branches=tuple(joined))
+    return tree_util.tree_unflatten(out_trees[0], outs)
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """true_fun(*operands) if pred else false_fun(*operands), traced both ways."""
+    if not callable(true_fun) or not callable(false_fun):
+        raise TypeError("cond: true_fun and false_fun must be callable (operands come after "
+                        "them: cond(pred, true_fun, false_fun, *operands))")
+    pred_aval = core.get_aval(pred)
+    if pred_aval.shape != ():
+        raise TypeError(f"cond: the predicate must be a scalar, got {pred_aval.str_short()}; "
+                        f"use funcgraph.numpy.where for elementwise selection")
+    lax = _lax()
+    if pred_aval.dtype != dtypes.bool_:
+        pred = lax.ne(pred, np.zeros((), pred_aval.dtype))
+    return _switch(lax.convert_element_type(pred, dtypes.int32), [false_fun, true_fun],
+                   operands, clamp=False)
+
+
+# --- while_loop and fori_loop ------------------------------------------------------------
+
+def while_loop(cond_fun, body_fun, init_val):
+    """while cond_fun(val): val = body_fun(val); the carry keeps one type throughout."""
+    leaves, in_tree = tree_util.tree_flatten(init_val)
+    leaves = [_strong(x) for x in leaves]
+    avals = _avals(leaves)
+    body_trees, cond_trees = [], []
+    body = trace_flat(_flat_fn(body_fun, in_tree, body_trees, spread=False), avals)
+    if body_trees[0] != in_tree:
+        raise TypeError(f"while_loop body_fun ({_fn_name(body_fun)}) must return the structure "
+                        f"of its input {in_tree}, got {body_trees[0]}")
+    _check_carry("while_loop body_fun", avals, body.out_avals)
+    body = trace_flat(lambda *xs: _match_output_types(
+        eval_jaxpr(body.jaxpr, body.consts, *xs), avals), avals)
+    cond_closed = trace_flat(_flat_fn(cond_fun, in_tree, cond_trees, spread=False), avals)
+    pred = cond_closed.out_avals
+    if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
+        raise TypeError(f"while_loop cond_fun ({_fn_name(cond_fun)}) must return a boolean "
+                        f"scalar, got {[a.str_short() for a in pred]}")
+    cond_jaxpr, cond_consts = const_free(cond_closed)
+    body_jaxpr, body_consts = const_free(body)
+    outs = cf.while_p.bind(*cond_consts, *body_consts, *leaves, cond_jaxpr=cond_jaxpr,
+                           body_jaxpr=body_jaxpr, cond_nconsts=len(cond_consts),
+                           body_nconsts=len(body_consts))
+    return tree_util.tree_unflatten(in_tree, outs)
+
+
+def _check_carry(what, carry_avals, out_avals):
+    for i, (c, o) in enumerate(zip(carry_avals, out_avals)):
+        if not core.same_type(c, o):
+            raise TypeError(f"{what} must keep the carry's type: carry component {i} goes in as "
+                            f"{c.str_short()} and comes out as {o.str_short()}. Make the "
+                            f"initial value match (e.g. convert it with .astype)")
+
+
+def _concrete_int(x):
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return int(x)
+    if isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu":
+        return int(x)
+    from funcgraph.array import Array
+    if type(x) is Array and not x.shape and x.dtype.kind in "iu":
+        return int(x)
+    return None
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """for i in range(lower, upper): val = body_fun(i, val).  With concrete (Python int)
+    bounds it is a scan, so reverse-mode differentiation works; otherwise a while_loop."""
+    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    lax = _lax()
+    if lo is not None and hi is not None:
+        def step(carry, _):
+            i, val = carry
+            return (lax.add(i, np.int32(1)), body_fun(i, val)), None
+        (_, result), _ = scan(step, (np.int32(lo), init_val), None, length=max(hi - lo, 0),
+                              unroll=unroll or 1)
+        return result
+    dtype = core.get_aval(lower).dtype if not core.is_python_scalar(lower) else \
+        core.get_aval(upper).dtype
+    lower = lax.convert_element_type(lower, dtype)
+    upper = lax.convert_element_type(upper, dtype)
+
+    def cond_fn(carry):
+        i, u, _ = carry
+        return lax.lt(i, u)
+
+    def body(carry):
+        i, u, val = carry
+        return lax.add(i, lax.convert_element_type(1, dtype)), u, body_fun(i, val)
+    return while_loop(cond_fn, body, (lower, upper, init_val))[2]
+
+
+# --- scan and map ---------------------------------------------------------------------------
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+    """carry, ys = scan(f, init, xs): loop f(carry, x) -> (carry, y) over the leading axis."""
+    init_leaves, init_tree = tree_util.tree_flatten(init)
+    init_leaves = [_strong(x) for x in init_leaves]
+    xs_leaves, xs_tree = tree_util.tree_flatten(xs)
+    lengths = {core.get_aval(x).shape[0] if core.get_aval(x).shape else None
+               for x in xs_leaves}
+    if None in lengths:
+        raise ValueError("scan: every leaf of xs needs a leading axis to scan over")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) > 1:
+        raise ValueError(f"scan: the leading axes of xs (and length=) disagree: "
+                         f"{sorted(lengths)}")
+    if not lengths:
+        raise ValueError("scan: with xs=None, length= must be given")
+    n = lengths.pop()
+    carry_avals = _avals(init_leaves)
+    x_avals = [a.update(shape=a.shape[1:]) for a in _avals(xs_leaves)]
+    out_trees = []
+
+    def body(*flat):
+        carry = tree_util.tree_unflatten(init_tree, list(flat[:len(carry_avals)]))
+        x = tree_util.tree_unflatten(xs_tree, list(flat[len(carry_avals):]))
+        result = f(carry, x)
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise TypeError(f"scan body ({_fn_name(f)}) must return a pair (carry, y)")
+        new_carry, y = result
+        carry_leaves, carry_tree = tree_util.tree_flatten(new_carry)
+        if carry_tree != init_tree:
+            raise TypeError(f"scan body ({_fn_name(f)}) must return a carry structured like "
+                            f"the initial carry {init_tree}, got {carry_tree}")
+        y_leaves, y_tree = tree_util.tree_flatten(y)
+        out_trees.append(y_tree)
+        return carry_leaves + y_leaves
+
+    traced = trace_flat(body, carry_avals + x_avals)
+    _check_carry(f"scan body ({_fn_name(f)})", carry_avals, traced.out_avals[:len(carry_avals)])
+    traced = trace_flat(lambda *a: _match_output_types(
+        eval_jaxpr(traced.jaxpr, traced.consts, *a), carry_avals), carry_avals + x_avals)
+    jaxpr, consts = const_free(traced)
+    outs = cf.scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=jaxpr,
+                          num_consts=len(consts), num_carry=len(carry_avals), length=n,
+                          reverse=bool(reverse), unroll=_unroll(unroll, n))
+    carry = tree_util.tree_unflatten(init_tree, outs[:len(carry_avals)])
+    return carry, tree_util.tree_unflatten(out_trees[0], outs[len(carry_avals):])
+
+
+def _unroll(unroll, length):
+    if unroll is True:
+        return max(length, 1)
+    if unroll is False or unroll is None:
+        return 1
+    return max(int(unroll), 1)
+
+
+def map(f, xs, *, batch_size=None):
+    """[f(x) for x in xs] along the leading axis, as a scan; with batch_size, vmapped f
+    runs over batches of that size (and the remainder)."""
+    if batch_size is None:
+        return scan(lambda _, x: (None, f(x)), None, xs)[1]
+    from funcgraph.vmap_function import vmap
+    leaves, tree = tree_util.tree_flatten(xs)
+    n = core.get_aval(leaves[0]).shape[0]
+    full, rest = divmod(n, batch_size)
+    lax = _lax()
+    pieces = []
+    if full:
+        batched = [lax.reshape(lax.slice_in_dim(x, 0, full * batch_size),
+                               (full, batch_size) + core.get_aval(x).shape[1:]) for x in leaves]
+        ys = scan(lambda _, b: (None, vmap(f)(tree_util.tree_unflatten(tree, b))), None,
+                  batched)[1]
+        pieces.append(tree_util.tree_map(
+            lambda y: lax.reshape(y, (full * batch_size,) + core.get_aval(y).shape[2:]), ys))
+    if rest:
+        tail = [lax.slice_in_dim(x, full * batch_size, n) for x in leaves]
+        pieces.append(vmap(f)(tree_util.tree_unflatten(tree, tail)))
+    if len(pieces) == 1:
+        return pieces[0]
+    from funcgraph.numpy import concatenate
+    return tree_util.tree_map(lambda a, b: concatenate([a, b]), *pieces)
