@@ -11,6 +11,14 @@ from funcgraph.interpreters.linearize import linearize_flat
 
 # --- flattening helpers -------------------------------------------------------------
 
+def _primal_of(x):
+    """aux outputs are not differentiated: their value under the current JVP trace."""
+    trace = core.current.trace
+    if isinstance(x, core.Tracer) and x._trace is trace:
+        return trace.lift(x)[0]
+    return x
+
+
 def _flatten_fun(fun, in_tree, has_aux=False):
     """fun over pytrees -> flat function; the output tree(s) land in the returned box."""
     box = {}
@@ -21,7 +29,8 @@ def _flatten_fun(fun, in_tree, has_aux=False):
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("a function with has_aux=True must return a pair (output, aux), "
                                 f"got {type(out).__name__}")
-            out, box["aux"] = out
+            out, aux = out
+            box["aux"] = tree_util.tree_map(_primal_of, aux)
         out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
         return out_leaves
     return flat, box

@@ -178,7 +178,7 @@ class JitFunction:
         self._array_fast_path = not (self.static_argnums or self.static_argnames
                                      or self.donate_argnums)
         self._last_key = None
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())
 
     def _nparams(self):
         return len(self.signature.parameters) if self.signature else 0

@@ -28,6 +28,13 @@ def _as_numpy(x):
     return np.asarray(x).astype(np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
+def _conj(tree):
+    def conj(x):
+        x = np.asarray(x)
+        return x if x.dtype == dtypes.float0 else np.conj(x)
+    return tree_util.tree_map(conj, tree)
+
+
 def _inner(xs, ys):
     total = 0.0
     for x, y in zip(tree_util.tree_leaves(xs), tree_util.tree_leaves(ys)):
@@ -43,8 +50,7 @@ def _add_scaled(args, tangents, eps):
         t = np.asarray(t)
         if t.dtype == dtypes.float0:
             return x
-        return (np.asarray(x).astype(np.float64) + eps * t.astype(np.float64)).astype(
-            core.get_aval(x).dtype)
+        return (_as_numpy(x) + eps * _as_numpy(t)).astype(core.get_aval(x).dtype)
     return tree_util.tree_map(step, args, tangents)
 
 
@@ -83,7 +89,9 @@ def check_jvp(f, args, atol, rtol, eps, rng):
 def check_vjp(f, args, atol, rtol, rng):
     out, pullback = ad.vjp(f, *args)
     cotangent = tree_util.tree_map(lambda x: _random_like(x, rng), out)
-    cts_in = pullback(cotangent)
+    # The pullback is a plain transpose (as in JAX): conjugating around it gives the
+    # adjoint J^H ct that the inner-product identity needs for complex values.
+    cts_in = _conj(pullback(_conj(cotangent)))
     tangents = tree_util.tree_map(lambda x: _random_like(x, rng), args)
     _, jvp_out = ad.jvp(f, args, tangents)
     lhs, rhs = _inner(cotangent, jvp_out), _inner(cts_in, tangents)

@@ -6,12 +6,18 @@ Each block holds the primitive's rules; most use the family helpers
 their interpreters' registries (see funcgraph.interpreters)."""
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.jvp import (
+    Zero, core_scalar, instantiate, is_zero, jvp_rules, tangent_aval, zeros_of)
+from funcgraph.interpreters.transpose import is_undefined, transpose_rules
+from funcgraph.primitives.batching_helpers import batch_elementwise, move_batch_dim
 from funcgraph.primitives.helpers import (
     ANY, BOOL, COMPLEX, FLOAT, INEXACT, INT, INTEGRAL, NUMBER, binary, broadcast_scalar_operands,
-    check_dtype, check_same_dtypes, check_same_shapes, compare_type, declare, silence_numpy,
-    unary)
+    broadcast_to_aval, check_dtype, check_same_dtypes, check_same_shapes, compare_type, declare,
+    defjvp_unary, deflinear_unary, silence_numpy, unary, unbroadcast)
+from funcgraph.primitives.structural import broadcast_in_dim_p
 
 quiet = silence_numpy
 
@@ -35,8 +41,115 @@ def _compare(ctx, x, y, aval, direction):
                    "compare_type": compare_type(aval.dtype)})
 
 
+# --- differentiation helpers ------------------------------------------------------
+# Rules bind the primitives directly; these short names keep the formulas readable.
+# They run only after the module is loaded, so they may name primitives defined below.
+
+def _const(x, value):
+    """value as a rank-0, weakly typed constant of x's dtype (it mixes with any shape)."""
+    return core_scalar(value, core.get_aval(x).dtype, True)
+
+
+def _add(x, y):
+    return add_p.bind(x, y)
+
+
+def _sub(x, y):
+    return sub_p.bind(x, y)
+
+
+def _mul(x, y):
+    return mul_p.bind(x, y)
+
+
+def _div(x, y):
+    return div_p.bind(x, y)
+
+
+def _neg(x):
+    return neg_p.bind(x)
+
+
+def _square(x):
+    return integer_pow_p.bind(x, y=2)
+
+
+def _as_dtype(x, like):
+    """x (a boolean or number) converted to like's dtype."""
+    dtype = core.get_aval(like).dtype
+    if core.get_aval(x).dtype == dtype:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
+
+
+def _to_shape(x, shape):
+    """A rank-0 x broadcast to shape (x is returned if it already has it)."""
+    if core.get_aval(x).shape == shape:
+        return x
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=())
+
+
+def _select(pred, on_true, on_false):
+    """on_true where pred, else on_false; rank-0 operands meet shaped ones."""
+    shape = max((core.get_aval(v).shape for v in (pred, on_true, on_false)), key=len)
+    return select_n_p.bind(pred, _to_shape(on_false, shape), _to_shape(on_true, shape))
+
+
+def _zeros_like(x):
+    return zeros_of(core.get_aval(x).update(weak_type=False))
+
+
+def _defjvp_zero(prim):
+    """JVP of a primitive whose output is piecewise constant in its operands (rounding,
+    comparisons, bit operations): a zero tangent, of dtype float0 for non-float outputs."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        return out, Zero(tangent_aval(core.get_aval(out)))
+    jvp_rules[prim] = rule
+
+
+def _defjvp(prim, *terms):
+    """JVP of an elementwise primitive as a sum over the operands with a nonzero tangent
+    t of term(t, *primals, out, **params); a term given as None means the output does
+    not depend on that operand.  Terms may be rank 0 where the output is not."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        out_aval = core.get_aval(out)
+        if not dtypes.is_inexact(out_aval.dtype):
+            return out, Zero(tangent_aval(out_aval))
+        parts = [term(t, *primals, out, **params)
+                 for term, t in core.safe_zip(terms, tangents)
+                 if term is not None and not is_zero(t)]
+        if not parts:
+            return out, Zero(tangent_aval(out_aval))
+        total = parts[0]
+        for part in parts[1:]:
+            total = _add(total, part)
+        return out, broadcast_to_aval(total, out_aval)
+    jvp_rules[prim] = rule
+
+
+def _transpose_binary(prim, ct_x, ct_y, jointly_linear=False):
+    """Transpose rule of a binary primitive: ct_x(ct, y) and ct_y(ct, x) give the
+    cotangents (None: not linear in that operand), summed back to rank 0 where a rank-0
+    operand met a shaped one.  Unless jointly_linear (add, sub), only one operand may
+    be linear: the other is a residual value (mul, div)."""
+    def rule(ct, x, y, **params):
+        out = [None, None]
+        for i, (operand, other, ct_of) in enumerate(((x, y, ct_x), (y, x, ct_y))):
+            if not is_undefined(operand) or is_zero(ct):
+                continue
+            if ct_of is None or (is_undefined(other) and not jointly_linear):
+                raise ValueError(f"{prim.name} is not linear in its operand {i}, so it cannot "
+                                 f"be transposed with respect to it")
+            out[i] = unbroadcast(ct_of(ct, other), operand.aval)
+        return out
+    transpose_rules[prim] = rule
+
+
 # --- unary: sign and rounding ---------------------------------------------------
 neg_p = unary("neg", np.negative, "stablehlo.negate", NUMBER)
+deflinear_unary(neg_p, lambda ct, aval: _neg(ct))
 
 
 def _sign_lowering(ctx, avals_in, avals_out, x):
@@ -55,8 +168,11 @@ def _sign_impl(x):
 
 
 sign_p = unary("sign", _sign_impl, "stablehlo.sign", NUMBER, lowering=_sign_lowering)
+_defjvp_zero(sign_p)
 floor_p = unary("floor", np.floor, "stablehlo.floor", (FLOAT,))
+_defjvp_zero(floor_p)
 ceil_p = unary("ceil", np.ceil, "stablehlo.ceil", (FLOAT,))
+_defjvp_zero(ceil_p)
 
 
 @silence_numpy
@@ -74,16 +190,24 @@ def _round_lowering(ctx, avals_in, avals_out, x, rounding_method=0):
 
 round_p = declare("round", lambda x, rounding_method=0: (check_dtype("round", x, (FLOAT,)), x)[1],
                   _round_impl, _round_lowering)
+_defjvp_zero(round_p)
+batching_rules[round_p] = batch_elementwise(round_p)
 
 is_finite_p = unary("is_finite", np.isfinite, "stablehlo.is_finite", (FLOAT,),
                     out_dtype=lambda d: dtypes.bool_)
+_defjvp_zero(is_finite_p)
 
 # --- unary: exponentials and logarithms ---------------------------------------------
 exp_p = unary("exp", quiet(np.exp), "stablehlo.exponential", INEXACT)
+defjvp_unary(exp_p, lambda x, out: out)
 log_p = unary("log", quiet(np.log), "stablehlo.log", INEXACT)
+_defjvp(log_p, lambda t, x, out: _div(t, x))
 log1p_p = unary("log1p", quiet(np.log1p), "stablehlo.log_plus_one", INEXACT)
+_defjvp(log1p_p, lambda t, x, out: _div(t, _add(x, _const(x, 1))))
 expm1_p = unary("expm1", quiet(np.expm1), "stablehlo.exponential_minus_one", INEXACT)
+defjvp_unary(expm1_p, lambda x, out: _add(out, _const(out, 1)))
 tanh_p = unary("tanh", np.tanh, "stablehlo.tanh", INEXACT)
+defjvp_unary(tanh_p, lambda x, out: _sub(_const(out, 1), _square(out)))
 
 
 def _exp2_lowering(ctx, avals_in, avals_out, x):
@@ -95,6 +219,7 @@ def _exp2_lowering(ctx, avals_in, avals_out, x):
 
 
 exp2_p = unary("exp2", quiet(np.exp2), None, INEXACT, lowering=_exp2_lowering)
+defjvp_unary(exp2_p, lambda x, out: _mul(out, _const(out, np.log(2.0))))
 
 
 def _logistic_impl(x):
@@ -103,25 +228,49 @@ def _logistic_impl(x):
 
 
 logistic_p = unary("logistic", _logistic_impl, "stablehlo.logistic", INEXACT)
+defjvp_unary(logistic_p, lambda x, out: _mul(out, _sub(_const(out, 1), out)))
 
 # --- unary: trigonometry ------------------------------------------------------------
 sin_p = unary("sin", quiet(np.sin), "stablehlo.sine", INEXACT)
+defjvp_unary(sin_p, lambda x, out: cos_p.bind(x))
 cos_p = unary("cos", quiet(np.cos), "stablehlo.cosine", INEXACT)
+defjvp_unary(cos_p, lambda x, out: _neg(sin_p.bind(x)))
 tan_p = unary("tan", quiet(np.tan), "stablehlo.tan", INEXACT)
+defjvp_unary(tan_p, lambda x, out: _add(_const(out, 1), _square(out)))
+
+
+def _one_minus_square(x):
+    return _sub(_const(x, 1), _square(x))
+
+
 asin_p = unary("asin", quiet(np.arcsin), "chlo.asin", INEXACT)
+defjvp_unary(asin_p, lambda x, out: rsqrt_p.bind(_one_minus_square(x)))
 acos_p = unary("acos", quiet(np.arccos), "chlo.acos", INEXACT)
+defjvp_unary(acos_p, lambda x, out: _neg(rsqrt_p.bind(_one_minus_square(x))))
 atan_p = unary("atan", np.arctan, "chlo.atan", INEXACT)
+_defjvp(atan_p, lambda t, x, out: _div(t, _add(_const(x, 1), _square(x))))
 sinh_p = unary("sinh", quiet(np.sinh), "chlo.sinh", INEXACT)
+defjvp_unary(sinh_p, lambda x, out: cosh_p.bind(x))
 cosh_p = unary("cosh", quiet(np.cosh), "chlo.cosh", INEXACT)
+defjvp_unary(cosh_p, lambda x, out: sinh_p.bind(x))
 asinh_p = unary("asinh", np.arcsinh, "chlo.asinh", INEXACT)
+defjvp_unary(asinh_p, lambda x, out: rsqrt_p.bind(_add(_square(x), _const(x, 1))))
 acosh_p = unary("acosh", quiet(np.arccosh), "chlo.acosh", INEXACT)
+# 1 / sqrt((x - 1)(x + 1)) rather than x^2 - 1, which loses digits near x = 1.
+defjvp_unary(acosh_p, lambda x, out: rsqrt_p.bind(
+    _mul(_sub(x, _const(x, 1)), _add(x, _const(x, 1)))))
 atanh_p = unary("atanh", quiet(np.arctanh), "chlo.atanh", INEXACT)
+_defjvp(atanh_p, lambda t, x, out: _div(
+    _div(t, _sub(_const(x, 1), x)), _add(_const(x, 1), x)))
 
 # --- unary: roots and absolute value --------------------------------------------
 sqrt_p = unary("sqrt", quiet(np.sqrt), "stablehlo.sqrt", INEXACT)
+_defjvp(sqrt_p, lambda t, x, out: _div(_mul(t, _const(x, 0.5)), out))
 rsqrt_p = unary("rsqrt", quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), "stablehlo.rsqrt",
                 INEXACT)
+defjvp_unary(rsqrt_p, lambda x, out: _mul(_div(out, x), _const(x, -0.5)))
 cbrt_p = unary("cbrt", np.cbrt, "stablehlo.cbrt", (FLOAT,))
+defjvp_unary(cbrt_p, lambda x, out: _mul(integer_pow_p.bind(out, y=-2), _const(x, 1 / 3)))
 
 
 def _abs_shape(x):
@@ -136,15 +285,52 @@ def _abs_shape(x):
 abs_p = declare("abs", _abs_shape, np.abs,
                 lambda ctx, ai, ao, x: ctx.op("stablehlo.abs", [x], ai, ao[0]))
 
+
+def _abs_tangent(t, x, out):
+    if not dtypes.is_complex(core.get_aval(x).dtype):
+        return _select(ge_p.bind(x, _const(x, 0)), t, _neg(t))  # slope 1 at 0, as JAX
+    # d|x| = re(t conj(x) / |x|), with |x| = 0 replaced by 1 (slope 0 there).
+    magnitude = _as_dtype(out, x)
+    magnitude = _select(eq_p.bind(magnitude, _const(magnitude, 0)), _const(magnitude, 1),
+                        magnitude)
+    return real_p.bind(_mul(t, _div(conj_p.bind(x), magnitude)))
+
+
+_defjvp(abs_p, _abs_tangent)
+batching_rules[abs_p] = batch_elementwise(abs_p)
+
 # --- unary: special functions (no NumPy version: eager calls run compiled) ----------
 erf_p = unary("erf", None, "chlo.erf", (FLOAT,))
+defjvp_unary(erf_p, lambda x, out: _mul(_const(x, 2 / np.sqrt(np.pi)),
+                                        exp_p.bind(_neg(_square(x)))))
 erf_inv_p = unary("erf_inv", None, "chlo.erf_inv", (FLOAT,))
+defjvp_unary(erf_inv_p, lambda x, out: _mul(_const(x, np.sqrt(np.pi) / 2),
+                                            exp_p.bind(_square(out))))
 lgamma_p = unary("lgamma", None, "chlo.lgamma", (FLOAT,))
+defjvp_unary(lgamma_p, lambda x, out: digamma_p.bind(x))
 digamma_p = unary("digamma", None, "chlo.digamma", (FLOAT,))
+defjvp_unary(digamma_p, lambda x, out: polygamma_p.bind(_const(x, 1), x))
+
+# polygamma(m, x): the m-th derivative of digamma, for a whole-number float m
+# (other m give NaN).  It exists for digamma's derivatives; m is not differentiable.
+polygamma_p = binary("polygamma", None, "chlo.polygamma", (FLOAT,))
+
+
+def _polygamma_m_tangent(t, m, x, out):
+    raise ValueError("polygamma is not differentiable with respect to m (the order of the "
+                     "derivative); pass m through lax.stop_gradient")
+
+
+_defjvp(polygamma_p, _polygamma_m_tangent,
+        lambda t, m, x, out: _mul(t, polygamma_p.bind(_add(m, _const(m, 1)), x)))
 
 # --- unary: complex parts -----------------------------------------------------------
 real_p = unary("real", np.real, "stablehlo.real", (COMPLEX,), out_dtype=_real_dtype)
 imag_p = unary("imag", np.imag, "stablehlo.imag", (COMPLEX,), out_dtype=_real_dtype)
+# Transposes of the complex parts (as JAX's): real's is ct + 0i (conj of a real value
+# is that value as a complex one), imag's is -i ct.
+deflinear_unary(real_p, lambda ct, aval: conj_p.bind(ct))
+deflinear_unary(imag_p, lambda ct, aval: _mul(conj_p.bind(ct), core_scalar(-1j, aval.dtype, True)))
 _COMPLEX_OF = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128,
                dtypes.complex64: dtypes.complex64, dtypes.complex128: dtypes.complex128}
 
@@ -174,10 +360,15 @@ def _conj_lowering(ctx, avals_in, avals_out, x):
 
 
 conj_p = declare("conj", _conj_shape, _conj_impl, _conj_lowering)
+# A real operand became x + 0i: its cotangent is the real part of ct.
+deflinear_unary(conj_p, lambda ct, aval: conj_p.bind(ct) if dtypes.is_complex(aval.dtype)
+                else real_p.bind(ct))
+batching_rules[conj_p] = batch_elementwise(conj_p)
 
 
 # --- unary: logic -------------------------------------------------------------
 not_p = unary("not", np.invert, "stablehlo.not", INTEGRAL)
+_defjvp_zero(not_p)
 
 
 # --- integer_pow: x ** y for a static integer y --------------------------------------
@@ -225,10 +416,27 @@ integer_pow_p = declare("integer_pow", _integer_pow_shape, _integer_pow_impl,
                         _integer_pow_lowering)
 
 
+def _integer_pow_derivative(x, out, y):
+    if y == 0:
+        return _const(x, 0)
+    return _mul(_const(x, y), integer_pow_p.bind(x, y=y - 1))
+
+
+defjvp_unary(integer_pow_p, _integer_pow_derivative)
+batching_rules[integer_pow_p] = batch_elementwise(integer_pow_p)
+
+
 # --- binary arithmetic ------------------------------------------------------------------
 add_p = binary("add", quiet(np.add), "stablehlo.add", NUMBER)
+_defjvp(add_p, lambda t, x, y, out: t, lambda t, x, y, out: t)
+_transpose_binary(add_p, lambda ct, y: ct, lambda ct, x: ct, jointly_linear=True)
 sub_p = binary("sub", quiet(np.subtract), "stablehlo.subtract", NUMBER)
+_defjvp(sub_p, lambda t, x, y, out: t, lambda t, x, y, out: _neg(t))
+_transpose_binary(sub_p, lambda ct, y: ct, lambda ct, x: _neg(ct), jointly_linear=True)
 mul_p = binary("mul", quiet(np.multiply), "stablehlo.multiply", NUMBER)
+_defjvp(mul_p, lambda t, x, y, out: _mul(t, y), lambda t, x, y, out: _mul(x, t))
+# Linear in one operand; the other is a residual value.
+_transpose_binary(mul_p, _mul, lambda ct, x: _mul(x, ct))
 
 
 def _div_impl(x, y):
@@ -255,7 +463,20 @@ def _rem_impl(x, y):
 
 
 div_p = binary("div", _div_impl, "stablehlo.divide", NUMBER)
+_defjvp(div_p, lambda t, x, y, out: _div(t, y),
+        lambda t, x, y, out: _neg(_mul(_mul(t, x), integer_pow_p.bind(y, y=-2))))
+# Linear in the numerator only.
+_transpose_binary(div_p, _div, None)
 rem_p = binary("rem", _rem_impl, "stablehlo.remainder", (INT, FLOAT))
+
+
+def _rem_y_tangent(t, x, y, out):
+    # rem(x, y) = x - y * trunc(x / y), with trunc piecewise constant.
+    q = _div(x, y)
+    return _neg(_mul(t, _mul(sign_p.bind(q), floor_p.bind(abs_p.bind(q)))))
+
+
+_defjvp(rem_p, lambda t, x, y, out: t, _rem_y_tangent)
 
 
 def _minmax_impl(np_fn, pick_x):
@@ -299,6 +520,19 @@ min_p = binary("min", _minmax_impl(np.minimum, np.less), None, ANY,
                lowering=_minmax_lowering("stablehlo.minimum", "LT"))
 
 
+def _chosen_share(t, mine, other, out):
+    """The tangent of an operand of max/min where it is the result; where both operands
+    are, each gets half (as JAX does)."""
+    at_mine = _as_dtype(eq_p.bind(mine, out), out)
+    at_other = _as_dtype(eq_p.bind(other, out), out)
+    return _mul(t, _mul(at_mine, _sub(_const(out, 1), _mul(at_other, _const(out, 0.5)))))
+
+
+for _prim in (max_p, min_p):
+    _defjvp(_prim, lambda t, x, y, out: _chosen_share(t, x, y, out),
+            lambda t, x, y, out: _chosen_share(t, y, x, out))
+
+
 # pow(x, y): x float or complex; y of x's dtype or of any integer dtype (as in JAX).
 def _pow_shape(x, y):
     check_dtype("pow", x, INEXACT, "base")
@@ -336,6 +570,24 @@ def _pow_lowering(ctx, avals_in, avals_out, x, y):
 pow_p = declare("pow", _pow_shape, _pow_impl, _pow_lowering)
 
 
+def _pow_x_tangent(t, x, y, out):
+    if not dtypes.is_int(core.get_aval(y).dtype):
+        return _mul(t, _mul(y, pow_p.bind(x, _sub(y, _const(y, 1)))))
+    # An integer exponent: y x^(y-1), except 0 where y == 0 (x^-1 may be inf there).
+    slope = _mul(_as_dtype(y, x), pow_p.bind(x, _sub(y, _const(y, 1))))
+    return _mul(t, _select(eq_p.bind(y, _const(y, 0)), _const(x, 0), slope))
+
+
+def _pow_y_tangent(t, x, y, out):
+    # x^y log(x), taken as 0 where x == 0 (as JAX does).
+    safe_x = _select(eq_p.bind(x, _const(x, 0)), _const(x, 1), x)
+    return _mul(t, _mul(log_p.bind(safe_x), out))
+
+
+_defjvp(pow_p, _pow_x_tangent, _pow_y_tangent)
+batching_rules[pow_p] = batch_elementwise(pow_p)
+
+
 def _atan2_impl(x, y):
     if not dtypes.is_complex(x.dtype):
         return np.arctan2(x, y)
@@ -347,7 +599,16 @@ def _atan2_impl(x, y):
 
 
 atan2_p = binary("atan2", _atan2_impl, "stablehlo.atan2", INEXACT)
+
+
+def _sum_of_squares(x, y):
+    return _add(_square(x), _square(y))
+
+
+_defjvp(atan2_p, lambda t, x, y, out: _mul(t, _div(y, _sum_of_squares(x, y))),
+        lambda t, x, y, out: _mul(t, _div(_neg(x), _sum_of_squares(x, y))))
 nextafter_p = binary("nextafter", quiet(np.nextafter), "chlo.next_after", (FLOAT,))
+_defjvp_zero(nextafter_p)
 
 
 # --- comparisons ---------------------------------------------------------------------
@@ -358,7 +619,9 @@ def _comparison(name, np_fn, direction, kinds=ANY):
                  "compare_type": compare_type(avals_in[0].dtype)}
         avals_in, args = broadcast_scalar_operands(ctx, avals_in, [x, y], avals_out[0].shape)
         return ctx.op("stablehlo.compare", args, avals_in, avals_out[0], attrs)
-    return binary(name, quiet(np_fn), None, kinds, out_dtype=dtypes.bool_, lowering=lower)
+    prim = binary(name, quiet(np_fn), None, kinds, out_dtype=dtypes.bool_, lowering=lower)
+    _defjvp_zero(prim)
+    return prim
 
 
 eq_p = _comparison("eq", np.equal, "EQ")
@@ -373,6 +636,8 @@ ge_p = _comparison("ge", np.greater_equal, "GE", ORDERED)
 and_p = binary("and", np.bitwise_and, "stablehlo.and", INTEGRAL)
 or_p = binary("or", np.bitwise_or, "stablehlo.or", INTEGRAL)
 xor_p = binary("xor", np.bitwise_xor, "stablehlo.xor", INTEGRAL)
+for _prim in (and_p, or_p, xor_p):
+    _defjvp_zero(_prim)
 
 
 def _shift_impl(np_fn, overflow):
@@ -406,6 +671,8 @@ shift_right_arithmetic_p = binary("shift_right_arithmetic", _arithmetic_right,
 shift_right_logical_p = binary("shift_right_logical",
                                _shift_impl(_logical_right, np.zeros_like),
                                "stablehlo.shift_right_logical", (INT,))
+for _prim in (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
+    _defjvp_zero(_prim)
 
 
 
@@ -417,6 +684,7 @@ def _population_count_impl(x):
 
 population_count_p = unary("population_count", _population_count_impl, "stablehlo.popcnt",
                            (INT,))
+_defjvp_zero(population_count_p)
 
 
 # --- select_n: pick among cases by a boolean or integer predicate -----------------
@@ -476,6 +744,36 @@ def _select_tree(ctx, which, pred_aval, cases, offset, out):
 select_n_p = declare("select_n", _select_n_shape, _select_n_impl, _select_n_lowering)
 
 
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    case_tangents = [instantiate(t) for t in tangents[1:]]
+    return select_n_p.bind(which, *cases), select_n_p.bind(which, *case_tangents)
+
+
+def _select_n_transpose(ct, which, *cases):
+    """Linear in the cases: each linear case gets ct where it was chosen, 0 elsewhere."""
+    if is_undefined(which):
+        raise ValueError("select_n is not linear in its predicate, so it cannot be "
+                         "transposed with respect to it")
+    if is_zero(ct):
+        return [None] * (1 + len(cases))
+    zeros = _zeros_like(ct)
+    cts = [None]
+    for i, case in enumerate(cases):
+        if not is_undefined(case):
+            cts.append(None)
+            continue
+        picks = [ct if j == i else zeros for j in range(len(cases))]
+        cts.append(select_n_p.bind(which, *picks))
+    return cts
+
+
+jvp_rules[select_n_p] = _select_n_jvp
+transpose_rules[select_n_p] = _select_n_transpose
+# The cases always share one shape; only the predicate may stay rank 0.
+batching_rules[select_n_p] = batch_elementwise(select_n_p, scalar_ok=(0,))
+
+
 # --- clamp(lo, x, hi): lo and hi are scalars or x's shape ----------------------------
 
 def _clamp_shape(lo, x, hi):
@@ -497,6 +795,20 @@ def _clamp_impl(lo, x, hi):
 
 clamp_p = declare("clamp", _clamp_shape, _clamp_impl,
                   lambda ctx, ai, ao, lo, x, hi: ctx.op("stablehlo.clamp", [lo, x, hi], ai, ao[0]))
+
+
+def _where_else_zero(pred, t):
+    return _select(pred, t, _const(t, 0))
+
+
+# As JAX: each operand's tangent flows where that operand is the result.
+_defjvp(clamp_p,
+        lambda t, lo, x, hi, out: _where_else_zero(
+            and_p.bind(gt_p.bind(lo, x), lt_p.bind(lo, hi)), t),
+        lambda t, lo, x, hi, out: _where_else_zero(
+            and_p.bind(gt_p.bind(x, lo), lt_p.bind(x, hi)), t),
+        lambda t, lo, x, hi, out: _where_else_zero(lt_p.bind(hi, x), t))
+batching_rules[clamp_p] = batch_elementwise(clamp_p, scalar_ok=(0, 2))
 
 
 # --- convert_element_type ----------------------------------------------------------------
@@ -549,6 +861,29 @@ convert_element_type_p = declare("convert_element_type", _convert_shape, _conver
                                  _convert_lowering)
 
 
+def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
+    """Linear between inexact dtypes (complex -> real keeps the real part); a
+    conversion to an integer or boolean dtype has no tangent."""
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if not dtypes.is_inexact(new_dtype):
+        return out, Zero(tangent_aval(core.get_aval(out)))
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct, x, new_dtype, weak_type=False):
+    if is_zero(ct):
+        return [None]
+    if not dtypes.is_inexact(x.aval.dtype):
+        return [Zero(tangent_aval(x.aval))]
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type)]
+
+
+jvp_rules[convert_element_type_p] = _convert_jvp
+transpose_rules[convert_element_type_p] = _convert_transpose
+batching_rules[convert_element_type_p] = batch_elementwise(convert_element_type_p)
+
+
 # --- bitcast_convert_type ------------------------------------------------------------
 
 def _bitcast_shape(x, new_dtype):
@@ -584,7 +919,23 @@ def _bitcast_impl(x, new_dtype):
 bitcast_convert_type_p = declare(
     "bitcast_convert_type", _bitcast_shape, _bitcast_impl,
     lambda ctx, ai, ao, x, new_dtype: ctx.op("stablehlo.bitcast_convert", [x], ai, ao[0]))
+_defjvp_zero(bitcast_convert_type_p)
+
+
+def _bitcast_batch(axis_data, args, dims, new_dtype):
+    """The batch axis stays put, unless it is the trailing axis that a bitcast to a
+    wider dtype consumes: then it moves to the front first."""
+    (x,), (d,) = args, dims
+    aval = core.get_aval(x)
+    if new_dtype.itemsize > aval.dtype.itemsize and d == aval.ndim - 1:
+        x, d = move_batch_dim(x, d, 0), 0
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
+batching_rules[bitcast_convert_type_p] = _bitcast_batch
 
 
 # --- copy ------------------------------------------------------------------------
 copy_p = declare("copy", lambda x: x, np.copy, lambda ctx, ai, ao, x: x)
+deflinear_unary(copy_p, lambda ct, aval: copy_p.bind(ct))
+batching_rules[copy_p] = batch_elementwise(copy_p)
