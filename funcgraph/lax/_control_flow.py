@@ -68,10 +68,9 @@ def _switch(index, branches, operands, clamp):
     if not branches:
         raise ValueError("switch: branches must contain at least one function")
     index_aval = core.get_aval(index)
-    if index_aval.shape != () or not (dtypes.is_int(index_aval.dtype) or
-                                      index_aval.dtype == dtypes.bool_):
-        raise TypeError(f"switch/cond: the index (predicate) must be a scalar integer or "
-                        f"boolean, got {index_aval.str_short()}")
+    if index_aval.shape != () or not dtypes.is_int(index_aval.dtype):
+        raise TypeError(f"switch: the index must be a scalar integer, got "
+                        f"{index_aval.str_short()}")
     index = lax.convert_element_type(index, dtypes.int32)
     if clamp and len(branches) > 1:
         index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
@@ -119,6 +118,7 @@ def cond(pred, true_fun, false_fun, *operands):
 def while_loop(cond_fun, body_fun, init_val):
     """while cond_fun(val): val = body_fun(val); the carry keeps one type throughout."""
     leaves, in_tree = tree_util.tree_flatten(init_val)
+    weak = [core.get_aval(x).weak_type for x in leaves]
     leaves = [_strong(x) for x in leaves]
     avals = _avals(leaves)
     body_trees, cond_trees = [], []
@@ -126,7 +126,11 @@ def while_loop(cond_fun, body_fun, init_val):
     if body_trees[0] != in_tree:
         raise TypeError(f"while_loop body_fun ({_fn_name(body_fun)}) must return the structure "
                         f"of its input {in_tree}, got {body_trees[0]}")
-    _check_carry("while_loop body_fun", avals, body.out_avals)
+    leaves, changed = _promote_weak_carry(leaves, weak, body.out_avals)
+    if changed:
+        avals = _avals(leaves)
+        body = trace_flat(_flat_fn(body_fun, in_tree, body_trees, spread=False), avals)
+    _check_carry(f"while_loop body_fun ({_fn_name(body_fun)})", avals, body.out_avals, in_tree)
     body = trace_flat(lambda *xs: _match_output_types(
         eval_jaxpr(body.jaxpr, body.consts, *xs), avals), avals)
     cond_closed = trace_flat(_flat_fn(cond_fun, in_tree, cond_trees, spread=False), avals)
@@ -142,12 +146,30 @@ def while_loop(cond_fun, body_fun, init_val):
     return tree_util.tree_unflatten(in_tree, outs)
 
 
-def _check_carry(what, carry_avals, out_avals):
-    for i, (c, o) in enumerate(zip(carry_avals, out_avals)):
+def _leaf_paths(tree):
+    dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    return [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+
+
+def _check_carry(what, carry_avals, out_avals, tree):
+    for path, c, o in zip(_leaf_paths(tree), carry_avals, out_avals):
         if not core.same_type(c, o):
-            raise TypeError(f"{what} must keep the carry's type: carry component {i} goes in as "
+            raise TypeError(f"{what} must keep the carry's type: carry{path} goes in as "
                             f"{c.str_short()} and comes out as {o.str_short()}. Make the "
                             f"initial value match (e.g. convert it with .astype)")
+
+
+def _promote_weak_carry(leaves, weak, out_avals):
+    """As in JAX: a weakly typed initial carry takes the dtype the body gives it."""
+    lax = _lax()
+    changed, new = False, []
+    for x, w, o in zip(leaves, weak, out_avals):
+        a = core.get_aval(x)
+        if w and a.shape == o.shape and a.dtype != o.dtype:
+            x = lax.convert_element_type(x, o.dtype)
+            changed = True
+        new.append(x)
+    return new, changed
 
 
 def _concrete_int(x):
@@ -192,7 +214,10 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """carry, ys = scan(f, init, xs): loop f(carry, x) -> (carry, y) over the leading axis."""
+    if not isinstance(unroll, bool) and isinstance(unroll, int) and unroll < 0:
+        raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll}")
     init_leaves, init_tree = tree_util.tree_flatten(init)
+    weak = [core.get_aval(x).weak_type for x in init_leaves]
     init_leaves = [_strong(x) for x in init_leaves]
     xs_leaves, xs_tree = tree_util.tree_flatten(xs)
     lengths = {core.get_aval(x).shape[0] if core.get_aval(x).shape else None
@@ -215,7 +240,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         carry = tree_util.tree_unflatten(init_tree, list(flat[:len(carry_avals)]))
         x = tree_util.tree_unflatten(xs_tree, list(flat[len(carry_avals):]))
         result = f(carry, x)
-        if not (isinstance(result, tuple) and len(result) == 2):
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise TypeError(f"scan body ({_fn_name(f)}) must return a pair (carry, y)")
         new_carry, y = result
         carry_leaves, carry_tree = tree_util.tree_flatten(new_carry)
@@ -227,7 +252,14 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         return carry_leaves + y_leaves
 
     traced = trace_flat(body, carry_avals + x_avals)
-    _check_carry(f"scan body ({_fn_name(f)})", carry_avals, traced.out_avals[:len(carry_avals)])
+    init_leaves, changed = _promote_weak_carry(init_leaves, weak,
+                                               traced.out_avals[:len(carry_avals)])
+    if changed:
+        carry_avals = _avals(init_leaves)
+        out_trees.clear()
+        traced = trace_flat(body, carry_avals + x_avals)
+    _check_carry(f"scan body ({_fn_name(f)})", carry_avals,
+                 traced.out_avals[:len(carry_avals)], init_tree)
     traced = trace_flat(lambda *a: _match_output_types(
         eval_jaxpr(traced.jaxpr, traced.consts, *a), carry_avals), carry_avals + x_avals)
     jaxpr, consts = const_free(traced)
@@ -267,6 +299,8 @@ def map(f, xs, *, batch_size=None):
     if rest:
         tail = [lax.slice_in_dim(x, full * batch_size, n) for x in leaves]
         pieces.append(vmap(f)(tree_util.tree_unflatten(tree, tail)))
+    if not pieces:
+        return scan(lambda _, x: (None, f(x)), None, xs)[1]
     if len(pieces) == 1:
         return pieces[0]
     from funcgraph.numpy import concatenate

@@ -377,53 +377,53 @@ def _scan_shape(*args, jaxpr, num_consts, num_carry, length, reverse, unroll):
 
 def _scan_lowering(ctx, avals_in, avals_out, *args, jaxpr, num_consts, num_carry, length,
                    reverse, unroll):
-    """A while loop over i; each iteration slices xs at i, runs the body (`unroll` times
-    per iteration when that divides the length) and writes ys at i."""
+    """A while loop over i; each iteration slices xs at i, runs the body and writes ys at
+    i.  With unroll=k the loop body holds k steps, and the length % k steps left over
+    follow the loop."""
     nc, nk = num_consts, num_carry
     consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
-    xs_avals = avals_in[nc + nk:]
-    ys_avals = avals_out[nk:]
-    const_avals, carry_avals = avals_in[:nc], avals_in[nc:nc + nk]
-    steps = unroll if isinstance(unroll, int) and unroll > 1 and length % unroll == 0 else 1
-    if unroll is True:
-        steps = max(length, 1)
-    ys_init = [_zeros(ctx, a) for a in ys_avals]
-    i0 = ctx.constant(np.int32(0), INT32_SCALAR)
-    state = [i0] + list(consts) + list(init) + ys_init + list(xs)
-    state_avals = [INT32_SCALAR] + list(const_avals) + list(carry_avals) + list(ys_avals) + \
-        list(xs_avals)
+    xs_avals, ys_avals = avals_in[nc + nk:], avals_out[nk:]
+    if length == 0:
+        return list(init) + [_zeros(ctx, a) for a in ys_avals]
+    k = min(max(int(unroll), 1), length)
+    state_avals = [INT32_SCALAR] + list(avals_in[:nc + nk]) + list(ys_avals) + list(xs_avals)
+    state = [ctx.constant(np.int32(0), INT32_SCALAR)] + list(consts) + list(init) + \
+        [_zeros(ctx, a) for a in ys_avals] + list(xs)
+
+    def steps(sctx, st, count):
+        i, cs = st[0], st[1:1 + nc]
+        carry = list(st[1 + nc:1 + nc + nk])
+        ys = list(st[1 + nc + nk:1 + nc + nk + len(ys_avals)])
+        xs_now = st[1 + nc + nk + len(ys_avals):]
+        for _ in range(count):
+            index = i
+            if reverse:
+                last = sctx.constant(np.int32(length - 1), INT32_SCALAR)
+                index = sctx.op("stablehlo.subtract", [last, i], [INT32_SCALAR] * 2,
+                                INT32_SCALAR)
+            x_t = [_index_row(sctx, x, a, index) for x, a in zip(xs_now, xs_avals)]
+            outs = lower_jaxpr_body(sctx, jaxpr.jaxpr, [], list(cs) + carry + x_t)
+            carry = outs[:nk]
+            ys = [_update_row(sctx, y, a, v, index) for y, a, v in zip(ys, ys_avals, outs[nk:])]
+            one = sctx.constant(np.int32(1), INT32_SCALAR)
+            i = sctx.op("stablehlo.add", [i, one], [INT32_SCALAR] * 2, INT32_SCALAR)
+        return [i] + list(cs) + carry + ys + list(xs_now)
+
+    looped = (length // k) * k
 
     def cond(rctx, st):
-        bound = rctx.constant(np.int32(length), INT32_SCALAR)
+        bound = rctx.constant(np.int32(looped), INT32_SCALAR)
         pred = rctx.op("stablehlo.compare", [st[0], bound], [INT32_SCALAR] * 2,
                        ShapedArray((), dtypes.bool_),
                        {"comparison_direction": "#stablehlo<comparison_direction LT>",
                         "compare_type": "#stablehlo<comparison_type SIGNED>"})
         return [pred], [ShapedArray((), dtypes.bool_)]
 
-    def body(rctx, st):
-        i, cs = st[0], st[1:1 + nc]
-        carry = list(st[1 + nc:1 + nc + nk])
-        ys = list(st[1 + nc + nk:1 + nc + nk + len(ys_avals)])
-        xs_now = st[1 + nc + nk + len(ys_avals):]
-        for _ in range(steps):
-            index = i
-            if reverse:
-                last = rctx.constant(np.int32(length - 1), INT32_SCALAR)
-                index = rctx.op("stablehlo.subtract", [last, i], [INT32_SCALAR] * 2,
-                                INT32_SCALAR)
-            x_t = [_index_row(rctx, x, a, index) for x, a in zip(xs_now, xs_avals)]
-            outs = lower_jaxpr_body(rctx, jaxpr.jaxpr, [], list(cs) + carry + x_t)
-            carry = outs[:nk]
-            ys = [_update_row(rctx, y, a, v, index)
-                  for y, a, v in zip(ys, ys_avals, outs[nk:])]
-            one = rctx.constant(np.int32(1), INT32_SCALAR)
-            i = rctx.op("stablehlo.add", [i, one], [INT32_SCALAR] * 2, INT32_SCALAR)
-        return [i] + list(cs) + carry + ys + list(xs_now), state_avals
-
-    outs = ctx.op("stablehlo.while", state, state_avals, state_avals,
-                  regions=[ctx.region(state_avals, cond), ctx.region(state_avals, body)])
-    return outs[1 + nc:1 + nc + nk] + outs[1 + nc + nk:1 + nc + nk + len(ys_avals)]
+    state = ctx.op("stablehlo.while", state, state_avals, state_avals,
+                   regions=[ctx.region(state_avals, cond),
+                            ctx.region(state_avals, lambda r, st: (steps(r, st, k), state_avals))])
+    state = steps(ctx, state, length - looped)
+    return state[1 + nc:1 + nc + nk] + state[1 + nc + nk:1 + nc + nk + len(ys_avals)]
 
 
 def _zeros(ctx, aval):
