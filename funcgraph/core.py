@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from funcgraph import dtypes
+from funcgraph.config import config as _config
 
 
 # --- abstract values -------------------------------------------------------
@@ -268,8 +269,7 @@ _scalar_avals = {}
 
 
 def aval_of_python_scalar(x):
-    from funcgraph.config import config
-    key = (type(x), config.jax_enable_x64)
+    key = (type(x), _config.jax_enable_x64)
     aval = _scalar_avals.get(key)
     if aval is None:
         # Python bools are not weak in JAX: bool is the bottom of the lattice anyway.
