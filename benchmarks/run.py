@@ -198,6 +198,64 @@ def op_count():
     return n_fg, n_jax, n_fg / n_jax, "ops"
 
 
+def _per_example_setup():
+    rng = np.random.default_rng(1)
+    params = mlp_params(rng, [32, 64, 64, 10])
+    x = rng.normal(size=(64, 32)).astype(np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+    return params, x, labels
+
+
+def _example_loss(np_mod):
+    def loss(params, x, y):
+        return mlp_loss(np_mod, params, x[None], y[None])
+    return loss
+
+
+@benchmark("jitted per-example gradients (vmap of grad)", 1.05)
+def per_example():
+    params, x, labels = _per_example_setup()
+    f_fg = fg.jit(fg.vmap(fg.grad(_example_loss(fnp)), in_axes=(None, 0, 0)))
+    f_jax = jax.jit(jax.vmap(jax.grad(_example_loss(jnp)), in_axes=(None, 0, 0)))
+    args_fg = fg.device_put((params, x, labels))
+    args_jax = jax.device_put((params, x, labels))
+    fg.block_until_ready(f_fg(*args_fg))
+    jax.block_until_ready(f_jax(*args_jax))
+    return interleaved(lambda: fg.block_until_ready(f_fg(*args_fg)),
+                       lambda: jax.block_until_ready(f_jax(*args_jax)), rounds=7, repeat=50)
+
+
+def rnn_loss(np_mod, lax_mod):
+    def loss(params, xs, target):
+        w_in, w_h, w_out = params
+
+        def cell(h, x):
+            h = np_mod.tanh(x @ w_in + h @ w_h)
+            return h, h
+        h0 = np_mod.zeros((xs.shape[1], w_h.shape[0]), np.float32)
+        h, _ = lax_mod.scan(cell, h0, xs)
+        return np_mod.mean((h @ w_out - target) ** 2)
+    return loss
+
+
+@benchmark("jitted scan RNN gradients", 1.05)
+def rnn_gradients():
+    rng = np.random.default_rng(2)
+    params = (rng.normal(size=(16, 64)).astype(np.float32) * 0.2,
+              rng.normal(size=(64, 64)).astype(np.float32) * 0.1,
+              rng.normal(size=(64, 4)).astype(np.float32) * 0.2)
+    xs = rng.normal(size=(50, 32, 16)).astype(np.float32)
+    target = rng.normal(size=(32, 4)).astype(np.float32)
+    f_fg = fg.jit(fg.grad(rnn_loss(fnp, fg.lax)))
+    f_jax = jax.jit(jax.grad(rnn_loss(jnp, jax.lax)))
+    args_fg = fg.device_put((params, xs, target))
+    args_jax = jax.device_put((params, xs, target))
+    fg.block_until_ready(f_fg(*args_fg))
+    jax.block_until_ready(f_jax(*args_jax))
+    return interleaved(lambda: fg.block_until_ready(f_fg(*args_fg)),
+                       lambda: jax.block_until_ready(f_jax(*args_jax)), rounds=7, repeat=20)
+
+
 def main(selected):
     rows = []
     for name, target, fn in BENCHMARKS:

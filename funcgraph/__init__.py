@@ -10,7 +10,7 @@ from funcgraph.array import Array
 from funcgraph.interpreters import eval as _eval  # installs the evaluation trace
 from funcgraph import primitives as _primitives  # registers every primitive
 from funcgraph import numpy  # installs the array operators
-from funcgraph import lax, tree_util
+from funcgraph import inspect, lax, tree_util
 from funcgraph.jit_function import jit, ShapeDtypeStruct
 from funcgraph.api import (
     block_until_ready, default_backend, device_get, device_put, devices, eval_shape,

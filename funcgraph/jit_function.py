@@ -444,6 +444,10 @@ class Compiled:
     def memory_analysis(self):
         return self.compiled.executable.memory_analysis()
 
+    def _repr_html_(self):
+        from funcgraph import inspect as fg_inspect
+        return fg_inspect.compiled_html(self)
+
 
 class ShapeDtypeStruct:
     """A shape and dtype standing in for an array (eval_shape results, AOT arguments)."""

@@ -1,0 +1,204 @@
+"""Write the notebooks in notebooks/ from the cell sources below (outputs empty).
+
+Run once after editing: `.venv/bin/python tools/make_notebooks.py`.
+tests/test_notebooks.py executes every notebook."""
+import os
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "notebooks")
+
+IMPORTS = """import numpy as np
+import funcgraph as fg
+import funcgraph.numpy as fnp
+from funcgraph import lax
+import funcgraph.inspect as fgi"""
+
+TOUR = [
+    ("md", """# A tour of funcgraph
+
+funcgraph traces pure Python functions into a typed IR (a *jaxpr*), transforms it
+(`grad`, `vmap`, `jit`) and lowers it to StableHLO for XLA. Its API is JAX's."""),
+    ("code", IMPORTS),
+    ("md", """## Trace a function and read the IR
+
+`make_jaxpr` runs the function on abstract values and records every primitive it
+applies. The text form is JAX's; in Jupyter the IR renders as HTML with types,
+weak types marked `~`, and each equation's source line."""),
+    ("code", """def f(x, y):
+    return fnp.sum(fnp.sin(x) * y + 1.0)
+
+x = np.linspace(0, 1, 4, dtype=np.float32)
+jaxpr = fg.make_jaxpr(f)(x, x)
+print(jaxpr)"""),
+    ("code", "jaxpr"),
+    ("code", """print(jaxpr.pretty(source=True))
+print(fgi.ir_report(jaxpr))"""),
+    ("md", """## Transform
+
+Transformations compose: the gradient of `f` is another function with its own IR."""),
+    ("code", """df = fg.grad(f)
+print(df(x, x))
+fg.make_jaxpr(df)(x, x)"""),
+    ("md", """## jit and StableHLO
+
+`jit` traces once per argument signature, lowers to StableHLO and compiles with XLA.
+The stages can be inspected: `trace`, `lower`, `compile`."""),
+    ("code", """fast = fg.jit(f)
+assert np.allclose(fast(x, x), f(x, x))
+lowered = fast.lower(x, x)
+lowered"""),
+    ("code", """compiled = lowered.compile()
+print(compiled.cost_analysis()["flops"])
+compiled(x, x)"""),
+    ("md", "Arrays render with a header (type, size, statistics) and a truncated view."),
+    ("code", "fnp.arange(600.0).reshape(20, 30)"),
+]
+
+AUTODIFF = [
+    ("md", """# Automatic differentiation
+
+`jvp` pushes tangents forward; `vjp` linearizes and transposes; `grad` is `vjp`
+with a cotangent of 1. All of them are interpreters over the same IR."""),
+    ("code", IMPORTS),
+    ("code", """def f(x):
+    return fnp.sum(fnp.tanh(x) ** 2)
+
+x = np.array([0.1, 0.5, -1.0], np.float32)
+y, t = fg.jvp(f, (x,), (np.ones_like(x),))
+g = fg.grad(f)(x)
+expected = 2 * np.tanh(x) * (1 - np.tanh(x) ** 2)
+assert np.allclose(g, expected, atol=1e-6)
+assert np.allclose(t, expected.sum(), atol=1e-6)
+g"""),
+    ("md", """## What the backward pass keeps alive
+
+Reverse mode stores *residuals*: values of the forward pass the backward pass reads.
+`residuals_report` lists them with sizes and the lines that made them."""),
+    ("code", """def mlp(w1, w2, x):
+    h = fnp.tanh(x @ w1)
+    return fnp.sum((h @ w2) ** 2)
+
+rng = np.random.default_rng(0)
+w1 = rng.normal(size=(8, 16)).astype(np.float32)
+w2 = rng.normal(size=(16, 4)).astype(np.float32)
+xs = rng.normal(size=(32, 8)).astype(np.float32)
+print(fgi.residuals_report(mlp, w1, w2, xs))"""),
+    ("md", "`checkpoint` trades memory for recomputation: fewer residuals, more work."),
+    ("code", """def mlp_remat(w1, w2, x):
+    h = fg.checkpoint(lambda w, x: fnp.tanh(x @ w))(w1, x)
+    return fnp.sum((h @ w2) ** 2)
+
+print(fgi.residuals_report(mlp_remat, w1, w2, xs))
+assert np.allclose(fg.grad(mlp)(w1, w2, xs), fg.grad(mlp_remat)(w1, w2, xs), rtol=1e-5)"""),
+    ("md", "## Jacobians and Hessians"),
+    ("code", """def h(x):
+    return fnp.sin(x) * x
+
+J = fg.jacfwd(h)(x)
+assert np.allclose(J, fg.jacrev(h)(x), atol=1e-6)
+H = fg.hessian(f)(x)
+H.shape"""),
+]
+
+VMAP = [
+    ("md", """# vmap: batching without rewriting
+
+`vmap(f)` maps `f` over a leading (or chosen) axis. It is an interpreter that carries
+a batch dimension through every primitive; the result is one batched program, not a
+Python loop."""),
+    ("code", IMPORTS),
+    ("code", """def predict(w, x):
+    return fnp.tanh(fnp.dot(x, w))
+
+w = np.ones((3, 2), np.float32)
+xs = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+batched = fg.vmap(predict, in_axes=(None, 0))(w, xs)
+looped = np.stack([predict(w, xi) for xi in xs])
+assert np.allclose(batched, looped)
+fg.make_jaxpr(fg.vmap(predict, in_axes=(None, 0)))(w, xs)"""),
+    ("md", "## Per-example gradients: `vmap` of `grad`"),
+    ("code", """def loss(w, x, y):
+    return (fnp.sum(x * w) - y) ** 2
+
+w = np.array([1.0, -2.0, 0.5], np.float32)
+xs = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+ys = np.arange(5.0, dtype=np.float32)
+per_example = fg.vmap(fg.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
+assert per_example.shape == (5, 3)
+assert np.allclose(per_example[2], fg.grad(loss)(w, xs[2], ys[2]), rtol=1e-5)
+per_example"""),
+    ("md", "## Axes: `in_axes` and `out_axes`"),
+    ("code", """m = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+col_sums = fg.vmap(fnp.sum, in_axes=1)(m)
+assert np.allclose(col_sums, m.sum(0))
+fg.jit(fg.vmap(lambda v: v * 2.0, out_axes=1))(m).shape"""),
+]
+
+CONTROL_FLOW = [
+    ("md", """# Control flow
+
+Python `if` and `for` run at trace time. Control flow on traced values uses
+`lax.cond`, `lax.while_loop`, `lax.fori_loop` and `lax.scan`, primitives whose
+parameters hold sub-jaxprs (fold them open in the HTML view)."""),
+    ("code", IMPORTS),
+    ("code", """def relu_or_square(x):
+    return lax.cond(fnp.sum(x) > 0, lambda v: fnp.maximum(v, 0.0), lambda v: v * v, x)
+
+x = np.array([-1.0, 2.0, 3.0], np.float32)
+assert np.allclose(relu_or_square(x), [0.0, 2.0, 3.0])
+assert np.allclose(fg.jit(relu_or_square)(-x), x * x)
+fg.make_jaxpr(relu_or_square)(x)"""),
+    ("md", "Tracing Python control flow on a traced value fails with a helpful error:"),
+    ("code", """def bad(x):
+    if x > 0:
+        return x
+    return -x
+
+try:
+    fg.jit(bad)(1.0)
+except fg.ConcretizationTypeError as e:
+    print(str(e).splitlines()[0])"""),
+    ("md", "## Loops: `while_loop` (Newton's method for a square root) and `scan`"),
+    ("code", """def newton_sqrt(a):
+    def body(state):
+        x, i = state
+        return 0.5 * (x + a / x), i + 1
+    return lax.while_loop(lambda s: s[1] < 20, body, (a, 0))[0]
+
+assert np.allclose(fg.jit(newton_sqrt)(2.0), np.sqrt(2.0))
+fg.make_jaxpr(newton_sqrt)(2.0)"""),
+    ("code", """def cumsum(xs):
+    return lax.scan(lambda c, x: (c + x, c + x), 0.0, xs)
+
+total, partial = cumsum(np.arange(5.0, dtype=np.float32))
+assert np.allclose(partial, np.cumsum(np.arange(5.0)))
+print(fg.grad(lambda xs: cumsum(xs)[0])(np.arange(5.0, dtype=np.float32)))
+fg.make_jaxpr(cumsum)(np.arange(5.0, dtype=np.float32))"""),
+]
+
+NOTEBOOKS = {"tour.ipynb": TOUR, "autodiff.ipynb": AUTODIFF, "vmap.ipynb": VMAP,
+             "control_flow.ipynb": CONTROL_FLOW}
+
+
+def build(cells):
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src)
+                for kind, src in cells]
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"  # stable ids, so regenerating gives the same files
+    return nb
+
+
+def main():
+    for name, cells in NOTEBOOKS.items():
+        nbformat.write(build(cells), os.path.join(OUT, name))
+        print("wrote", os.path.join("notebooks", name))
+
+
+if __name__ == "__main__":
+    main()
