@@ -97,7 +97,9 @@ def _dot_general_jvp(primals, tangents, dimension_numbers, precision=None,
 def _dot_general_transpose_operand(ct, other, operand_aval, dimension_numbers, operand_is_lhs,
                                    preferred_element_type):
     """Cotangent of one operand: contract ct with the other operand over the other's free
-    dimensions, then put the result's axes back in the operand's order."""
+    dimensions, then put the result's axes in the operand's order.  For the rhs the
+    product is formed as (other, ct), which for a matmul's weights already has the
+    weights' layout, so no transpose is needed."""
     (lc, rc), (lb, rb) = dimension_numbers
     x_ndim = operand_aval.ndim
     mine_c, other_c = (lc, rc) if operand_is_lhs else (rc, lc)
@@ -107,18 +109,22 @@ def _dot_general_transpose_operand(ct, other, operand_aval, dimension_numbers, o
     other_free = [i for i in range(other_ndim) if i not in other_c and i not in other_b]
     nb = len(lb)
     # ct's axes: batch, lhs free, rhs free.
-    lhs_free_len = len(mine_free) if operand_is_lhs else len(other_free)
     if operand_is_lhs:
-        ct_other_free = tuple(range(nb + lhs_free_len, nb + lhs_free_len + len(other_free)))
+        ct_other_free = tuple(range(nb + len(mine_free), nb + len(mine_free) + len(other_free)))
+        dims = ((ct_other_free, tuple(other_free)), (tuple(range(nb)), tuple(other_b)))
+        result = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=None,
+                                    preferred_element_type=None)
+        # result axes: batch, ct's remaining (mine free), other's contracting dims ascending.
+        result_to_mine = list(mine_b) + mine_free + [mine_c[list(other_c).index(d)]
+                                                    for d in sorted(other_c)]
     else:
         ct_other_free = tuple(range(nb, nb + len(other_free)))
-    dims = ((ct_other_free, tuple(other_free)), (tuple(range(nb)), tuple(other_b)))
-    result = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=None,
-                                preferred_element_type=None)
-    # result axes: batch (mine_b order), ct's remaining (= mine free), other's remaining
-    # (= other's contracting dims in ascending order, matched to mine contracting).
-    result_to_mine = list(mine_b) + mine_free + [mine_c[list(other_c).index(d)]
-                                                for d in sorted(other_c)]
+        dims = ((tuple(other_free), ct_other_free), (tuple(other_b), tuple(range(nb))))
+        result = dot_general_p.bind(other, ct, dimension_numbers=dims, precision=None,
+                                    preferred_element_type=None)
+        # result axes: batch, other's contracting dims ascending, ct's remaining (mine free).
+        result_to_mine = list(mine_b) + [mine_c[list(other_c).index(d)]
+                                         for d in sorted(other_c)] + mine_free
     perm = tuple(result_to_mine.index(k) for k in range(x_ndim))
     if perm != tuple(range(x_ndim)):
         result = transpose_p.bind(result, permutation=perm)
