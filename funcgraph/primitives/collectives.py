@@ -147,3 +147,12 @@ def _axis_index_collective(axis_data, args, dims, axis_name):
 
 
 collective_rules[axis_index_p] = _axis_index_collective
+
+
+def _all_gather_jvp(primals, tangents, **params):
+    out = all_gather_p.bind(primals[0], **params)
+    t = tangents[0]
+    return out, (t if is_zero(t) else all_gather_p.bind(t, **params))
+
+
+jvp_rules[all_gather_p] = _all_gather_jvp

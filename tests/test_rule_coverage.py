@@ -1,0 +1,60 @@
+"""Every primitive has every rule (shape, evaluation, lowering, JVP, batching), or is in
+an exemption list below that says why it needs none."""
+import pytest
+
+import funcgraph  # noqa: F401  (registers every primitive)
+from funcgraph import core
+from funcgraph.interpreters.batching import batching_rules, collective_rules
+from funcgraph.interpreters.eval import direct_impls, impl_rules
+from funcgraph.interpreters.jvp import jvp_rules
+from funcgraph.lowering import lowering_rules
+
+PRIMITIVES = sorted(core.shape_rules, key=lambda p: p.name)
+
+NO_JVP = {
+    "iota": "has no operands, so nothing to differentiate",
+    "axis_index": "has no operands and an integer result",
+    "custom_lin": "stands for a linear map inside reverse mode and is only ever transposed",
+    "pmax": "not differentiable, as in JAX",
+    "pmin": "not differentiable, as in JAX",
+}
+NO_BATCHING = {
+    "iota": "has no operands, so it is never batched",
+    "custom_lin": "is transposed (calling the user's bwd) before any batching could see it",
+}
+NO_LOWERING = {
+    "custom_lin": "exists only inside linear jaxprs, which are transposed, never lowered",
+}
+COMPILED_EAGERLY = {  # no NumPy impl: eager calls run the primitive compiled by XLA
+    "erf", "erf_inv", "lgamma", "digamma", "polygamma", "cond", "while", "scan",
+}
+
+
+def ids(p):
+    return p.name
+
+
+@pytest.mark.parametrize("prim", PRIMITIVES, ids=ids)
+def test_jvp_rule(prim):
+    assert prim in jvp_rules or prim.name in NO_JVP
+
+
+@pytest.mark.parametrize("prim", PRIMITIVES, ids=ids)
+def test_batching_rule(prim):
+    assert prim in batching_rules or prim in collective_rules or prim.name in NO_BATCHING
+
+
+@pytest.mark.parametrize("prim", PRIMITIVES, ids=ids)
+def test_lowering_rule(prim):
+    assert prim in lowering_rules or prim.name in NO_LOWERING
+
+
+@pytest.mark.parametrize("prim", PRIMITIVES, ids=ids)
+def test_evaluation_rule(prim):
+    assert prim in impl_rules or prim in direct_impls or prim.name in COMPILED_EAGERLY
+
+
+def test_exemptions_are_real_primitives():
+    names = {p.name for p in PRIMITIVES}
+    for table in (NO_JVP, NO_BATCHING, NO_LOWERING, COMPILED_EAGERLY):
+        assert set(table) <= names
