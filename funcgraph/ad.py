@@ -118,6 +118,23 @@ class Pullback:
     def jaxpr(self):
         return self.linear.jaxpr
 
+    def pretty(self, source=False):
+        """The linear jaxpr this pullback transposes, after a legend of its constvars: the
+        residuals the forward pass saved, with their size and the line that made them."""
+        from funcgraph import ir
+        from os.path import basename
+        lines = ["# residuals kept for the backward pass:"]
+        for i, r in enumerate(self.residuals):
+            where = f"{basename(r.source[0])}:{r.source[1]} ({r.source[2]})" if r.source \
+                else "an input or a constant"
+            lines.append(f"#   {ir._name_of(i)}:{r.aval.str_short()}  {r.nbytes} B  from {where}")
+        if not self.residuals:
+            lines.append("#   (none)")
+        return "\n".join(lines) + "\n" + self.jaxpr.pretty(source=source)
+
+    def __repr__(self):
+        return self.pretty()
+
     def __call__(self, cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
         if ct_tree != self.out_tree:

@@ -332,3 +332,12 @@ def test_missing_jvp_rule_names_primitive():
     impl_rules[prim] = lambda x: x
     with pytest.raises(core.MissingRuleError, match="'no_jvp_yet' has no JVP"):
         fg.grad(lambda x: prim.bind(x))(1.0)
+
+
+def test_pullback_prints_residual_legend():
+    def f(x):
+        return fnp.sum(fnp.sin(x) * fnp.exp(x))
+    text = repr(fg.vjp(f, X)[1])
+    assert text.startswith("# residuals kept for the backward pass:")
+    assert "a:f32[2,3]  24 B  from test_autodiff.py:" in text
+    assert "{ lambda a:f32[2,3]" in text
