@@ -21,6 +21,7 @@ from funcgraph.vmap_function import vmap
 from funcgraph.custom_derivatives import (checkpoint, checkpoint_policies, custom_jvp,
                                           custom_vjp, remat)
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
+from funcgraph import random, nn
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 
@@ -30,6 +31,6 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "checkpoint", "checkpoint_policies",
     "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
     "devices", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
-    "linearize", "local_devices", "make_jaxpr", "numpy", "remat", "tree_util",
+    "linearize", "local_devices", "make_jaxpr", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
 ]

@@ -1,0 +1,212 @@
+"""funcgraph.nn: neural-network activations and helpers, with jax.nn's names, signatures
+and derivatives (custom JVPs where jax.nn has them: relu, relu6, softmax)."""
+import functools
+
+import numpy as np
+
+from funcgraph import dtypes, lax
+from funcgraph.custom_derivatives import custom_jvp
+import funcgraph.numpy as fnp
+from funcgraph.nn import initializers
+
+__all__ = [
+    "relu", "relu6", "leaky_relu", "elu", "celu", "selu", "gelu", "silu", "swish", "sigmoid",
+    "softplus", "soft_sign", "log_sigmoid", "hard_tanh", "logsumexp", "softmax",
+    "log_softmax", "one_hot", "standardize", "initializers",
+]
+
+
+def _inexact(x):
+    x = fnp.asarray(x)
+    return x if dtypes.is_inexact(x.dtype) else x.astype(dtypes.default_float())
+
+
+@custom_jvp
+def relu(x):
+    """max(x, 0); its derivative at 0 is 0 (as in jax.nn)."""
+    return fnp.maximum(x, 0)
+
+
+relu.defjvps(lambda g, ans, x: fnp.where(fnp.asarray(x) > 0, g, fnp.zeros_like(g)))
+
+
+@custom_jvp
+def relu6(x):
+    """min(max(x, 0), 6); derivative 0 at both kinks."""
+    return fnp.minimum(fnp.maximum(x, 0), 6.0)
+
+
+relu6.defjvps(lambda g, ans, x: fnp.where((fnp.asarray(x) > 0) & (fnp.asarray(x) < 6), g,
+                                          fnp.zeros_like(g)))
+
+
+def leaky_relu(x, negative_slope=1e-2):
+    x = fnp.asarray(x)
+    return fnp.where(x >= 0, x, negative_slope * x)
+
+
+def hard_tanh(x):
+    x = fnp.asarray(x)
+    return fnp.where(x > 1, 1, fnp.where(x < -1, -1, x))
+
+
+def elu(x, alpha=1.0):
+    x = fnp.asarray(x)
+    # expm1 of min(x, 0) keeps the untaken branch finite, so gradients stay NaN-free.
+    safe_x = fnp.where(x > 0, 0.0, x)
+    return fnp.where(x > 0, x, alpha * fnp.expm1(safe_x))
+
+
+def celu(x, alpha=1.0):
+    x = fnp.asarray(x)
+    return fnp.maximum(x, 0.0) + alpha * fnp.expm1(fnp.minimum(x, 0.0) / alpha)
+
+
+def selu(x):
+    alpha = 1.6732632423543772848170429916717
+    scale = 1.0507009873554804934193349852946
+    return scale * elu(x, alpha)
+
+
+def gelu(x, approximate=True):
+    """x * Phi(x): the tanh approximation, or exact through erf."""
+    x = _inexact(x)
+    if approximate:
+        sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)
+        cdf = 0.5 * (1.0 + fnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
+        return x * cdf
+    sqrt_half = np.sqrt(0.5).astype(x.dtype)
+    # erfc(-x / sqrt 2) = 1 + erf(x / sqrt 2)
+    return (0.5 * x * (1.0 + lax.erf(x * sqrt_half))).astype(x.dtype)
+
+
+def sigmoid(x):
+    return lax.logistic(_inexact(x))
+
+
+def silu(x):
+    x = _inexact(x)
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+@custom_jvp
+def _softplus(x):
+    return fnp.maximum(x, 0.0) + fnp.log1p(fnp.exp(-fnp.abs(x)))
+
+
+# The derivative is sigmoid(x) everywhere (the kinks of max and abs at 0 cancel).
+_softplus.defjvps(lambda g, ans, x: g * lax.logistic(x))
+
+
+def softplus(x):
+    """log(1 + exp(x)), stably: logaddexp(x, 0)."""
+    return _softplus(_inexact(x))
+
+
+def soft_sign(x):
+    x = _inexact(x)
+    return x / (fnp.abs(x) + 1)
+
+
+def log_sigmoid(x):
+    return -softplus(-_inexact(x))
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axis = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(a % ndim for a in axis) if ndim else ()
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """log(sum(b * exp(a))) along axis, stably (the max is shifted out, with no gradient
+    through it); return_sign=True also returns the sign of the sum."""
+    a = _inexact(a)
+    if b is not None:
+        a, b = fnp.broadcast_arrays(a, fnp.asarray(b).astype(a.dtype))
+    axes = _axes(axis, a.ndim)
+    amax = fnp.max(a, axis=axes, keepdims=True, where=where,
+                   initial=-np.inf if where is not None else None)
+    amax = lax.stop_gradient(fnp.where(fnp.isfinite(amax), amax, fnp.zeros_like(amax)))
+    exp_a = fnp.exp(a - amax)
+    if b is not None:
+        exp_a = exp_a * b
+    sumexp = fnp.sum(exp_a, axis=axes, keepdims=keepdims, where=where)
+    sign = fnp.sign(sumexp)
+    if return_sign or b is None:
+        sumexp = fnp.abs(sumexp)
+    out = fnp.log(sumexp)
+    out = out + (amax if keepdims else fnp.squeeze(amax, axis=axes))
+    if return_sign:
+        return out, sign
+    if b is not None:
+        out = fnp.where(sign < 0, np.array(np.nan, out.dtype), out)
+    return out
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(1,))
+def _softmax(x, axis):
+    x_max = fnp.max(x, axis, keepdims=True)
+    unnormalized = fnp.exp(x - x_max)
+    return unnormalized / fnp.sum(unnormalized, axis, keepdims=True)
+
+
+@_softmax.defjvp
+def _softmax_jvp(axis, primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    y = _softmax(x, axis)
+    return y, y * (x_dot - fnp.sum(y * x_dot, axis, keepdims=True))
+
+
+def softmax(x, axis=-1, where=None):
+    """exp(x) / sum(exp(x)) along axis (a custom JVP, as jax.nn's: y * (dx - <y, dx>))."""
+    if where is not None:
+        raise NotImplementedError("funcgraph.nn.softmax does not support where= yet")
+    x = _inexact(x)
+    axis = axis if isinstance(axis, int) or axis is None else tuple(axis)
+    return _softmax(x, axis)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """x - logsumexp(x) along axis, with the max shifted out (no gradient through it)."""
+    if where is not None:
+        raise NotImplementedError("funcgraph.nn.log_softmax does not support where= yet")
+    x = _inexact(x)
+    shifted = x - lax.stop_gradient(fnp.max(x, axis, keepdims=True))
+    return shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis, keepdims=True))
+
+
+def one_hot(x, num_classes, *, dtype=None, axis=-1):
+    """x[..., None] == arange(num_classes), as dtype (default float), on a new `axis`."""
+    x = fnp.asarray(x)
+    dtype = dtypes.default_float() if dtype is None else dtype
+    num_classes = int(num_classes)
+    out_axis = axis % (x.ndim + 1)
+    lhs = fnp.expand_dims(x, out_axis)
+    rhs_shape = [1] * x.ndim
+    rhs_shape.insert(out_axis, num_classes)
+    rhs = lax.broadcasted_iota(x.dtype, tuple(rhs_shape), out_axis)
+    return (lhs == rhs).astype(dtype)
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None,
+                algorithm="fast"):
+    """(x - mean) / sqrt(variance + epsilon), statistics along axis unless given."""
+    x = _inexact(x)
+    if mean is None:
+        mean = fnp.mean(x, axis, keepdims=True, where=where)
+    if variance is None:
+        if algorithm == "stable":
+            variance = fnp.mean(fnp.square(x - mean), axis, keepdims=True, where=where)
+        elif algorithm == "fast":
+            variance = fnp.mean(fnp.square(x), axis, keepdims=True, where=where) \
+                - fnp.square(mean)
+            # The one-pass formula can dip below 0; rsqrt needs it clipped.
+            variance = fnp.clip(variance, 0)
+        else:
+            raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
+    return (x - mean) * lax.rsqrt(variance + epsilon)
