@@ -1024,7 +1024,7 @@ def _split_points(indices_or_sections, size, equal, name):
         if equal and size % n:
             raise ValueError(f"{name}: array split does not result in an equal division "
                              f"({size} elements into {n} sections); use array_split")
-        base, extra = divmod(size, n)
+        base, extra = builtins.divmod(size, n)
         sizes = [base + 1] * extra + [base] * (n - extra)
         return [0] + [int(s) for s in np.cumsum(sizes)[:-1]]
     return [0] + [int(i) for i in sections]
@@ -1405,3 +1405,18 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 from funcgraph.numpy._methods import install_methods  # noqa: E402
 
 install_methods()
+
+# --- breadth: functions composed from the ones above -------------------------------------
+from funcgraph.numpy._math import (  # noqa: E402
+    allclose, array_equal, array_equiv, count_nonzero, deg2rad, degrees, divmod, fix, fmax, fmin,
+    geomspace, heaviside, interp, isclose, isneginf, isposinf, logaddexp, logaddexp2,
+    logspace, modf, nan_to_num, rad2deg, radians, select, sinc, vander)
+from funcgraph.numpy._stats import (  # noqa: E402
+    average, bincount, convolve, correlate, digitize, histogram, histogram_bin_edges,
+    median, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin,
+    nanpercentile, nanprod, nanquantile, nanstd, nansum, nanvar, percentile, quantile)
+from funcgraph.numpy._manipulation import (  # noqa: E402
+    append, cross, delete, diff, ediff1d, insert, kron, pad, roll, rot90, tile)
+from funcgraph.numpy._setops import (  # noqa: E402
+    intersect1d, isin, searchsorted, setdiff1d, union1d, unique, unique_all,
+    unique_counts, unique_inverse, unique_values)

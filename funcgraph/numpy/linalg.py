@@ -1,0 +1,629 @@
+"""funcgraph.numpy.linalg: jax.numpy.linalg over funcgraph primitives.
+
+Everything lowers to plain StableHLO, so it runs on every backend: cholesky and
+triangular solves are primitives (stablehlo.cholesky / triangular_solve, which XLA
+expands); LU with partial pivoting, Householder QR, cyclic Jacobi eigh and one-sided
+Jacobi SVD are loops over ordinary primitives.  Real floating dtypes only.  Leading
+axes are batch axes.  Derivatives are analytic (custom_jvp), not traced through loops."""
+from collections import namedtuple
+
+import numpy as np
+
+from funcgraph import core, dtypes, lax
+from funcgraph.custom_derivatives import custom_jvp
+from funcgraph.jit_function import jit
+from funcgraph.primitives import linalg as _prims
+import funcgraph.numpy as fnp
+from funcgraph.numpy._core import aval_of, promote_to_inexact
+
+try:
+    from funcgraph.numpy._linalg_norm import norm  # noqa: F401
+except ImportError:
+    pass
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+
+_MAX_SWEEPS = 30
+
+
+# --- helpers -------------------------------------------------------------------------
+
+def _real_float(name, *args):
+    args = promote_to_inexact(*[fnp.asarray(a) for a in args])
+    dtype = aval_of(args[0]).dtype
+    if dtypes.is_complex(dtype):
+        raise TypeError(f"funcgraph.numpy.linalg.{name} supports real floating dtypes only, "
+                        f"got {dtype.name}")
+    return args if len(args) > 1 else args[0]
+
+
+def _square(name, a):
+    a = _real_float(name, a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) square matrices "
+                         f"(..., n, n), got shape {a.shape}")
+    return a
+
+
+def _matrix(name, a):
+    a = _real_float(name, a)
+    if a.ndim < 2:
+        raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) matrices "
+                         f"(..., m, n), got shape {a.shape}")
+    return a
+
+
+def _mT(x):
+    return fnp.swapaxes(x, -1, -2)
+
+
+def _const(value, dtype):
+    return fnp.asarray(np.asarray(value).astype(dtype))
+
+
+def _onehot(idx, n, dtype):
+    """(..., k) integer indices -> (..., k, n) one-hot rows."""
+    return (idx[..., None] == fnp.arange(n, dtype=idx.dtype)).astype(dtype)
+
+
+def _diag(x):
+    return fnp.diagonal(x, axis1=-2, axis2=-1)
+
+
+def _eye_like(x):
+    return fnp.broadcast_to(fnp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+
+
+def _trace(x):
+    return fnp.sum(_diag(x), axis=-1)
+
+
+def _eps(dtype):
+    return float(np.finfo(dtype).eps)
+
+
+# --- LU with partial pivoting ------------------------------------------------------------
+
+def _lu_factor_impl(a):
+    """P a = L U, packed: returns (lu, perm (..., n) int32, swaps (...) int32) where
+    a[perm] = L U with L unit lower triangular."""
+    n = a.shape[-1]
+    dt = a.dtype
+    idx = fnp.arange(n, dtype=np.int32)
+    batch = a.shape[:-2]
+
+    def step(k, carry):
+        a, perm, swaps = carry
+        ek = idx == k
+        col = fnp.sum(fnp.where(ek, a, 0), axis=-1)
+        p = fnp.argmax(fnp.where(idx >= k, fnp.abs(col), -1), axis=-1).astype(np.int32)
+        ep = idx == p[..., None]
+        row_k = fnp.sum(fnp.where(ek[:, None], a, 0), axis=-2)
+        row_p = fnp.sum(fnp.where(ep[..., :, None], a, 0), axis=-2)
+        a = fnp.where(ek[:, None], row_p[..., None, :],
+                      fnp.where(ep[..., :, None], row_k[..., None, :], a))
+        perm_k = fnp.sum(fnp.where(ek, perm, 0), axis=-1)
+        perm_p = fnp.sum(fnp.where(ep, perm, 0), axis=-1)
+        perm = fnp.where(ek, perm_p[..., None], fnp.where(ep, perm_k[..., None], perm))
+        swaps = swaps + (p != k).astype(np.int32)
+        pivot = fnp.sum(fnp.where(ek, row_p, 0), axis=-1)
+        pivot = fnp.where(pivot == 0, 1, pivot)  # singular: leave a zero pivot, no NaN
+        col = fnp.sum(fnp.where(ek, a, 0), axis=-1)
+        below = idx > k
+        l = fnp.where(below, col / pivot[..., None], 0)
+        u = fnp.where(below, row_p, 0)
+        a = a - l[..., :, None] * u[..., None, :]
+        a = fnp.where(below[:, None] & ek[None, :], l[..., :, None], a)
+        return a, perm, swaps
+
+    perm0 = fnp.broadcast_to(idx, batch + (n,))
+    swaps0 = fnp.zeros(batch, np.int32)
+    return lax.fori_loop(0, n, step, (a.astype(dt), perm0, swaps0))
+
+
+_lu_factor = jit(_lu_factor_impl)
+
+
+def _lu_solve(lu, perm, b):
+    """Solve a x = b from a's packed LU; b (..., n, k) with lu's batch shape.  Linear in b
+    through ops with transpose rules (a permutation matmul and triangular solves)."""
+    pb = fnp.matmul(_onehot(perm, lu.shape[-1], lu.dtype), b)
+    y = _prims.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
+    return _prims.triangular_solve(lu, y, left_side=True, lower=False)
+
+
+def _broadcast_batch(a, b):
+    """a (..., n, n) and b (..., n, k) broadcast to one batch shape."""
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    return fnp.broadcast_to(a, batch + a.shape[-2:]), fnp.broadcast_to(b, batch + b.shape[-2:])
+
+
+@custom_jvp
+def _solve(a, b):
+    lu, perm, _ = _lu_factor(a)
+    return _lu_solve(lu, perm, b)
+
+
+@_solve.defjvp
+def _solve_jvp(primals, tangents):
+    a, b = primals
+    da, db = tangents
+    lu, perm, _ = _lu_factor(a)
+    x = _lu_solve(lu, perm, b)
+    return x, _lu_solve(lu, perm, db - fnp.matmul(da, x))
+
+
+def solve(a, b):
+    """Solve a x = b.  b is a vector (n,) when 1-D, else a (batch of) (n, k) matrices."""
+    a = _square("solve", a)
+    a, b = _real_float("solve", a, b)
+    vector = b.ndim == 1
+    if vector:
+        b = b[:, None]
+    if b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"funcgraph.numpy.linalg.solve: a {a.shape} and b "
+                         f"{b.shape[:-1] if vector else b.shape} do not match")
+    a, b = _broadcast_batch(a, b)
+    x = _solve(a, b)
+    return x[..., 0] if vector else x
+
+
+@custom_jvp
+def _inv(a):
+    lu, perm, _ = _lu_factor(a)
+    return _lu_solve(lu, perm, _eye_like(a))
+
+
+@_inv.defjvp
+def _inv_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    ainv = _inv(a)
+    return ainv, -fnp.matmul(ainv, fnp.matmul(da, ainv))
+
+
+def inv(a):
+    return _inv(_square("inv", a))
+
+
+def _det_parts(a):
+    lu, perm, swaps = _lu_factor(a)
+    parity = 1 - 2 * (swaps % 2)
+    return lu, perm, _diag(lu), parity.astype(a.dtype)
+
+
+def _trace_solve(lu, perm, da):
+    return _trace(_lu_solve(lu, perm, da))
+
+
+@custom_jvp
+def _det(a):
+    _, _, d, parity = _det_parts(a)
+    return parity * fnp.prod(d, axis=-1)
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    lu, perm, d, parity = _det_parts(a)
+    det_a = parity * fnp.prod(d, axis=-1)
+    return det_a, det_a * _trace_solve(lu, perm, da)
+
+
+def det(a):
+    return _det(_square("det", a))
+
+
+@custom_jvp
+def _slogdet(a):
+    _, _, d, parity = _det_parts(a)
+    sign = parity * fnp.prod(fnp.sign(d), axis=-1)
+    return sign, fnp.sum(fnp.log(fnp.abs(d)), axis=-1)
+
+
+@_slogdet.defjvp
+def _slogdet_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    lu, perm, d, parity = _det_parts(a)
+    sign = parity * fnp.prod(fnp.sign(d), axis=-1)
+    logabs = fnp.sum(fnp.log(fnp.abs(d)), axis=-1)
+    return (sign, logabs), (fnp.zeros_like(sign), _trace_solve(lu, perm, da))
+
+
+def slogdet(a):
+    return SlogdetResult(*_slogdet(_square("slogdet", a)))
+
+
+# --- Cholesky ------------------------------------------------------------------------
+
+def _symmetrize(a):
+    return (a + _mT(a)) / 2
+
+
+def cholesky(a, *, upper=False, symmetrize_input=True):
+    """Lower (or upper) Cholesky factor; NaN where a is not positive definite."""
+    a = _square("cholesky", a)
+    if symmetrize_input:
+        a = _symmetrize(a)
+    L = _prims.cholesky(a)
+    return _mT(L) if upper else L
+
+
+# --- Householder QR ------------------------------------------------------------------------
+
+def _householder_impl(a):
+    """Householder QR with LAPACK's conventions (R[k, k] = -sign(x_k) |x|, no reflection
+    when the column below the diagonal is already zero): (q (..., m, m), r (..., m, n))."""
+    m, n = a.shape[-2:]
+    dt = a.dtype
+    rows = fnp.arange(m, dtype=np.int32)
+    cols = fnp.arange(n, dtype=np.int32)
+    q0 = fnp.broadcast_to(fnp.eye(m, dtype=dt), a.shape[:-2] + (m, m))
+
+    def step(k, carry):
+        q, r = carry
+        x = fnp.sum(fnp.where(cols == k, r, 0), axis=-1)       # column k
+        x = fnp.where(rows >= k, x, 0)
+        alpha = fnp.sum(fnp.where(rows == k, x, 0), axis=-1)
+        sigma2 = fnp.sum(fnp.where(rows > k, x * x, 0), axis=-1)
+        norm = fnp.sqrt(alpha * alpha + sigma2)
+        beta = fnp.where(alpha >= 0, -norm, norm)
+        v = x - fnp.where(rows == k, beta[..., None], 0)
+        vtv = fnp.sum(v * v, axis=-1)
+        skip = sigma2 == 0
+        scale = fnp.where(skip, 0, 2 / fnp.where(skip, 1, vtv))
+        r = r - (scale[..., None] * v)[..., :, None] * fnp.matmul(v[..., None, :], r)
+        q = q - fnp.matmul(q, v[..., :, None]) * (scale[..., None] * v)[..., None, :]
+        return q, r
+
+    return lax.fori_loop(0, min(m, n), step, (q0, a))
+
+
+_householder = jit(_householder_impl)
+
+
+def _triu(x):
+    return fnp.triu(x)
+
+
+def _qr_reduced_impl(a):
+    q, r = _householder(a)
+    k = min(a.shape[-2:])
+    return q[..., :, :k], _triu(r[..., :k, :])
+
+
+@custom_jvp
+def _qr_reduced(a):
+    return _qr_reduced_impl(a)
+
+
+@_qr_reduced.defjvp
+def _qr_jvp(primals, tangents):
+    """dA = dQ R + Q dR with Q^T dQ skew and dR upper: with C = Q^T dA R^-1,
+    Q^T dQ = tril(C, -1) - tril(C, -1)^T, dR = (C - Q^T dQ) R, dQ = dA R^-1 - Q (C - Q^T dQ)."""
+    (a,), (da,) = primals, tangents
+    m, n = a.shape[-2:]
+    if m < n:
+        raise NotImplementedError("funcgraph.numpy.linalg.qr: derivative for m < n (wide "
+                                  "matrices) is not implemented")
+    q, r = _qr_reduced_impl(a)
+    da_rinv = _prims.triangular_solve(r, da, left_side=False, lower=False)
+    c = fnp.matmul(_mT(q), da_rinv)
+    low = fnp.tril(c, -1)
+    omega = low - _mT(low)
+    return (q, r), (da_rinv - fnp.matmul(q, c - omega), fnp.matmul(c - omega, r))
+
+
+@custom_jvp
+def _qr_complete(a):
+    q, r = _householder(a)
+    return q, _triu(r)
+
+
+@_qr_complete.defjvp
+def _qr_complete_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    if a.shape[-2] != a.shape[-1]:
+        raise NotImplementedError("funcgraph.numpy.linalg.qr: derivative of mode='complete' "
+                                  "is implemented for square matrices only")
+    return _qr_jvp((a,), (da,))
+
+
+def qr(a, mode="reduced"):
+    a = _matrix("qr", a)
+    if mode == "reduced":
+        return QRResult(*_qr_reduced(a))
+    if mode == "complete":
+        return QRResult(*_qr_complete(a))
+    if mode == "r":
+        return _qr_reduced(a)[1]
+    raise ValueError(f"funcgraph.numpy.linalg.qr: mode must be 'reduced', 'complete' or "
+                     f"'r', got {mode!r}")
+
+
+# --- Jacobi rotations (eigh and svd) --------------------------------------------------------
+
+def _round_robin(m):
+    """Pairings of 0..m-1 (m even) into m-1 rounds of m/2 disjoint pairs, each pair once."""
+    players = list(range(m))
+    tops, bots = [], []
+    for _ in range(m - 1):
+        tops.append(players[:m // 2])
+        bots.append(players[m // 2:][::-1])
+        players = [players[0], players[-1]] + players[1:-1]
+    return np.array(tops), np.array(bots)
+
+
+def _rotation_tables(m, dtype):
+    """One-hot (rounds, m/2, m) tables selecting each round's p and q indices."""
+    tops, bots = _round_robin(m)
+    eye = np.eye(m, dtype=dtype)
+    return _const(eye[tops], dtype), _const(eye[bots], dtype)
+
+
+def _jacobi_rotation(g, pm, qm):
+    """The rotation J (..., m, m) that zeroes g[p, q] of the symmetric g in J^T g J, for
+    the disjoint pairs (p, q) one-hot in pm, qm (m/2, m) (Golub & Van Loan, sym.schur2)."""
+    gp = fnp.matmul(pm, g)
+    app = fnp.sum(gp * pm, axis=-1)
+    apq = fnp.sum(gp * qm, axis=-1)
+    aqq = fnp.sum(fnp.matmul(qm, g) * qm, axis=-1)
+    zero = apq == 0
+    tau = (aqq - app) / (2 * fnp.where(zero, 1, apq))
+    t = fnp.where(tau >= 0, 1, -1) / (fnp.abs(tau) + fnp.sqrt(1 + tau * tau))
+    t = fnp.where(zero, 0, t)
+    c = 1 / fnp.sqrt(1 + t * t)
+    s = t * c
+    pT, qT = _mT(pm), _mT(qm)
+    return (_eye_like(g)
+            + fnp.matmul(pT * (c - 1)[..., None, :], pm) + fnp.matmul(qT * (c - 1)[..., None, :], qm)
+            + fnp.matmul(pT * s[..., None, :], qm) - fnp.matmul(qT * s[..., None, :], pm))
+
+
+def _pad_even(x, axes):
+    """Pad the given trailing axes of x with one zero row/column if their size is odd."""
+    size = x.shape[axes[0]]
+    if size % 2 == 0:
+        return x
+    widths = [(0, 0)] * x.ndim
+    for ax in axes:
+        widths[ax % x.ndim] = (0, 1)
+    return lax.pad(x, np.zeros((), x.dtype), [(lo, hi, 0) for lo, hi in widths])
+
+
+def _off_norm(g):
+    off = g - fnp.where(fnp.eye(g.shape[-1], dtype=bool), g, 0)
+    return fnp.sqrt(fnp.sum(off * off, axis=(-2, -1)))
+
+
+def _eigh_jacobi_impl(a):
+    """Cyclic Jacobi on a symmetric (..., n, n): (w unsorted (..., n), v (..., n, n))."""
+    n = a.shape[-1]
+    g = _pad_even(a, (-2, -1))
+    m = g.shape[-1]
+    pms, qms = _rotation_tables(m, a.dtype)
+    tol = _eps(a.dtype) * n
+    scale = fnp.sqrt(fnp.sum(a * a, axis=(-2, -1)))
+
+    def sweep(carry):
+        g, v, it = carry
+
+        def one_round(state, pq):
+            g, v = state
+            j = _jacobi_rotation(g, *pq)
+            g = fnp.matmul(_mT(j), fnp.matmul(g, j))
+            return (_symmetrize(g), fnp.matmul(v, j)), None
+        (g, v), _ = lax.scan(one_round, (g, v), (pms, qms))
+        return g, v, it + 1
+
+    def not_done(carry):
+        g, _, it = carry
+        return (it < _MAX_SWEEPS) & fnp.any(_off_norm(g) > tol * scale)
+
+    g, v, _ = lax.while_loop(not_done, sweep, (g, _eye_like(g), np.int32(0)))
+    return _diag(g)[..., :n], v[..., :n, :n]
+
+
+_eigh_jacobi = jit(_eigh_jacobi_impl)
+
+
+def _sort_permutation(w, descending=False):
+    """The permutation matrix P sorting w: (w P)[j] = w[order[j]], P[i, j] = (order[j] == i)."""
+    order = fnp.argsort(-w if descending else w, axis=-1).astype(np.int32)
+    return _mT(_onehot(order, w.shape[-1], w.dtype))
+
+
+def _sort_columns(w, v, descending=False):
+    """Sort w along its last axis, and v's columns with it (an exact one-hot matmul)."""
+    perm = _sort_permutation(w, descending)
+    return fnp.sum(w[..., :, None] * perm, axis=-2), fnp.matmul(v, perm)
+
+
+@custom_jvp
+def _eigh(a):
+    w, v = _eigh_jacobi(a)
+    return _sort_columns(w, v)
+
+
+@_eigh.defjvp
+def _eigh_jvp(primals, tangents):
+    """dw = diag(V^T dA V); dV = V (F * V^T dA V) with F[i, j] = 1 / (w[j] - w[i]), i != j."""
+    (a,), (da,) = primals, tangents
+    w, v = _eigh(a)
+    vdv = fnp.matmul(_mT(v), fnp.matmul(da, v))
+    eye = fnp.eye(a.shape[-1], dtype=bool)
+    diff = w[..., None, :] - w[..., :, None]
+    f = fnp.where(eye, 0, 1 / fnp.where(eye, 1, diff))
+    return (w, v), (_diag(vdv), fnp.matmul(v, f * vdv))
+
+
+def eigh(a, UPLO=None, symmetrize_input=True):
+    """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix."""
+    a = _square("eigh", a)
+    if symmetrize_input:
+        a = _symmetrize(a)
+    else:
+        lower = UPLO is None or UPLO == "L"
+        tri = fnp.tril(a) if lower else fnp.triu(a)
+        a = tri + _mT(tri) - fnp.where(fnp.eye(a.shape[-1], dtype=bool), a, 0)
+    return EighResult(*_eigh(a))
+
+
+def eigvalsh(a, UPLO="L", symmetrize_input=True):
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
+
+
+# --- SVD: one-sided Jacobi ---------------------------------------------------------------
+
+def _svd_tall_impl(a):
+    """One-sided Jacobi on a (..., m, n), m >= n: (u (..., m, m) with sign fixes,
+    s (..., n) descending, v (..., n, n)) with a = u[:, :n] diag(s) v^T."""
+    n = a.shape[-1]
+    x = _pad_even(a, (-1,))
+    k = x.shape[-1]
+    pms, qms = _rotation_tables(k, a.dtype)
+    tol = _eps(a.dtype) * a.shape[-2]
+    v0 = fnp.broadcast_to(fnp.eye(k, dtype=a.dtype), a.shape[:-2] + (k, k))
+
+    def sweep(carry):
+        x, v, it = carry
+
+        def one_round(state, pq):
+            x, v = state
+            j = _jacobi_rotation(fnp.matmul(_mT(x), x), *pq)
+            return (fnp.matmul(x, j), fnp.matmul(v, j)), None
+        (x, v), _ = lax.scan(one_round, (x, v), (pms, qms))
+        return x, v, it + 1
+
+    def not_done(carry):
+        x, _, it = carry
+        g = fnp.matmul(_mT(x), x)
+        d = fnp.sqrt(_diag(g))
+        denom = d[..., :, None] * d[..., None, :]
+        off = fnp.where(fnp.eye(k, dtype=bool) | (denom == 0), 0,
+                        fnp.abs(g) / fnp.where(denom == 0, 1, denom))
+        return (it < _MAX_SWEEPS) & fnp.any(off > tol)
+
+    x, v, _ = lax.while_loop(not_done, sweep, (x, v0, np.int32(0)))
+    x, v = x[..., :, :n], v[..., :n, :n]
+    s = fnp.sqrt(fnp.sum(x * x, axis=-2))
+    perm = _sort_permutation(s, descending=True)
+    s = fnp.sum(s[..., :, None] * perm, axis=-2)
+    x, v = fnp.matmul(x, perm), fnp.matmul(v, perm)
+    u = x / fnp.where(s == 0, 1, s)[..., None, :]
+    # Householder QR of u gives an orthonormal completion (and columns for zero s).
+    q, r = _householder(u)
+    signs = fnp.where(_diag(r) < 0, -1, 1).astype(a.dtype)
+    q = fnp.concatenate([q[..., :, :n] * signs[..., None, :], q[..., :, n:]], axis=-1)
+    return q, s, v
+
+
+_svd_tall = jit(_svd_tall_impl)
+
+
+def _svd_full(a):
+    """(u (..., m, m), s (..., k), v (..., n, n)) with a = u[:, :k] diag(s) v[:, :k]^T."""
+    m, n = a.shape[-2:]
+    if m >= n:
+        return _svd_tall(a)
+    u, s, v = _svd_tall(_mT(a))
+    return v, s, u
+
+
+@custom_jvp
+def _svd_reduced(a):
+    u, s, v = _svd_full(a)
+    k = s.shape[-1]
+    return u[..., :, :k], s, _mT(v[..., :, :k])
+
+
+@_svd_reduced.defjvp
+def _svd_jvp(primals, tangents):
+    """With dS = U^T dA V and F[i, j] = 1 / (s[j]^2 - s[i]^2) (i != j): ds = diag(dS),
+    dU = U (F * (dS S + S dS^T)) + (I - U U^T) dA V / s,
+    dV = V (F * (S dS + dS^T S)) + (I - V V^T) dA^T U / s."""
+    (a,), (da,) = primals, tangents
+    u, s, vh = _svd_reduced(a)
+    v = _mT(vh)
+    ds_mat = fnp.matmul(_mT(u), fnp.matmul(da, v))
+    k = s.shape[-1]
+    eye = fnp.eye(k, dtype=bool)
+    s2 = s * s
+    diff = s2[..., None, :] - s2[..., :, None]
+    f = fnp.where(eye, 0, 1 / fnp.where(eye, 1, diff))
+    dss = ds_mat * s[..., None, :]
+    sds = s[..., :, None] * ds_mat
+    du = fnp.matmul(u, f * (dss + _mT(dss)))
+    dv = fnp.matmul(v, f * (sds + _mT(sds)))
+    m, n = a.shape[-2:]
+    s_inv = 1 / s
+    if m > k:
+        proj = fnp.matmul(da, v) - fnp.matmul(u, ds_mat)
+        du = du + proj * s_inv[..., None, :]
+    if n > k:
+        proj = fnp.matmul(_mT(da), u) - fnp.matmul(v, _mT(ds_mat))
+        dv = dv + proj * s_inv[..., None, :]
+    return (u, s, vh), (du, _diag(ds_mat), _mT(dv))
+
+
+@custom_jvp
+def _svd_complete(a):
+    u, s, v = _svd_full(a)
+    return u, s, _mT(v)
+
+
+@_svd_complete.defjvp
+def _svd_complete_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    if a.shape[-2] != a.shape[-1]:
+        raise NotImplementedError("funcgraph.numpy.linalg.svd: the derivative with "
+                                  "full_matrices=True needs a square matrix; use "
+                                  "full_matrices=False")
+    return _svd_jvp((a,), (da,))
+
+
+@custom_jvp
+def _singular_values(a):
+    return _svd_full(a)[1]
+
+
+@_singular_values.defjvp
+def _singular_values_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    u, s, vh = _svd_reduced(a)
+    return s, _diag(fnp.matmul(_mT(u), fnp.matmul(da, _mT(vh))))
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """a = U diag(S) Vh, S descending (jax.numpy.linalg.svd)."""
+    del hermitian  # the general algorithm is used either way
+    a = _matrix("svd", a)
+    if not compute_uv:
+        return _singular_values(a)
+    if full_matrices:
+        return SVDResult(*_svd_complete(a))
+    return SVDResult(*_svd_reduced(a))
+
+
+def svdvals(x):
+    return svd(x, compute_uv=False)
+
+
+def matrix_rank(M, rtol=None, *, tol=None):
+    M = _matrix("matrix_rank", M)
+    s = svd(M, compute_uv=False)
+    if tol is None:
+        rtol = max(M.shape[-2:]) * _eps(M.dtype) if rtol is None else rtol
+        tol = fnp.max(s, axis=-1, keepdims=True) * rtol
+    return fnp.sum(s > tol, axis=-1)
+
+
+def pinv(a, rtol=None):
+    a = _matrix("pinv", a)
+    u, s, vh = svd(a, full_matrices=False)
+    rtol = max(a.shape[-2:]) * 10 * _eps(a.dtype) if rtol is None else rtol
+    cutoff = rtol * fnp.max(s, axis=-1, keepdims=True)
+    s_inv = fnp.where(s > cutoff, 1 / fnp.where(s > cutoff, s, 1), 0)
+    return fnp.matmul(_mT(vh) * s_inv[..., None, :], _mT(u))
