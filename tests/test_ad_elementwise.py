@@ -249,18 +249,6 @@ def test_vjp_matches_jax(case):
     close(pullback(ct), expected_pullback(ct), case.tol)
 
 
-@pytest.fixture
-def x64():
-    fg_before, jax_before = fg.config.jax_enable_x64, jax.config.jax_enable_x64
-    fg.config.update("jax_enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        fg.config.update("jax_enable_x64", fg_before)
-        jax.config.update("jax_enable_x64", jax_before)
-
-
 def widen(x):
     x = np.asarray(x)
     if x.dtype.kind == "c":

@@ -223,16 +223,6 @@ def test_jit_pullback_matches_jax(case):
     close(got, expected)
 
 
-@pytest.fixture
-def x64():
-    saved = fg.config.jax_enable_x64, jax.config.read("jax_enable_x64")
-    fg.config.update("jax_enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        fg.config.update("jax_enable_x64", saved[0])
-        jax.config.update("jax_enable_x64", saved[1])
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.finite_differences],

@@ -1372,8 +1372,8 @@ def diag(v, k=0):
     if ndim(v) != 1:
         raise ValueError(f"diag: input must be 1-d or 2-d, got shape {shape(v)}")
     n = shape(v)[0] + builtins.abs(k)
-    pad = zeros((builtins.abs(k),), aval_of(v).dtype)
-    line = concatenate([v, pad]) if k else v
+    padding = zeros((builtins.abs(k),), aval_of(v).dtype)
+    line = concatenate([v, padding]) if k else v
     rows = lax.broadcasted_iota(_dtypes.default_int(), (n, n), 0)
     cols = lax.broadcasted_iota(_dtypes.default_int(), (n, n), 1)
     on_diagonal = equal(cols - rows, k)

@@ -476,7 +476,7 @@ def _scan_jvp(primals, tangents, jaxpr, num_consts, num_carry, length, reverse, 
     body_jvp, out_mask = jvp_jaxpr(jaxpr, tuple(const_mask + carry_mask + xs_mask),
                                    force=carry_mask + [False] * (len(jaxpr.out_avals) - nk))
     ys_mask = out_mask[nk:]
-    n_ct, n_kt, n_xt = sum(const_mask), sum(carry_mask), sum(xs_mask)
+    n_ct, n_kt = sum(const_mask), sum(carry_mask)
 
     # Scan operand order: (consts, const tangents), (carry, carry tangents), (xs, xs tangents).
     def body(*a):
@@ -510,7 +510,6 @@ def _scan_partial_eval(trace, args, params):
     """Known iterations run now and stack the residuals each iteration produces (as
     extra ys); the unknown scan reads them back as extra xs."""
     jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
-    length = params["length"]
     unknown = [trace.is_unknown(a) for a in args]
     const_u, xs_u = unknown[:nc], unknown[nc + nk:]
     ny = len(jaxpr.out_avals) - nk
