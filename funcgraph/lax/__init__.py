@@ -334,3 +334,4 @@ def axis_index(axis_name):
 from funcgraph.lax._slicing import *  # noqa: E402,F401,F403
 from funcgraph.lax._reductions import *  # noqa: E402,F401,F403
 from funcgraph.lax._control_flow import *  # noqa: E402,F401,F403
+from funcgraph.lax import linalg  # noqa: E402,F401

@@ -1420,3 +1420,4 @@ from funcgraph.numpy._manipulation import (  # noqa: E402
 from funcgraph.numpy._setops import (  # noqa: E402
     intersect1d, isin, searchsorted, setdiff1d, union1d, unique, unique_all,
     unique_counts, unique_inverse, unique_values)
+from funcgraph.numpy import linalg  # noqa: E402,F401

@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from funcgraph import core, dtypes, lax
+from funcgraph import dtypes, lax
 from funcgraph.custom_derivatives import custom_jvp
 from funcgraph.jit_function import jit
 from funcgraph.primitives import linalg as _prims
@@ -268,8 +268,8 @@ def _householder_impl(a):
         x = fnp.where(rows >= k, x, 0)
         alpha = fnp.sum(fnp.where(rows == k, x, 0), axis=-1)
         sigma2 = fnp.sum(fnp.where(rows > k, x * x, 0), axis=-1)
-        norm = fnp.sqrt(alpha * alpha + sigma2)
-        beta = fnp.where(alpha >= 0, -norm, norm)
+        length = fnp.sqrt(alpha * alpha + sigma2)
+        beta = fnp.where(alpha >= 0, -length, length)
         v = x - fnp.where(rows == k, beta[..., None], 0)
         vtv = fnp.sum(v * v, axis=-1)
         skip = sigma2 == 0

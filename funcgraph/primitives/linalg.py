@@ -1,0 +1,236 @@
+"""Linear-algebra primitives that XLA expands on every backend: cholesky and
+triangular_solve.  Both act on the last two axes; leading axes are batch axes."""
+import numpy as np
+
+from funcgraph import core
+from funcgraph.core import ShapedArray
+from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.jvp import Zero, is_zero, jvp_rules
+from funcgraph.interpreters.transpose import is_undefined, transpose_rules
+from funcgraph.primitives.batching_helpers import batch_at
+from funcgraph.primitives.contractions import dot_general_p
+from funcgraph.primitives.elementwise import add_p, mul_p, neg_p
+from funcgraph.primitives.helpers import FLOAT, check_dtype, declare
+from funcgraph.primitives.structural import broadcast_in_dim_p, transpose_p
+
+
+def _check_square(name, aval, arg="operand"):
+    if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
+        raise TypeError(f"{name} requires {arg} to be a (batch of) square matrices with shape "
+                        f"(..., n, n), got {aval.str_short()}")
+
+
+def _tri_mask(n, lower, unit_diagonal=False):
+    k = -1 if unit_diagonal else 0
+    return np.tril(np.ones((n, n), bool), k) if lower else np.triu(np.ones((n, n), bool), -k)
+
+
+def _mask_matrix(x, mask):
+    """x (..., n, n) times a constant 0/1 mask on its last two axes (linear in x)."""
+    aval = core.get_aval(x)
+    from funcgraph.array import Array
+    m = mask.astype(aval.dtype)
+    m = Array(m, ShapedArray(m.shape, aval.dtype))
+    nd = aval.ndim
+    m = broadcast_in_dim_p.bind(m, shape=aval.shape, broadcast_dimensions=(nd - 2, nd - 1))
+    return mul_p.bind(x, m)
+
+
+def _batch_dims(nd):
+    return tuple(range(nd - 2))
+
+
+def _matmul(a, b):
+    """a @ b over the last two axes, with equal leading batch axes."""
+    nd = core.get_aval(a).ndim
+    bd = _batch_dims(nd)
+    return dot_general_p.bind(a, b, dimension_numbers=(((nd - 1,), (nd - 2,)), (bd, bd)),
+                              precision=None, preferred_element_type=None)
+
+
+def _mT(x):
+    nd = core.get_aval(x).ndim
+    perm = tuple(range(nd - 2)) + (nd - 1, nd - 2)
+    return transpose_p.bind(x, permutation=perm)
+
+
+# --- cholesky ----------------------------------------------------------------------
+
+def _cholesky_shape(x):
+    check_dtype("cholesky", x, (FLOAT,))
+    _check_square("cholesky", x)
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _cholesky_impl(x):
+    """Lower Cholesky factor; NaN-filled (as XLA) where a matrix is not positive definite."""
+    x = np.asarray(x)
+    work = x.astype(np.float64) if x.dtype != np.float64 else x
+    flat = work.reshape((-1,) + x.shape[-2:])
+    out = np.empty_like(flat)
+    for i, m in enumerate(flat):
+        try:
+            out[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            out[i] = np.nan
+    return out.reshape(x.shape).astype(x.dtype)
+
+
+def _cholesky_lowering(ctx, avals_in, avals_out, x):
+    aval = avals_in[0]
+    n = aval.shape[-1]
+    raw = ctx.op("stablehlo.cholesky", [x], [aval], aval, {"lower": "true"})
+    # The strict upper triangle of stablehlo.cholesky's result is unspecified: zero it.
+    mask_aval = ShapedArray((n, n), np.dtype(bool))
+    mask = ctx.constant(_tri_mask(n, True), mask_aval)
+    pred_aval = ShapedArray(aval.shape, np.dtype(bool))
+    nd = aval.ndim
+    mask = ctx.op("stablehlo.broadcast_in_dim", [mask], [mask_aval], pred_aval,
+                  {"broadcast_dimensions": f"array<i64: {nd - 2}, {nd - 1}>"})
+    zero_scalar = ShapedArray((), aval.dtype)
+    zero = ctx.constant(np.zeros((), aval.dtype), zero_scalar)
+    zeros = ctx.op("stablehlo.broadcast_in_dim", [zero], [zero_scalar], aval,
+                   {"broadcast_dimensions": "array<i64>"})
+    return ctx.op("stablehlo.select", [mask, raw, zeros], [pred_aval, aval, aval], aval)
+
+
+cholesky_p = declare("cholesky", _cholesky_shape, _cholesky_impl, _cholesky_lowering)
+
+
+def _cholesky_jvp(primals, tangents):
+    """A = L L^T, so L^-1 dA L^-T = L^-1 dL + (L^-1 dL)^T with L^-1 dL lower triangular:
+    dL = L phi(L^-1 dA L^-T), phi taking the lower triangle with the diagonal halved.
+    dA is taken as given (symmetrize it first; funcgraph.numpy.linalg.cholesky does)."""
+    (x,), (dx,) = primals, tangents
+    L = cholesky_p.bind(x)
+    n = core.get_aval(x).shape[-1]
+    tmp = triangular_solve_p.bind(L, dx, left_side=True, lower=True, transpose_a=False,
+                                  unit_diagonal=False)
+    tmp = triangular_solve_p.bind(L, tmp, left_side=False, lower=True, transpose_a=True,
+                                  unit_diagonal=False)
+    phi = np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)
+    return L, _matmul(L, _mask_matrix(tmp, phi))
+
+
+jvp_rules[cholesky_p] = _cholesky_jvp
+
+
+def _cholesky_batch(axis_data, args, dims):
+    x = batch_at(args[0], dims[0], axis_data.size, 0)
+    return cholesky_p.bind(x), 0
+
+
+batching_rules[cholesky_p] = _cholesky_batch
+
+
+# --- triangular_solve --------------------------------------------------------------
+
+def _triangular_solve_shape(a, b, left_side, lower, transpose_a, unit_diagonal):
+    name = "triangular_solve"
+    check_dtype(name, a, (FLOAT,), "a")
+    if a.dtype != b.dtype:
+        raise TypeError(f"{name} requires a and b of one dtype, got {a.str_short()} and "
+                        f"{b.str_short()}")
+    _check_square(name, a, "a")
+    if b.ndim != a.ndim:
+        raise TypeError(f"{name} requires a and b of the same rank (batch axes first, "
+                        f"then the matrix axes), got {a.str_short()} and {b.str_short()}")
+    if a.shape[:-2] != b.shape[:-2]:
+        raise TypeError(f"{name} requires equal batch dimensions, got {a.str_short()} and "
+                        f"{b.str_short()}; broadcast them first")
+    n = a.shape[-1]
+    k = b.shape[-2] if left_side else b.shape[-1]
+    if k != n:
+        side = "rows" if left_side else "columns"
+        raise TypeError(f"{name} with left_side={left_side} needs b with {n} {side} to match "
+                        f"a {a.str_short()}, got b {b.str_short()}")
+    return ShapedArray(b.shape, b.dtype, a.weak_type and b.weak_type)
+
+
+def _triangular_solve_impl(a, b, left_side, lower, transpose_a, unit_diagonal):
+    a = np.asarray(a)
+    n = a.shape[-1]
+    t = np.where(_tri_mask(n, lower, unit_diagonal), a, 0).astype(np.float64)
+    if unit_diagonal:
+        t = t + np.eye(n)
+    if transpose_a:
+        t = np.swapaxes(t, -1, -2)
+    b64 = np.asarray(b, np.float64)
+    if left_side:
+        x = np.linalg.solve(t, b64)
+    else:  # x t = b  <=>  t^T x^T = b^T
+        x = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b64, -1, -2)), -1, -2)
+    return x.astype(b.dtype)
+
+
+def _bool(v):
+    return "true" if v else "false"
+
+
+def _triangular_solve_lowering(ctx, avals_in, avals_out, a, b, left_side, lower, transpose_a,
+                               unit_diagonal):
+    transpose = "TRANSPOSE" if transpose_a else "NO_TRANSPOSE"
+    attrs = {"left_side": _bool(left_side), "lower": _bool(lower),
+             "unit_diagonal": _bool(unit_diagonal),
+             "transpose_a": f"#stablehlo<transpose {transpose}>"}
+    return ctx.op("stablehlo.triangular_solve", [a, b], avals_in, avals_out[0], attrs)
+
+
+triangular_solve_p = declare("triangular_solve", _triangular_solve_shape,
+                             _triangular_solve_impl, _triangular_solve_lowering)
+
+
+def _triangular_solve_jvp(primals, tangents, left_side, lower, transpose_a, unit_diagonal):
+    """Left: op(a) x = b, so op(a) dx = db - op(da) x.  Right: x op(a) = b, so
+    dx op(a) = db - x op(da).  Only the triangle of a the solve reads has a tangent."""
+    a, b = primals
+    da, db = tangents
+    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                  unit_diagonal=unit_diagonal)
+    x = triangular_solve_p.bind(a, b, **params)
+    rhs = None if is_zero(db) else db
+    if not is_zero(da):
+        n = core.get_aval(a).shape[-1]
+        op_da = _mask_matrix(da, _tri_mask(n, lower, unit_diagonal))
+        if transpose_a:
+            op_da = _mT(op_da)
+        term = neg_p.bind(_matmul(op_da, x) if left_side else _matmul(x, op_da))
+        rhs = term if rhs is None else add_p.bind(rhs, term)
+    return x, triangular_solve_p.bind(a, rhs, **params)
+
+
+def _triangular_solve_transpose(ct, a, b, left_side, lower, transpose_a, unit_diagonal):
+    if is_undefined(a):
+        raise ValueError("triangular_solve is linear in b only; its transpose needs a known a")
+    if is_zero(ct):
+        return [None, Zero(b.aval)]
+    ct_b = triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower,
+                                   transpose_a=not transpose_a, unit_diagonal=unit_diagonal)
+    return [None, ct_b]
+
+
+jvp_rules[triangular_solve_p] = _triangular_solve_jvp
+transpose_rules[triangular_solve_p] = _triangular_solve_transpose
+
+
+def _triangular_solve_batch(axis_data, args, dims, **params):
+    a = batch_at(args[0], dims[0], axis_data.size, 0)
+    b = batch_at(args[1], dims[1], axis_data.size, 0)
+    return triangular_solve_p.bind(a, b, **params), 0
+
+
+batching_rules[triangular_solve_p] = _triangular_solve_batch
+
+
+def cholesky(x):
+    """Lower Cholesky factor of x (..., n, n) (lax.linalg.cholesky; x is assumed symmetric)."""
+    return cholesky_p.bind(x)
+
+
+def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
+                     conjugate_a=False, unit_diagonal=False):
+    """JAX's lax.linalg.triangular_solve: left_side solves op(a) x = b, else x op(a) = b."""
+    del conjugate_a  # real dtypes only
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a),
+                                   unit_diagonal=bool(unit_diagonal))

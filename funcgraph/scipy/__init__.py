@@ -1,0 +1,1 @@
+"""funcgraph.scipy: parts of the SciPy API (jax.scipy's semantics)."""

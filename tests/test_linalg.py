@@ -1,0 +1,405 @@
+"""funcgraph.numpy.linalg, the cholesky / triangular_solve primitives and
+funcgraph.scipy.linalg: values against NumPy and jax, eagerly and under jit,
+derivatives against jax and finite differences, batching and vmap."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import funcgraph as fg
+import funcgraph.numpy as fnp
+import funcgraph.numpy.linalg as la
+import funcgraph.scipy.linalg as fsl
+from funcgraph.lax import linalg as flax_linalg
+from funcgraph.test_util import check_grads
+
+
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _general(shape, dtype=np.float32, seed=0):
+    """Well-conditioned square matrices (diagonally shifted)."""
+    a = _rng(seed).standard_normal(shape)
+    return (a + 2 * np.eye(shape[-1]) * np.sqrt(shape[-1])).astype(dtype)
+
+
+def _spd(shape, dtype=np.float32, seed=0):
+    a = _rng(seed).standard_normal(shape)
+    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def _sym(shape, dtype=np.float32, seed=0):
+    a = _rng(seed).standard_normal(shape)
+    return (a + np.swapaxes(a, -1, -2)).astype(dtype)
+
+
+def _mT(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def _eager_and_jit(fn, *args):
+    return [fn(*args), fg.jit(fn)(*args)]
+
+
+def _np(tree):
+    return jax.tree_util.tree_map(np.asarray, tuple(tree) if isinstance(tree, tuple) else tree)
+
+
+def _rel(actual, expected):
+    expected = np.asarray(expected, np.float64)
+    return np.abs(np.asarray(actual, np.float64) - expected).max() / max(np.abs(expected).max(), 1)
+
+
+# --- values -----------------------------------------------------------------------
+
+SQUARE_SHAPES = [(1, 1), (4, 4), (2, 1, 5, 5)]
+
+
+@pytest.mark.parametrize("shape", SQUARE_SHAPES)
+def test_cholesky_values(shape):
+    a = _spd(shape)
+    expected = np.linalg.cholesky(a.astype(np.float64))
+    for out in _eager_and_jit(la.cholesky, a):
+        assert out.dtype == np.float32 and out.shape == shape
+        assert _rel(out, expected) < 1e-5
+    upper = la.cholesky(a, upper=True)
+    assert _rel(upper, _mT(expected)) < 1e-5
+
+
+def test_cholesky_not_positive_definite_is_nan():
+    a = -np.eye(3, dtype=np.float32)
+    for out in _eager_and_jit(la.cholesky, a):
+        assert np.isnan(np.asarray(out)).any()
+
+
+@pytest.mark.parametrize("shape,bshape", [((3, 3), (3,)), ((4, 4), (4, 2)), ((2, 5, 5), (2, 5, 3)),
+                                          ((2, 4, 4), (4, 1)), ((4, 4), (3, 4, 2))])
+def test_solve_values(shape, bshape):
+    a = _general(shape)
+    b = _rng(1).standard_normal(bshape).astype(np.float32)
+    expected = np.linalg.solve(a.astype(np.float64), b) if len(bshape) != 1 else np.linalg.solve(a.astype(np.float64), b)
+    for out in _eager_and_jit(la.solve, a, b):
+        assert out.shape == expected.shape and out.dtype == np.float32
+        assert _rel(out, expected) < 1e-5
+
+
+def test_solve_needs_pivoting():
+    a = np.array([[0., 1., 2.], [1., 0., 3.], [4., -3., 8.]], np.float32)
+    b = np.array([1., 2., 3.], np.float32)
+    for out in _eager_and_jit(la.solve, a, b):
+        assert _rel(out, np.linalg.solve(a, b)) < 1e-5
+
+
+@pytest.mark.parametrize("shape", SQUARE_SHAPES)
+def test_inv_det_slogdet_values(shape):
+    a = _general(shape) * np.float32(0.5)
+    a = a.copy()
+    a[..., [0, -1], :] = a[..., [-1, 0], :]  # a row swap: negative determinants too
+    a64 = a.astype(np.float64)
+    for out in _eager_and_jit(la.inv, a):
+        assert _rel(out, np.linalg.inv(a64)) < 1e-5
+    for out in _eager_and_jit(la.det, a):
+        assert out.shape == shape[:-2]
+        np.testing.assert_allclose(out, np.linalg.det(a64), rtol=1e-5)
+    sign, logabs = np.linalg.slogdet(a64)
+    for out in _eager_and_jit(la.slogdet, a):
+        np.testing.assert_array_equal(out.sign, sign)
+        np.testing.assert_allclose(out.logabsdet, logabs, rtol=1e-5, atol=1e-5)
+
+
+def test_det_singular_is_zero():
+    a = np.array([[1., 2.], [2., 4.]], np.float32)
+    for out in _eager_and_jit(la.det, a):
+        assert float(out) == 0.0
+    with np.errstate(divide="ignore"):
+        assert float(la.slogdet(a).logabsdet) == -np.inf
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 6, 4)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_values(shape, mode):
+    a = _rng(2).standard_normal(shape).astype(np.float32)
+    eq, er = np.linalg.qr(a.astype(np.float64), mode=mode)
+    for q, r in _eager_and_jit(lambda x: la.qr(x, mode=mode), a):
+        assert q.shape == eq.shape and r.shape == er.shape
+        # Householder with LAPACK's sign convention: equal to NumPy's factors.
+        assert _rel(q, eq) < 1e-5 and _rel(r, er) < 1e-5
+        assert np.allclose(np.triu(np.asarray(r)), r)
+    assert _rel(la.qr(a, mode="r"), er if mode == "reduced" else np.linalg.qr(a, mode="r")) < 1e-5
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (8, 8), (2, 7, 7)])
+def test_eigh_values(shape):
+    s = _sym(shape)
+    expected = np.linalg.eigvalsh(s.astype(np.float64))
+    for w, v in _eager_and_jit(la.eigh, s):
+        w, v = np.asarray(w), np.asarray(v)
+        assert w.shape == shape[:-1] and v.shape == shape
+        assert _rel(w, expected) < 1e-5
+        assert _rel((v * w[..., None, :]) @ _mT(v), s) < 1e-5
+        assert np.abs(_mT(v) @ v - np.eye(shape[-1])).max() < 1e-5
+    np.testing.assert_allclose(la.eigvalsh(s), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_eigh_uses_lower_triangle_without_symmetrize():
+    s = _sym((4, 4))
+    junk = s + np.triu(np.ones((4, 4), np.float32), 1) * 5
+    w = la.eigh(junk, symmetrize_input=False).eigenvalues
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(s), rtol=1e-5, atol=1e-5)
+
+
+def test_eigh_repeated_eigenvalues():
+    q, _ = np.linalg.qr(_rng(3).standard_normal((5, 5)))
+    s = (q * np.array([1., 1., 2., 2., 2.])) @ q.T
+    w, v = _np(la.eigh(s.astype(np.float32)))
+    np.testing.assert_allclose(w, [1, 1, 2, 2, 2], atol=1e-5)
+    assert _rel((v * w) @ v.T, s) < 1e-5
+
+
+@pytest.mark.parametrize("shape,full_matrices", [((1, 1), True), ((4, 4), False), ((6, 3), True),
+                                                  ((3, 6), False), ((2, 5, 3), False),
+                                                  ((2, 3, 7), True)])
+def test_svd_values(shape, full_matrices):
+    a = _rng(4).standard_normal(shape).astype(np.float32)
+    m, n = shape[-2:]
+    k = min(m, n)
+    expected = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    for u, s, vh in _eager_and_jit(lambda x: la.svd(x, full_matrices=full_matrices), a):
+        u, s, vh = np.asarray(u), np.asarray(s), np.asarray(vh)
+        assert u.shape == shape[:-2] + ((m, m) if full_matrices else (m, k))
+        assert vh.shape == shape[:-2] + ((n, n) if full_matrices else (k, n))
+        assert _rel(s, expected) < 1e-5
+        assert _rel((u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :], a) < 1e-5
+        assert np.abs(_mT(u) @ u - np.eye(u.shape[-1])).max() < 1e-5
+        assert np.abs(vh @ _mT(vh) - np.eye(vh.shape[-2])).max() < 1e-5
+    assert _rel(la.svd(a, compute_uv=False), expected) < 1e-5
+
+
+def test_svd_rank_deficient_gives_orthonormal_u():
+    a = np.outer(np.arange(1., 6.), [1., -2., 0.5]).astype(np.float32)
+    u, s, vh = _np(la.svd(a, full_matrices=False))
+    np.testing.assert_allclose(s[1:], 0, atol=1e-5)
+    assert np.abs(u.T @ u - np.eye(3)).max() < 1e-5
+    assert _rel((u * s) @ vh, a) < 1e-5
+    assert int(la.matrix_rank(a)) == 1
+    assert _rel(la.pinv(a), np.linalg.pinv(a)) < 1e-4
+
+
+@pytest.mark.parametrize("n", [16, 33])
+def test_larger_float32_accuracy(n):
+    s = _sym((n, n), seed=5)
+    w, v = _np(la.eigh(s))
+    assert _rel(w, np.linalg.eigvalsh(s.astype(np.float64))) < 2e-5
+    assert np.abs(v.T @ v - np.eye(n)).max() < 2e-5
+    a = _rng(6).standard_normal((n + 3, n)).astype(np.float32)
+    u, sv, vh = _np(la.svd(a, full_matrices=False))
+    assert _rel(sv, np.linalg.svd(a.astype(np.float64), compute_uv=False)) < 2e-5
+    assert _rel((u * sv) @ vh, a) < 2e-5
+
+
+def test_integer_input_is_promoted():
+    a = np.array([[2, 1], [1, 3]], np.int32)
+    assert la.det(a).dtype == np.float32
+    np.testing.assert_allclose(la.det(a), 5.0, rtol=1e-6)
+    np.testing.assert_allclose(la.inv(a), np.linalg.inv(a), rtol=1e-6)
+
+
+# --- primitives and scipy.linalg -------------------------------------------------------
+
+@pytest.mark.parametrize("left_side", [True, False])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("transpose_a", [True, False])
+@pytest.mark.parametrize("unit_diagonal", [True, False])
+def test_triangular_solve_against_jax(left_side, lower, transpose_a, unit_diagonal):
+    a = _general((2, 4, 4))
+    b = _rng(7).standard_normal((2, 4, 3) if left_side else (2, 3, 4)).astype(np.float32)
+    kw = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+              unit_diagonal=unit_diagonal)
+    expected = jax.lax.linalg.triangular_solve(a, b, **kw)
+    for out in _eager_and_jit(lambda x, y: flax_linalg.triangular_solve(x, y, **kw), a, b):
+        assert _rel(out, expected) < 1e-5
+
+
+def test_lowering_is_plain_stablehlo():
+    a = _spd((3, 3))
+    cholesky_text = fg.jit(la.cholesky).lower(a).as_text()
+    assert "stablehlo.cholesky" in cholesky_text
+    solve_text = fg.jit(la.solve).lower(a, a).as_text()
+    assert "stablehlo.triangular_solve" in solve_text
+    for fn in (la.solve, lambda x, y: la.eigh(x), lambda x, y: la.svd(x), lambda x, y: la.qr(x)):
+        assert "custom_call" not in fg.jit(fn).lower(a, a).as_text()
+
+
+@pytest.mark.parametrize("trans", [0, 1])
+@pytest.mark.parametrize("lower", [True, False])
+def test_scipy_solve_triangular(trans, lower):
+    import jax.scipy.linalg as jsl
+    a = _general((4, 4))
+    for b in (_rng(8).standard_normal((4,)).astype(np.float32),
+              _rng(8).standard_normal((4, 2)).astype(np.float32)):
+        expected = jsl.solve_triangular(a, b, trans=trans, lower=lower)
+        out = fsl.solve_triangular(a, b, trans=trans, lower=lower)
+        assert out.shape == expected.shape
+        assert _rel(out, expected) < 1e-5
+
+
+def test_scipy_cho_solve():
+    a = _spd((4, 4))
+    b = _rng(9).standard_normal((4, 2)).astype(np.float32)
+    c = fsl.cho_factor(a, lower=True)
+    assert _rel(fsl.cho_solve(c, b), np.linalg.solve(a.astype(np.float64), b)) < 1e-5
+    assert _rel(fsl.cholesky(a, lower=False), _mT(np.linalg.cholesky(a))) < 1e-5
+
+
+def test_errors():
+    with pytest.raises(ValueError, match=r"square matrices \(\.\.\., n, n\)"):
+        la.inv(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="matrices"):
+        la.svd(np.ones((3,), np.float32))
+    with pytest.raises(TypeError, match="real floating"):
+        la.det(np.eye(2, dtype=np.complex64))
+    with pytest.raises(ValueError, match="do not match"):
+        la.solve(np.eye(3, dtype=np.float32), np.ones((2,), np.float32))
+    with pytest.raises(TypeError, match=r"triangular_solve .*f32\[3,3\].*f32\[2,2\]"):
+        flax_linalg.triangular_solve(fnp.eye(3), fnp.eye(2), left_side=True)
+    with pytest.raises(ValueError, match="mode"):
+        la.qr(np.eye(2, dtype=np.float32), mode="economic")
+
+
+# --- derivatives against jax (float64) -----------------------------------------------
+
+def _eigh_loss(lib):
+    def loss(x):
+        w, v = lib.linalg.eigh(x)
+        weights = lib.arange(1.0, x.shape[-1] + 1.0)
+        # v enters through v v^T per column, which does not depend on each column's sign.
+        return lib.sum(w * weights) + lib.sum(lib.sin(v * v) * x)
+    return loss
+
+
+def _svd_loss(lib, full_matrices):
+    def loss(x):
+        u, s, vh = lib.linalg.svd(x, full_matrices=full_matrices)
+        k = s.shape[-1]
+        return (lib.sum(s * lib.arange(1.0, k + 1.0)) + lib.sum(lib.cos(u[..., :, :k] ** 2))
+                + lib.sum((vh[..., :k, :] ** 2) * lib.arange(1.0, x.shape[-1] + 1.0)))
+    return loss
+
+
+def _qr_loss(lib, mode):
+    def loss(x):
+        q, r = lib.linalg.qr(x, mode=mode)
+        return lib.sum(lib.sin(q)) + lib.sum(r * r * 0.3) + lib.sum(r)
+    return loss
+
+
+def _solve_loss(lib):
+    def loss(a, b):
+        return lib.sum(lib.sin(lib.linalg.solve(a, b)))
+    return loss
+
+
+GRAD_CASES = [
+    ("cholesky", lambda lib: lambda x: lib.sum(lib.sin(lib.linalg.cholesky(x))), "spd", (4, 4)),
+    ("cholesky_batched", lambda lib: lambda x: lib.sum(lib.linalg.cholesky(x) ** 3), "spd",
+     (2, 3, 3)),
+    ("inv", lambda lib: lambda x: lib.sum(lib.sin(lib.linalg.inv(x))), "general", (4, 4)),
+    ("det", lambda lib: lambda x: lib.sum(lib.linalg.det(x)), "general", (2, 3, 3)),
+    ("slogdet", lambda lib: lambda x: lib.sum(lib.linalg.slogdet(x)[1]), "general", (4, 4)),
+    ("eigh", _eigh_loss, "sym", (4, 4)),
+    ("eigh_batched", _eigh_loss, "sym", (2, 3, 3)),
+    ("svd_square", lambda lib: _svd_loss(lib, True), "rect", (4, 4)),
+    ("svd_tall", lambda lib: _svd_loss(lib, False), "rect", (5, 3)),
+    ("svd_wide", lambda lib: _svd_loss(lib, False), "rect", (3, 5)),
+    ("svdvals", lambda lib: lambda x: lib.sum(lib.linalg.svd(x, compute_uv=False) ** 2), "rect",
+     (4, 3)),
+    ("qr_square", lambda lib: _qr_loss(lib, "reduced"), "rect", (4, 4)),
+    ("qr_tall", lambda lib: _qr_loss(lib, "reduced"), "rect", (5, 3)),
+    ("qr_complete_square", lambda lib: _qr_loss(lib, "complete"), "rect", (3, 3)),
+]
+
+_MAKERS = {"spd": _spd, "general": _general, "sym": _sym,
+           "rect": lambda shape, dtype, seed: _rng(seed).standard_normal(shape).astype(dtype)}
+
+
+@pytest.mark.parametrize("name,make_loss,kind,shape", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_grad_against_jax(x64, name, make_loss, kind, shape):
+    x = _MAKERS[kind](shape, np.float64, 11)
+    expected = jax.grad(make_loss(jnp))(x)
+    got = fg.grad(make_loss(fnp))(x)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-8)
+    check_grads(make_loss(fnp), (x,), order=1)
+
+
+def test_solve_grad_against_jax(x64):
+    a = _general((3, 3), np.float64, 12)
+    b = _rng(13).standard_normal((3, 2))
+    expected = jax.grad(_solve_loss(jnp), argnums=(0, 1))(a, b)
+    got = fg.grad(_solve_loss(fnp), argnums=(0, 1))(a, b)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-8, atol=1e-10)
+    check_grads(_solve_loss(fnp), (a, b), order=1)
+    check_grads(lambda a, b: fnp.linalg.solve(a, b), (a, b[:, 0]), order=1)
+
+
+def test_triangular_solve_grads(x64):
+    a = _general((3, 3), np.float64, 14)
+    b = _rng(15).standard_normal((3, 2))
+    for kw in (dict(left_side=True, lower=True), dict(left_side=False, lower=False,
+                                                      transpose_a=True, unit_diagonal=True)):
+        bb = b if kw["left_side"] else b.T
+        check_grads(lambda x, y: flax_linalg.triangular_solve(x, y, **kw), (a, bb), order=1)
+        expected = jax.grad(lambda x, y: jnp.sum(jnp.sin(jax.lax.linalg.triangular_solve(
+            x, y, **kw))), argnums=(0, 1))(a, bb)
+        got = fg.grad(lambda x, y: fnp.sum(fnp.sin(flax_linalg.triangular_solve(
+            x, y, **kw))), argnums=(0, 1))(a, bb)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-8, atol=1e-10)
+
+
+def test_grad_under_jit(x64):
+    x = _sym((3, 3), np.float64, 16)
+    expected = jax.grad(_eigh_loss(jnp))(x)
+    got = fg.jit(fg.grad(_eigh_loss(fnp)))(x)
+    np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-8)
+    a = _general((3, 3), np.float64, 17)
+    np.testing.assert_allclose(fg.jit(fg.grad(lambda y: fnp.linalg.det(y)))(a),
+                               jax.grad(jnp.linalg.det)(a), rtol=1e-8)
+
+
+def test_jvp_of_eigenvalues_against_jax(x64):
+    x = _sym((4, 4), np.float64, 18)
+    t = _sym((4, 4), np.float64, 19)
+    _, expected = jax.jvp(lambda y: jnp.linalg.eigh(y)[0], (x,), (t,))
+    _, got = fg.jvp(lambda y: fnp.linalg.eigh(y).eigenvalues, (x,), (t,))
+    np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-10)
+
+
+def test_complete_derivatives_not_implemented():
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        fg.grad(lambda x: fnp.sum(fnp.linalg.svd(x)[0]))(np.ones((3, 2), np.float32))
+
+
+# --- vmap --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda x: la.det(x), lambda x: la.inv(x), lambda x: la.cholesky(x @ x.T + 3 * fnp.eye(3)),
+    lambda x: la.eigh(x + x.T).eigenvalues, lambda x: la.svd(x, compute_uv=False),
+    lambda x: la.qr(x).R, lambda x: la.solve(x, x[0]), lambda x: la.slogdet(x).logabsdet,
+], ids=["det", "inv", "cholesky", "eigvalsh", "svdvals", "qr", "solve", "slogdet"])
+def test_vmap_matches_batched(fn):
+    xs = _general((3, 3, 3), seed=20)
+    out = fg.vmap(fn)(xs)
+    expected = np.stack([np.asarray(fn(x)) for x in xs])
+    np.testing.assert_allclose(out, expected, rtol=2e-5, atol=2e-5)
+
+
+def test_vmap_of_grad(x64):
+    xs = _general((2, 3, 3), np.float64, 21)
+    got = fg.vmap(fg.grad(lambda x: fnp.linalg.slogdet(x)[1]))(xs)
+    expected = jax.vmap(jax.grad(lambda x: jnp.linalg.slogdet(x)[1]))(xs)
+    np.testing.assert_allclose(got, expected, rtol=1e-8)
