@@ -3,7 +3,9 @@ import os
 
 os.environ.setdefault("FUNCGRAPH_CHECK_IR", "1")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+# Test programs are tiny: cheap XLA compilation matters more than the speed of the code.
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
+                                   "--xla_llvm_disable_expensive_passes=true")
 
 import funcgraph  # noqa: E402
 
@@ -25,3 +27,23 @@ def x64():
     finally:
         funcgraph.config.update("jax_enable_x64", saved[0])
         jax.config.update("jax_enable_x64", saved[1])
+
+
+def _share_jax_compilations():
+    """The jax oracle traces a fresh jax.jit(lambda ...) in most tests, recompiling programs
+    it compiled moments before; in the test process, identical modules compile once."""
+    from jax._src import compiler
+    original = compiler.backend_compile_and_load
+    cache = {}
+
+    def compile_once(backend, module, executable_devices, options, host_callbacks):
+        if host_callbacks:
+            return original(backend, module, executable_devices, options, host_callbacks)
+        key = (id(backend), str(module), len(executable_devices))
+        if key not in cache:
+            cache[key] = original(backend, module, executable_devices, options, host_callbacks)
+        return cache[key]
+    compiler.backend_compile_and_load = compile_once
+
+
+_share_jax_compilations()

@@ -109,7 +109,23 @@ def _compile_options():
     return jax_backend.get_compile_options(num_replicas=1, num_partitions=1)
 
 
+# Identical modules (the same primitive on the same types, the same jitted function
+# traced again) compile once per process.
+_compiled_modules = {}
+_MAX_CACHED_MODULES = 1024
+
+
 def compile(text, out_avals):
+    loaded = _compiled_modules.get(text)
+    if loaded is None:
+        loaded = _compile_module(text)
+        if len(_compiled_modules) >= _MAX_CACHED_MODULES:
+            _compiled_modules.pop(next(iter(_compiled_modules)))
+        _compiled_modules[text] = loaded
+    return Executable(loaded, text, out_avals)
+
+
+def _compile_module(text):
     client = _client()
     try:
         # Compile options as jax passes them: without them XLA's CPU reductions with
@@ -118,4 +134,4 @@ def compile(text, out_avals):
     except Exception as e:
         raise RuntimeError(f"XLA could not compile funcgraph's StableHLO ({e}). This is a "
                            f"bug in funcgraph's lowering; the module was:\n{text}") from None
-    return Executable(loaded, text, out_avals)
+    return loaded
