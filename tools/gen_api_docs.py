@@ -20,6 +20,11 @@ MODULES = [
     ("funcgraph.tree_util", "jax.tree_util"),
     ("funcgraph.random", "jax.random"),
     ("funcgraph.nn", "jax.nn"),
+    ("funcgraph.nn.initializers", "jax.nn.initializers"),
+    ("funcgraph.numpy.linalg", "jax.numpy.linalg"),
+    ("funcgraph.lax.linalg", "jax.lax.linalg"),
+    ("funcgraph.scipy.linalg", "jax.scipy.linalg"),
+    ("funcgraph.test_util", "jax.test_util"),
     ("funcgraph.inspect", "funcgraph.inspect"),
 ]
 
