@@ -3,9 +3,7 @@ import os
 
 os.environ.setdefault("FUNCGRAPH_CHECK_IR", "1")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# Test programs are tiny: cheap XLA compilation matters more than the speed of the code.
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
-                                   "--xla_llvm_disable_expensive_passes=true")
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
 
 import funcgraph  # noqa: E402
 
