@@ -4,11 +4,11 @@ convert_element_type, bitcast_convert_type and copy.  Batch axis at 0, 1 and -1,
 unbatched and rank-0 operands, against jax.vmap and a Python loop, under jit and nested
 vmap, and checks that unbatched rank-0 operands stay rank 0 in the IR."""
 import jax
-import ml_dtypes
 import numpy as np
 import pytest
 
 import funcgraph as fg
+from tests.util import assert_same
 from funcgraph import lax
 from funcgraph.primitives import elementwise as ew
 
@@ -66,15 +66,7 @@ def jax_vmap(jax_fn, args, in_axes):
 
 
 def same(actual, expected):
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
-    assert actual.shape == expected.shape, (actual.shape, expected.shape)
-    if actual.dtype.kind in "fc" or actual.dtype == ml_dtypes.bfloat16:
-        wide = np.complex128 if actual.dtype.kind == "c" else np.float64
-        np.testing.assert_allclose(actual.astype(wide), expected.astype(wide),
-                                   rtol=2e-6, atol=2e-6, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(actual, expected)
+    assert_same(actual, expected, tol=2e-6)
 
 
 X = ((3, 4), F)

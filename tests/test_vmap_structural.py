@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import funcgraph as fg
+from tests.util import assert_same
 from funcgraph import lax
 
 rng = np.random.default_rng(0)
@@ -60,15 +61,7 @@ def loop(f, args, in_axes):
 
 
 def same(actual, expected):
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
-    assert actual.shape == expected.shape, (actual.shape, expected.shape)
-    if actual.dtype.kind in "fc" or actual.dtype == ml_dtypes.bfloat16:
-        wide = np.complex128 if actual.dtype.kind == "c" else np.float64
-        np.testing.assert_allclose(actual.astype(wide), expected.astype(wide),
-                                   rtol=1e-6, atol=1e-6, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(actual, expected)
+    assert_same(actual, expected, tol=1e-6)
 
 
 # --- the table: name, funcgraph function, jax function, argument specs, in_axes -------

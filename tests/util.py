@@ -53,3 +53,16 @@ def check_against_jax(fg_fn, jax_fn, *args, scale=1.0, check_dtype=True, **kwarg
         assert len(flat_r) == len(flat_e)
         for r, e in zip(flat_r, flat_e):
             assert_close(r, np.asarray(e), scale=scale, check_dtype=check_dtype)
+
+
+def assert_same(actual, expected, tol=1e-6):
+    """Same dtype and shape; values equal (exactly for integers and booleans)."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if actual.dtype.kind in "fc" or actual.dtype == dtypes.bfloat16:
+        wide = np.complex128 if actual.dtype.kind == "c" else np.float64
+        np.testing.assert_allclose(actual.astype(wide), expected.astype(wide),
+                                   rtol=tol, atol=tol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual, expected)
