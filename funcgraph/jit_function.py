@@ -122,15 +122,39 @@ eval_interp.compiled_primitive = _compiled_primitive
 
 # --- the jit wrapper ------------------------------------------------------------------
 
+class OutputSpec:
+    """How the compiled outputs become the function's result: the output tree, and its
+    float0 leaves (tangents of integer values), which are constants and not compiled."""
+    __slots__ = ("tree", "float0", "single")
+
+    def __init__(self, tree, float0):
+        self.tree = tree
+        self.float0 = float0  # {leaf index: NumPy float0 array}
+        self.single = tree.is_leaf() and not float0
+
+    def unflatten(self, outs):
+        if self.float0:
+            it = iter(outs)
+            outs = [self.float0[i] if i in self.float0 else next(it)
+                    for i in range(self.tree.num_leaves)]
+        return tree_util.tree_unflatten(self.tree, outs)
+
+
+def _split_float0(out_leaves):
+    float0 = {i: o for i, o in enumerate(out_leaves)
+              if isinstance(o, np.ndarray) and o.dtype == dtypes.float0}
+    return [o for i, o in enumerate(out_leaves) if i not in float0], float0
+
+
 class _CacheEntry:
     __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output")
 
     def __init__(self, closed, out_tree, donated):
         self.closed = closed
-        self.out_tree = out_tree
+        self.out_tree = out_tree  # an OutputSpec
         self.compiled = None
         self.donated = donated
-        self.single_output = out_tree.is_leaf()
+        self.single_output = out_tree.single
 
     def get_compiled(self):
         compiled = self.compiled
@@ -233,8 +257,9 @@ class JitFunction:
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
             out = self._call_with(statics, dyn_args, dyn_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return out_leaves
+            traced_leaves, float0 = _split_float0(out_leaves)
+            out_tree_box.append(OutputSpec(out_tree, float0))
+            return traced_leaves
 
         closed = trace_flat(flat_fun, avals)
         return closed, out_tree_box[0]
@@ -260,8 +285,7 @@ class JitFunction:
             if entry is not None:
                 outs = entry.get_compiled()([a._buf if a._buf is not None
                                              else a._device_buffer() for a in args])
-                return outs[0] if entry.single_output else \
-                    tree_util.tree_unflatten(entry.out_tree, outs)
+                return outs[0] if entry.single_output else entry.out_tree.unflatten(outs)
         statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(map(leaf_aval, leaves))
@@ -277,7 +301,7 @@ class JitFunction:
         for i in entry.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete()
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        return entry.out_tree.unflatten(outs)
 
     def _miss(self, key, statics, in_tree, avals, args):
         if config.jax_explain_cache_misses:
@@ -301,7 +325,7 @@ class JitFunction:
             closed, out_tree = self._trace(statics, in_tree, avals)
             entry = self._cache[("traced",) + key] = _CacheEntry(closed, out_tree, ())
         outs = bind_call(entry.closed, leaves, self.name)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        return entry.out_tree.unflatten(outs)
 
     # --- ahead-of-time stages ---
     def trace(self, *args, **kwargs):
@@ -382,9 +406,8 @@ class Traced:
 
     @property
     def out_info(self):
-        return tree_util.tree_unflatten(
-            self.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                            for a in self.jaxpr.out_avals])
+        return self.out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                        for a in self.jaxpr.out_avals])
 
     def lower(self):
         optimized = optimize(self.jaxpr)
@@ -433,7 +456,7 @@ class Compiled:
                 raise TypeError(f"compiled function argument {i} has type {a.str_short()}, "
                                 f"but it was compiled for {b.str_short()}")
         outs = self.compiled([to_buffer(x, a) for x, a in zip(leaves, avals)])
-        return tree_util.tree_unflatten(self.lowered.traced.out_tree, outs)
+        return self.lowered.traced.out_tree.unflatten(outs)
 
     def as_text(self):
         return self.compiled.executable.hlo_text()

@@ -341,3 +341,10 @@ def test_pullback_prints_residual_legend():
     assert text.startswith("# residuals kept for the backward pass:")
     assert "a:f32[2,3]  24 B  from test_autodiff.py:" in text
     assert "{ lambda a:f32[2,3]" in text
+
+
+def test_jit_returns_float0_cotangents_of_integer_inputs():
+    f = lambda x, n: (x * n).sum()
+    gx, gn = fg.jit(fg.grad(f, argnums=(0, 1), allow_int=True))(X, np.int32(2))
+    close(gx, np.full_like(X, 2.0))
+    assert np.asarray(gn).dtype == jax.dtypes.float0 and np.shape(gn) == ()
