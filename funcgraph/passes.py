@@ -76,13 +76,14 @@ def _literal_key(lit):
 # --- forward sweep: inlining, constant folding and CSE ---------------------------------
 
 class _Options:
-    __slots__ = ("inline", "fold", "cse", "max_size", "max_inline_eqns")
+    __slots__ = ("inline", "fold", "cse", "simplify", "max_size", "max_inline_eqns")
 
-    def __init__(self, inline=False, fold=False, cse=False, max_size=DEFAULT_MAX_SIZE,
-                 max_inline_eqns=DEFAULT_MAX_INLINE_EQNS):
+    def __init__(self, inline=False, fold=False, cse=False, simplify=False,
+                 max_size=DEFAULT_MAX_SIZE, max_inline_eqns=DEFAULT_MAX_INLINE_EQNS):
         self.inline = inline
         self.fold = fold
         self.cse = cse
+        self.simplify = simplify
         self.max_size = max_size
         self.max_inline_eqns = max_inline_eqns
 
@@ -115,6 +116,61 @@ def _fold(eqn, invars, params, known, max_size, scalars_only):
     return values
 
 
+# --- algebraic simplification: rewrites exact for every value (NaN, inf, -0.0) ---------
+
+_SHAPE_OPS = frozenset(["reshape", "broadcast_in_dim", "transpose", "squeeze", "expand_dims",
+                        "convert_element_type", "copy", "rev"])
+
+
+def _is_literal(x, value, negative_zero=None):
+    if type(x) is not Literal:
+        return False
+    v = np.asarray(x.val)
+    if v.shape or not v == value:
+        return False
+    return negative_zero is None or bool(np.signbit(v.real)) == negative_zero
+
+
+def _simplified(prim, invars, params, outvar, producers):
+    """An atom equal to the equation's output, or None.  Only rewrites that hold for
+    every input value: x*1, x/1, x-(+0), x+(-0), neg(neg(x)), identity shape ops and
+    conversions, select_n of one case."""
+    out = outvar.aval
+    name = prim.name
+    candidate = None
+    if name == "mul":
+        a, b = invars
+        candidate = a if _is_literal(b, 1) else b if _is_literal(a, 1) else None
+    elif name == "div":
+        candidate = invars[0] if _is_literal(invars[1], 1) else None
+    elif name == "sub":
+        b = invars[1]
+        int_zero = type(b) is Literal and np.asarray(b.val).dtype.kind in "iub"
+        candidate = invars[0] if _is_literal(b, 0, None if int_zero else False) else None
+    elif name == "add":
+        a, b = invars
+        for x, y in ((a, b), (b, a)):
+            int_zero = type(y) is Literal and np.asarray(y.val).dtype.kind in "iub"
+            if _is_literal(y, 0, None if int_zero else True):
+                candidate = x
+                break
+    elif name == "neg":
+        inner = producers.get(invars[0])
+        if inner is not None and inner[0] == "neg":
+            candidate = inner[1]
+    elif name in _SHAPE_OPS:
+        candidate = invars[0]
+    elif name == "select_n" and len(invars) == 2:
+        candidate = invars[1]
+    if candidate is None or candidate.aval != out:
+        return None
+    if name == "transpose" and tuple(params["permutation"]) != tuple(range(out.ndim)):
+        return None
+    if name == "rev" and params["dimensions"] and any(out.shape[d] > 1 for d in params["dimensions"]):
+        return None
+    return candidate
+
+
 def _forward(closed, opts, memo, top):
     """One sweep over the equations applying inlining, folding and CSE as opts say."""
     jaxpr = closed.jaxpr
@@ -134,8 +190,9 @@ def _forward(closed, opts, memo, top):
 
     # Hot loop (it runs on every jit compile): locals, and no per-equation allocation
     # beyond what a rewrite needs.
-    inline_on, fold_on, cse_on = opts.inline, opts.fold, opts.cse
+    inline_on, fold_on, cse_on, simplify_on = opts.inline, opts.fold, opts.cse, opts.simplify
     env_get = env.get
+    producers = {}    # Var -> (primitive name, first input), for neg(neg(x))
 
     def visit(eqn):
         nonlocal changed
@@ -165,6 +222,14 @@ def _forward(closed, opts, memo, top):
                     else:
                         env[v] = Literal(value, v.aval)
                 return
+        if simplify_on and len(eqn.outvars) == 1 and not prim.multiple_results:
+            replacement = _simplified(prim, invars, params, eqn.outvars[0], producers)
+            if replacement is not None:
+                changed = True
+                env[eqn.outvars[0]] = replacement
+                return
+            if prim.name == "neg" and type(invars[0]) is not Literal:
+                producers[eqn.outvars[0]] = ("neg", invars[0])
         if cse_on:
             key = (prim, tuple(sorted(params.items())) if params else (),
                    tuple([x if type(x) is not Literal else _literal_key(x) for x in invars]))
@@ -341,11 +406,19 @@ def inline_calls(closed, max_eqns=DEFAULT_MAX_INLINE_EQNS):
     return _checked(_forward(closed, _Options(inline=True, max_inline_eqns=max_eqns), {}, True))
 
 
+def simplify(closed):
+    """Algebraic simplification: remove x*1, x/1, x-0, x+(-0), neg(neg(x)), and shape
+    operations and conversions that change nothing (only rewrites exact for every
+    value, NaN, infinities and -0.0 included).  Dead code is left for dce."""
+    return _checked(_forward(closed, _Options(simplify=True), {}, True))
+
+
 def optimize(closed, max_size=DEFAULT_MAX_SIZE, max_inline_eqns=DEFAULT_MAX_INLINE_EQNS):
-    """The pipeline jit runs before lowering: inline trivial calls, fold constants and
-    merge common subexpressions in one forward sweep (folding first, so folded results
-    are merged by value), then drop dead code and constants in one backward sweep."""
-    opts = _Options(inline=True, fold=True, cse=True, max_size=max_size,
+    """The pipeline jit runs before lowering: inline trivial calls, fold constants,
+    simplify algebraically and merge common subexpressions in one forward sweep (folding
+    first, so folded results are merged by value), then drop dead code and constants in
+    one backward sweep."""
+    opts = _Options(inline=True, fold=True, cse=True, simplify=True, max_size=max_size,
                     max_inline_eqns=max_inline_eqns)
     forward = _forward(closed, opts, {}, True)
     return _checked(_dce(forward, {}))

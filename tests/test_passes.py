@@ -598,3 +598,26 @@ def test_optimize_is_fast_on_a_3000_equation_program():
     assert len(result.eqns) == len(closed.eqns) - 430
     # A few ms on a quiet machine; the bound only catches super-linear behaviour.
     assert best < 0.1, best
+
+
+def test_simplify_removes_exact_identities_only():
+    from funcgraph import lax
+
+    def f(x):
+        e = -(-((x * 1.0) / 1.0)) - 0.0
+        return lax.convert_element_type(e, np.float32) + (x + 0.0)
+    simplified = str(passes.dce(passes.simplify(fg.make_jaxpr(f)(np.ones(3, np.float32)))))
+    assert simplified == (
+        "{ lambda ; a:f32[3]. let\n"
+        "    b:f32[3] = add a 0.0:f32[]\n"  # x + 0.0 is not x when x is -0.0: kept
+        "    c:f32[3] = add a b\n"
+        "  in (c,) }")
+
+
+def test_simplify_keeps_types():
+    def f(x):
+        return x * 1  # weak int literal on an int32 array: same type, removed
+    assert str(passes.simplify(fg.make_jaxpr(f)(np.ones(3, np.int32)))).count("mul") == 0
+    def g(x):
+        return fnp.ones((2, 3)) * x  # the literal side has another shape: kept
+    assert "mul" in str(passes.simplify(fg.make_jaxpr(g)(np.float32(2.0))))
