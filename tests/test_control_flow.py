@@ -953,3 +953,16 @@ def test_lowering_uses_case_and_while():
     assert "stablehlo.while" in while_text, while_text
     scan_text = fg.jit(make_scan()(FG)).lower(f32(3), f32(7, 3), f32(3)).as_text()
     assert "stablehlo.while" in scan_text, scan_text
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 13])
+def test_associative_scan_matches_jax(n):
+    x = np.arange(1, n + 1, dtype=np.float32) / n
+    for fn, jfn in ((fg.lax.add, jax.lax.add), (fg.lax.mul, jax.lax.mul)):
+        for reverse in (False, True):
+            np.testing.assert_allclose(
+                fg.lax.associative_scan(fn, x, reverse=reverse),
+                jax.lax.associative_scan(jfn, x, reverse=reverse), rtol=1e-6)
+    m = np.arange(2 * n, dtype=np.float32).reshape(2, n)
+    np.testing.assert_allclose(fg.jit(lambda m: fg.lax.associative_scan(fg.lax.add, m, axis=1))(m),
+                               jax.lax.associative_scan(jax.lax.add, m, axis=1))

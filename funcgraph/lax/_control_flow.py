@@ -7,7 +7,7 @@ from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives import control_flow as cf
 from funcgraph.primitives.call import const_free
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan"]
 
 
 def _lax():
@@ -305,3 +305,66 @@ def map(f, xs, *, batch_size=None):
         return pieces[0]
     from funcgraph.numpy import concatenate
     return tree_util.tree_map(lambda a, b: concatenate([a, b]), *pieces)
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """All prefix combinations of elems along `axis` under the associative fn, in
+    O(log n) rounds: combine neighbouring pairs, scan the half-length sequence of pairs,
+    then fill in the elements between (the classic odd/even recursion)."""
+    lax = _lax()
+    leaves, tree = tree_util.tree_flatten(elems)
+    if not leaves:
+        return elems
+    n = core.get_aval(leaves[0]).shape[axis]
+    for x in leaves:
+        if core.get_aval(x).shape[axis] != n:
+            raise ValueError("associative_scan: all elems need the same length along axis")
+
+    def combine(a, b):
+        out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
+        return tree_util.tree_leaves(out)
+
+    def slice_(xs, start, stop, step=1):
+        return [lax.slice_in_dim(x, start, stop, step, axis) for x in xs]
+
+    def interleave(evens, odds):
+        out = []
+        for e, o in zip(evens, odds):
+            ne, no = core.get_aval(e).shape[axis], core.get_aval(o).shape[axis]
+            shape = core.get_aval(e).shape
+            stacked = lax.concatenate(
+                [lax.expand_dims(e[_idx(axis, slice(0, no))], (axis + 1,)),
+                 lax.expand_dims(o, (axis + 1,))], axis + 1)
+            merged = lax.reshape(stacked, shape[:axis] + (2 * no,) + shape[axis + 1:])
+            if ne > no:
+                merged = lax.concatenate([merged, slice_([e], ne - 1, ne)[0]], axis)
+            out.append(merged)
+        return out
+
+    def scan(xs):
+        length = core.get_aval(xs[0]).shape[axis]
+        if length < 2:
+            return xs
+        pairs = combine(slice_(xs, 0, length - 1, 2), slice_(xs, 1, length, 2))
+        odd = scan(pairs)  # prefixes ending at positions 1, 3, 5, ...
+        if length % 2 == 0:
+            even_rest = combine(slice_(odd, 0, len_(odd) - 1), slice_(xs, 2, length, 2))
+        else:
+            even_rest = combine(odd, slice_(xs, 2, length, 2))
+        evens = [lax.concatenate([slice_([x], 0, 1)[0], r], axis)
+                 for x, r in zip(xs, even_rest)]
+        return interleave(evens, odd)
+
+    def len_(xs):
+        return core.get_aval(xs[0]).shape[axis]
+
+    if reverse:
+        leaves = [lax.rev(x, (axis,)) for x in leaves]
+    out = scan(leaves)
+    if reverse:
+        out = [lax.rev(x, (axis,)) for x in out]
+    return tree_util.tree_unflatten(tree, out)
+
+
+def _idx(axis, s):
+    return (slice(None),) * axis + (s,)

@@ -1,0 +1,75 @@
+"""Index helpers and small numerical routines: triu/tril_indices, polyval, lexsort,
+trapezoid."""
+import numpy as np
+
+from funcgraph import core
+from funcgraph.array import Array
+
+
+def _index_array(values):
+    values = np.asarray(values, np.int32)
+    return Array(values, core.aval_of_numpy(values))
+
+
+def triu_indices(n, k=0, m=None):
+    """Row and column indices of the upper triangle of an (n, m) array (static sizes)."""
+    rows, cols = np.triu_indices(int(n), int(k), None if m is None else int(m))
+    return _index_array(rows), _index_array(cols)
+
+
+def tril_indices(n, k=0, m=None):
+    rows, cols = np.tril_indices(int(n), int(k), None if m is None else int(m))
+    return _index_array(rows), _index_array(cols)
+
+
+def triu_indices_from(arr, k=0):
+    shape = core.get_aval(arr).shape
+    if len(shape) != 2:
+        raise ValueError(f"triu_indices_from: arr must be 2-d, got shape {shape}")
+    return triu_indices(shape[0], k, shape[1])
+
+
+def tril_indices_from(arr, k=0):
+    shape = core.get_aval(arr).shape
+    if len(shape) != 2:
+        raise ValueError(f"tril_indices_from: arr must be 2-d, got shape {shape}")
+    return tril_indices(shape[0], k, shape[1])
+
+
+def polyval(p, x):
+    """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule."""
+    import funcgraph.numpy as fnp
+    p = fnp.asarray(p)
+    if p.ndim != 1:
+        raise ValueError(f"polyval: p must be 1-d, got shape {p.shape}")
+    result = fnp.zeros_like(fnp.asarray(x) * p[0]) if p.shape[0] else fnp.zeros_like(x)
+    for i in range(p.shape[0]):
+        result = result * x + p[i]
+    return result
+
+
+def lexsort(keys, axis=-1):
+    """Indices that sort by the last key first, then the one before it, ... (stable)."""
+    import funcgraph.numpy as fnp
+    from funcgraph import lax
+    keys = [fnp.asarray(k) for k in keys]
+    if not keys:
+        raise TypeError("lexsort: need at least one key")
+    shape = keys[0].shape
+    axis = axis % len(shape) if shape else 0
+    iota = lax.broadcasted_iota(np.int32, shape, axis)
+    ordered = lax.sort(tuple(reversed(keys)) + (iota,), dimension=axis, is_stable=True,
+                       num_keys=len(keys))
+    return ordered[-1]
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Integral of y by the trapezoidal rule along axis (samples at x, or spaced dx)."""
+    import funcgraph.numpy as fnp
+    y = fnp.moveaxis(fnp.asarray(y), axis, -1)
+    if x is None:
+        widths = dx
+    else:
+        x = fnp.asarray(x)
+        widths = fnp.diff(x if x.ndim == 1 else fnp.moveaxis(x, axis, -1), axis=-1)
+    return fnp.sum(widths * (y[..., 1:] + y[..., :-1]) * 0.5, axis=-1)
