@@ -24,6 +24,7 @@ MODULES = [
     ("funcgraph.numpy.linalg", "jax.numpy.linalg"),
     ("funcgraph.lax.linalg", "jax.lax.linalg"),
     ("funcgraph.scipy.linalg", "jax.scipy.linalg"),
+    ("funcgraph.scipy.special", "jax.scipy.special"),
     ("funcgraph.test_util", "jax.test_util"),
     ("funcgraph.inspect", "funcgraph.inspect"),
 ]
