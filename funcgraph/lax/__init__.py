@@ -335,3 +335,14 @@ from funcgraph.lax._slicing import *  # noqa: E402,F401,F403
 from funcgraph.lax._reductions import *  # noqa: E402,F401,F403
 from funcgraph.lax._control_flow import *  # noqa: E402,F401,F403
 from funcgraph.lax import linalg  # noqa: E402,F401
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products over matching leading (batch) dimensions: [..., m, k] @ [..., k, n]."""
+    lhs, rhs = _as_operand(lhs), _as_operand(rhs)
+    nd = lhs.aval.ndim
+    if nd < 2 or rhs.aval.ndim != nd or lhs.aval.shape[:-2] != rhs.aval.shape[:-2]:
+        raise TypeError(f"batch_matmul: operands need equal rank >= 2 and equal batch "
+                        f"dimensions, got {lhs.aval.str_short()} and {rhs.aval.str_short()}")
+    batch = tuple(range(nd - 2))
+    return dot_general(lhs, rhs, (((nd - 1,), (nd - 2,)), (batch, batch)), precision)

@@ -210,3 +210,50 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None,
         else:
             raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
     return (x - mean) * lax.rsqrt(variance + epsilon)
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal=False, query_seq_lengths=None, key_value_seq_lengths=None,
+                          local_window_size=None, implementation=None):
+    """softmax(q k^T * scale + bias, masked) v, as jax.nn.dot_product_attention.
+
+    Shapes [B, T, N, H] for the query and [B, S, K, H] for key and value (or the same
+    without B); N must be a multiple of K (grouped-query attention)."""
+    import funcgraph.numpy as fnp
+    if query_seq_lengths is not None or key_value_seq_lengths is not None or \
+            local_window_size is not None:
+        raise NotImplementedError("dot_product_attention: sequence lengths and local windows "
+                                  "are not supported yet")
+    if implementation not in (None, "xla"):
+        raise ValueError(f"dot_product_attention: implementation {implementation!r} is not "
+                         f"available; funcgraph lowers attention through XLA")
+    q, k, v = fnp.asarray(query), fnp.asarray(key), fnp.asarray(value)
+    unbatched = q.ndim == 3
+    if unbatched:
+        q, k, v = q[None], k[None], v[None]
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise ValueError(f"dot_product_attention: query, key and value must have rank 3 or 4, "
+                         f"got shapes {query.shape}, {key.shape}, {value.shape}")
+    heads, kv_heads = q.shape[2], k.shape[2]
+    if heads % kv_heads:
+        raise ValueError(f"dot_product_attention: the query's {heads} heads must be a "
+                         f"multiple of the key's {kv_heads}")
+    if kv_heads != heads:
+        k = fnp.repeat(k, heads // kv_heads, axis=2)
+        v = fnp.repeat(v, heads // kv_heads, axis=2)
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    logits = fnp.einsum("btnh,bsnh->bnts", q, k).astype(np.float32) * scale
+    if bias is not None:
+        bias = fnp.asarray(bias)
+        logits = logits + (bias[None] if unbatched and bias.ndim == 3 else bias)
+    big_negative = np.float32(np.finfo(np.float32).min)
+    if mask is not None:
+        mask = fnp.asarray(mask)
+        logits = fnp.where(mask[None] if unbatched and mask.ndim == 3 else mask, logits,
+                           big_negative)
+    if is_causal:
+        t, s = logits.shape[-2], logits.shape[-1]
+        logits = fnp.where(fnp.tril(fnp.ones((t, s), bool)), logits, big_negative)
+    weights = softmax(logits, axis=-1).astype(q.dtype)
+    out = fnp.einsum("bnts,bsnh->btnh", weights, v)
+    return out[0] if unbatched else out

@@ -1422,5 +1422,5 @@ from funcgraph.numpy._setops import (  # noqa: E402
     unique_counts, unique_inverse, unique_values)
 from funcgraph.numpy import linalg  # noqa: E402,F401
 from funcgraph.numpy._extras import (  # noqa: E402,F401
-    lexsort, polyval, trapezoid, tril_indices, tril_indices_from, triu_indices,
+    block, lexsort, polyval, trapezoid, tril_indices, tril_indices_from, triu_indices,
     triu_indices_from)

@@ -1,5 +1,5 @@
 """Index helpers and small numerical routines: triu/tril_indices, polyval, lexsort,
-trapezoid."""
+trapezoid, block."""
 import numpy as np
 
 from funcgraph import core
@@ -73,3 +73,29 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         x = fnp.asarray(x)
         widths = fnp.diff(x if x.ndim == 1 else fnp.moveaxis(x, axis, -1), axis=-1)
     return fnp.sum(widths * (y[..., 1:] + y[..., :-1]) * 0.5, axis=-1)
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks, as numpy.block: the innermost lists
+    join along the last axis, the next ones along the one before, and so on."""
+    import funcgraph.numpy as fnp
+
+    def depth(x):
+        if isinstance(x, tuple):
+            raise TypeError("block: use lists, not tuples, to nest the blocks")
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (0 if not isinstance(x, list)
+                                                                    else 1)
+    d = depth(arrays)
+
+    def leaves(x):
+        return [y for item in x for y in leaves(item)] if isinstance(x, list) else [x]
+    ndim = max([d] + [fnp.ndim(x) for x in leaves(arrays)])
+
+    def build(x, level):
+        if not isinstance(x, list):
+            x = fnp.asarray(x)
+            return fnp.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+        if not x:
+            raise ValueError("block: lists must not be empty")
+        return fnp.concatenate([build(item, level + 1) for item in x], axis=ndim - d + level)
+    return build(arrays, 0)
