@@ -506,7 +506,7 @@ class ShapeDtypeStruct:
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), **unsupported):
-    """Compile `fun` with XLA; see JAX's `jax.jit` for the semantics."""
+    """Compile `fun` with XLA; its semantics are JAX's jit."""
     if unsupported:
         raise TypeError(f"jit: unsupported options {sorted(unsupported)}")
     if fun is None:

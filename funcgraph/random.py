@@ -1,7 +1,7 @@
-"""funcgraph.random: a counter-based functional PRNG (threefry2x32), with jax.random's API.
+"""funcgraph.random: a counter-based functional PRNG (threefry2x32), with JAX's random API.
 
-The bits are bit-for-bit those of jax.random's default implementation (threefry2x32 with
-`jax_threefry_partitionable=True`, the default in jax 0.10): the hash is built from uint32
+The bits are bit-for-bit those of JAX's default random implementation (threefry2x32
+with `jax_threefry_partitionable=True`, the default in jax 0.10): the hash is built from uint32
 add/xor/shift primitives, so it gives the same numbers eagerly, under jit and on any backend.
 
 Keys: `PRNGKey(seed)` and `key(seed)` both return the raw key data, a uint32[2] array
@@ -197,7 +197,7 @@ def _x64():
 
 
 def PRNGKey(seed):
-    """A raw PRNG key, uint32[2], from an integer seed (jax.random.PRNGKey)."""
+    """A raw PRNG key, uint32[2], from an integer seed (as JAX's random.PRNGKey)."""
     hi, lo = _seed_words(seed)
     return fnp.stack([fnp.asarray(hi), fnp.asarray(lo)])
 

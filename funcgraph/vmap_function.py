@@ -94,7 +94,7 @@ def _normalize_in_axes(in_axes, args):
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, chunk_size=None,
          spmd_axis_name=None):
-    """Map fun over an axis of its inputs; see JAX's jax.vmap."""
+    """Map fun over an axis of its inputs; see JAX's vmap."""
     if not callable(fun):
         raise TypeError(f"vmap expects a callable, got {fun!r}")
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):

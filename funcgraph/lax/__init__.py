@@ -40,7 +40,7 @@ def _unary(prim):
 
 
 def _match_scalars(args):
-    """As in jax.lax: a Python scalar becomes a weakly typed array of its default dtype
+    """As in JAX's lax: a Python scalar becomes a weakly typed array of its default dtype
     (float32, int32, ...), with no promotion, so its dtype must match the other operands'."""
     return [_as_operand(a) for a in args]
 

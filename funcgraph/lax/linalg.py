@@ -1,2 +1,2 @@
-"""funcgraph.lax.linalg: the linear-algebra primitives with jax.lax.linalg's names."""
+"""funcgraph.lax.linalg: the linear-algebra primitives with the names of JAX's lax.linalg."""
 from funcgraph.primitives.linalg import cholesky, triangular_solve  # noqa: F401

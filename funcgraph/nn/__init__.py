@@ -1,5 +1,5 @@
-"""funcgraph.nn: neural-network activations and helpers, with jax.nn's names, signatures
-and derivatives (custom JVPs where jax.nn has them: relu, relu6, softmax)."""
+"""funcgraph.nn: neural-network activations and helpers, with the names, signatures
+and derivatives of JAX's nn module (custom JVPs where JAX has them: relu, relu6, softmax)."""
 import functools
 
 import numpy as np
@@ -23,7 +23,7 @@ def _inexact(x):
 
 @custom_jvp
 def relu(x):
-    """max(x, 0); its derivative at 0 is 0 (as in jax.nn)."""
+    """max(x, 0); its derivative at 0 is 0 (as in JAX)."""
     return fnp.maximum(x, 0)
 
 
@@ -163,7 +163,7 @@ def _softmax_jvp(axis, primals, tangents):
 
 
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) along axis (a custom JVP, as jax.nn's: y * (dx - <y, dx>))."""
+    """exp(x) / sum(exp(x)) along axis (a custom JVP, as JAX's: y * (dx - <y, dx>))."""
     if where is not None:
         raise NotImplementedError("funcgraph.nn.softmax does not support where= yet")
     x = _inexact(x)
@@ -215,7 +215,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None,
 def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
                           is_causal=False, query_seq_lengths=None, key_value_seq_lengths=None,
                           local_window_size=None, implementation=None):
-    """softmax(q k^T * scale + bias, masked) v, as jax.nn.dot_product_attention.
+    """softmax(q k^T * scale + bias, masked) v, as JAX's nn.dot_product_attention.
 
     Shapes [B, T, N, H] for the query and [B, S, K, H] for key and value (or the same
     without B); N must be a multiple of K (grouped-query attention)."""

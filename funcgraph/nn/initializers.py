@@ -1,4 +1,4 @@
-"""funcgraph.nn.initializers: jax.nn.initializers' builders. Each returns
+"""funcgraph.nn.initializers: the builders of JAX's nn.initializers. Each returns
 `init(key, shape, dtype=...) -> array`, drawing with funcgraph.random (bit-identical to jax)."""
 import math
 

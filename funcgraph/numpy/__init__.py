@@ -1,4 +1,4 @@
-"""funcgraph.numpy: the NumPy API over funcgraph arrays (JAX's jax.numpy semantics).
+"""funcgraph.numpy: the NumPy API over funcgraph arrays (JAX's numpy semantics).
 
 Functions promote dtypes with JAX's lattice, broadcast like NumPy and bind
 funcgraph primitives, so they work eagerly and under every transformation."""
@@ -16,7 +16,7 @@ from funcgraph.numpy import _core
 from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives import reductions as red
 
-# dtypes, as jax.numpy exports them
+# dtypes, as JAX's numpy module exports them
 bool_ = np.bool_
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64

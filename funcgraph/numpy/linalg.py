@@ -1,4 +1,4 @@
-"""funcgraph.numpy.linalg: jax.numpy.linalg over funcgraph primitives.
+"""funcgraph.numpy.linalg: JAX's numpy.linalg API over funcgraph primitives.
 
 Everything lowers to plain StableHLO, so it runs on every backend: cholesky and
 triangular solves are primitives (stablehlo.cholesky / triangular_solve, which XLA
@@ -597,7 +597,7 @@ def _singular_values_jvp(primals, tangents):
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """a = U diag(S) Vh, S descending (jax.numpy.linalg.svd)."""
+    """a = U diag(S) Vh, S descending (as JAX's numpy.linalg.svd)."""
     del hermitian  # the general algorithm is used either way
     a = _matrix("svd", a)
     if not compute_uv:

@@ -1,1 +1,1 @@
-"""funcgraph.scipy: parts of the SciPy API (jax.scipy's semantics)."""
+"""funcgraph.scipy: parts of the SciPy API (JAX's scipy semantics)."""

@@ -1,4 +1,4 @@
-"""funcgraph.scipy.linalg: triangular and Cholesky solves (jax.scipy.linalg's API)."""
+"""funcgraph.scipy.linalg: triangular and Cholesky solves (JAX's scipy.linalg API)."""
 import funcgraph.numpy as fnp
 from funcgraph.numpy import linalg as _la
 from funcgraph.primitives import linalg as _prims

@@ -1,4 +1,4 @@
-"""funcgraph.scipy.special: the special functions of jax.scipy.special that funcgraph's
+"""funcgraph.scipy.special: the special functions of JAX's scipy.special that funcgraph's
 primitives and nn already provide."""
 import numpy as np
 
