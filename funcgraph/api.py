@@ -6,46 +6,24 @@ import numpy as np
 
 from funcgraph import backend, core, tree_util
 from funcgraph.array import Array
-from funcgraph.interpreters.staging import trace_flat
-from funcgraph.jit_function import ShapeDtypeStruct, leaf_aval
-
-
-def _trace_pytree(fun, args, kwargs, static_argnums=()):
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
-    leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
-    out_tree_box = []
-
-    def flat_fun(*flat):
-        dyn, kw = tree_util.tree_unflatten(in_tree, flat)
-        it = iter(dyn)
-        full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
-        out = fun(*full, **kw)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return out_leaves
-
-    closed = trace_flat(flat_fun, [leaf_aval(x) for x in leaves])
-    return closed, out_tree_box[0]
+from funcgraph.jit_function import JitFunction
 
 
 def make_jaxpr(fun, static_argnums=(), return_shape=False):
-    """make_jaxpr(f)(*args) -> the ClosedJaxpr of f at the types of args."""
+    """make_jaxpr(f)(*args) -> the ClosedJaxpr of f at the types of args (jit's trace,
+    before any pass runs)."""
+    traceable = JitFunction(fun, static_argnums=static_argnums)
+
     @functools.wraps(fun)
     def make(*args, **kwargs):
-        closed, out_tree = _trace_pytree(fun, args, kwargs, static_argnums)
-        if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
-            return closed, tree_util.tree_unflatten(out_tree, shapes)
-        return closed
+        traced = traceable.trace(*args, **kwargs)
+        return (traced.jaxpr, traced.out_info) if return_shape else traced.jaxpr
     return make
 
 
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of fun(*args) as ShapeDtypeStructs, without computing."""
-    closed, out_tree = _trace_pytree(fun, args, kwargs)
-    return tree_util.tree_unflatten(
-        out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals])
+    return JitFunction(fun).trace(*args, **kwargs).out_info
 
 
 def devices(backend_name=None):

@@ -22,18 +22,23 @@ def _merge(nondiff_argnums, nondiff, diff):
     return out
 
 
-def _trace_call(fun, nondiff_argnums, nondiff, leaves, in_tree):
-    """Trace fun on the differentiable leaves: (const-free jaxpr, consts, out_tree)."""
-    box = {}
+class _Call:
+    """fun's arguments split into nondiff (static) ones and differentiable leaves, and fun
+    traced on those leaves into a const-free jaxpr (closed-over values in consts)."""
 
-    def flat(*xs):
-        diff = tree_util.tree_unflatten(in_tree, list(xs))
-        out = fun(*_merge(nondiff_argnums, nondiff, diff))
-        out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
-        return out_leaves
-    closed = trace_flat(flat, [leaf_aval(x) for x in leaves])
-    call_jaxpr, consts = const_free(closed)
-    return call_jaxpr, consts, box["out_tree"]
+    def __init__(self, fun, nondiff_argnums, args):
+        self.nondiff, self.diff = _split_nondiff(args, nondiff_argnums)
+        self.leaves, self.in_tree = tree_util.tree_flatten(self.diff)
+        box = {}
+
+        def flat(*xs):
+            diff = tree_util.tree_unflatten(self.in_tree, list(xs))
+            out = fun(*_merge(nondiff_argnums, self.nondiff, diff))
+            out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
+            return out_leaves
+        closed = trace_flat(flat, [leaf_aval(x) for x in self.leaves])
+        self.jaxpr, self.consts = const_free(closed)
+        self.out_tree = box["out_tree"]
 
 
 def _check_structure(what, name, expected_tree, got_tree):
@@ -76,10 +81,8 @@ class custom_jvp:
             raise AttributeError(f"no JVP defined for custom_jvp function {self.__name__}; "
                                  f"call defjvp first")
         name = getattr(self.fun, "__name__", "custom_jvp")
-        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        leaves, in_tree = tree_util.tree_flatten(diff)
-        call_jaxpr, consts, out_tree = _trace_call(self.fun, self.nondiff_argnums, nondiff,
-                                                   leaves, in_tree)
+        call = _Call(self.fun, self.nondiff_argnums, args)
+        nondiff, in_tree, out_tree = call.nondiff, call.in_tree, call.out_tree
         user_jvp = self.jvp
 
         def flat_jvp(primals, tangents):
@@ -102,8 +105,8 @@ class custom_jvp:
             return out_leaves, t_leaves
 
         outs = custom_ad.custom_jvp_call_p.bind(
-            *consts, *leaves, call_jaxpr=call_jaxpr, jvp=flat_jvp, num_consts=len(consts),
-            name=name)
+            *call.consts, *call.leaves, call_jaxpr=call.jaxpr, jvp=flat_jvp,
+            num_consts=len(call.consts), name=name)
         return tree_util.tree_unflatten(out_tree, outs)
 
 
@@ -127,10 +130,8 @@ class custom_vjp:
             raise AttributeError(f"no VJP defined for custom_vjp function {self.__name__}; "
                                  f"call defvjp first")
         name = getattr(self.fun, "__name__", "custom_vjp")
-        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        leaves, in_tree = tree_util.tree_flatten(diff)
-        call_jaxpr, consts, out_tree = _trace_call(self.fun, self.nondiff_argnums, nondiff,
-                                                   leaves, in_tree)
+        call = _Call(self.fun, self.nondiff_argnums, args)
+        nondiff, diff, in_tree, out_tree = call.nondiff, call.diff, call.in_tree, call.out_tree
         user_fwd, user_bwd, nondiff_argnums = self.fwd, self.bwd, self.nondiff_argnums
         res_tree_box = {}
 
@@ -175,8 +176,8 @@ class custom_vjp:
             return flat
 
         outs = custom_ad.custom_vjp_call_p.bind(
-            *consts, *leaves, call_jaxpr=call_jaxpr, fwd=flat_fwd, bwd=flat_bwd,
-            num_consts=len(consts), name=name)
+            *call.consts, *call.leaves, call_jaxpr=call.jaxpr, fwd=flat_fwd, bwd=flat_bwd,
+            num_consts=len(call.consts), name=name)
         return tree_util.tree_unflatten(out_tree, outs)
 
 
@@ -202,13 +203,11 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
 
     @functools.wraps(fun)
     def remat_fun(*args):
-        static, dyn = _split_nondiff(args, static_argnums)
-        leaves, in_tree = tree_util.tree_flatten(dyn)
-        call_jaxpr, consts, out_tree = _trace_call(fun, static_argnums, static, leaves, in_tree)
-        outs = custom_ad.checkpoint_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr,
+        call = _Call(fun, static_argnums, args)
+        outs = custom_ad.checkpoint_p.bind(*call.consts, *call.leaves, call_jaxpr=call.jaxpr,
                                            policy=policy, prevent_cse=prevent_cse,
                                            name=getattr(fun, "__name__", "checkpoint"))
-        return tree_util.tree_unflatten(out_tree, outs)
+        return tree_util.tree_unflatten(call.out_tree, outs)
     return remat_fun
 
 

@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from funcgraph import backend, core, dtypes, ir, lowering, passes, tree_util
+from funcgraph import backend, core, dtypes, lowering, passes, tree_util
 from funcgraph.array import Array
 from funcgraph.config import config
 from funcgraph.interpreters import eval as eval_interp
@@ -27,18 +27,12 @@ retrace_log = []
 
 # --- leaves -> abstract values and device buffers ------------------------------
 
-_SCALAR_AVALS = {}
-
-
 def leaf_aval(x):
     t = type(x)
     if t is Array:
         return x.aval
     if t in (float, int, bool, complex):
-        aval = _SCALAR_AVALS.get((t, config.jax_enable_x64))
-        if aval is None:
-            aval = _SCALAR_AVALS[(t, config.jax_enable_x64)] = core.aval_of_python_scalar(x)
-        return aval
+        return core.aval_of_python_scalar(x)
     if isinstance(x, core.Tracer):
         return x.aval
     if isinstance(x, (np.ndarray, np.generic)):

@@ -9,7 +9,7 @@ import funcgraph as fg
 import funcgraph.numpy as fnp
 from funcgraph import dtypes
 from funcgraph.numpy._indexing import NonConcreteBooleanIndexError
-from tests.util import assert_close, check_against_jax
+from tests.util import assert_close, check_against_jax, random_array
 
 
 def check(fg_fn, jax_fn, *args):
@@ -76,15 +76,7 @@ def _ids(cases):
 
 
 def data(shape, dtype=np.float32, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        return rng.integers(0, 100, shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
+    return random_array(shape, dtype, seed, int_high=100)
 
 
 def split_arrays(index):

@@ -6,7 +6,7 @@ import pytest
 
 import funcgraph as fg
 from funcgraph import dtypes, lax
-from tests.util import check_against_jax
+from tests.util import check_against_jax, random_array
 
 ALL_DTYPES = [np.bool_, np.int8, np.int32, np.uint8, np.uint32, np.float16, dtypes.bfloat16,
               np.float32, np.complex64]
@@ -14,15 +14,7 @@ NUMERIC_DTYPES = ALL_DTYPES[1:]
 
 
 def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        return rng.integers(0, 100, shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
+    return random_array(shape, dtype, seed, int_high=100)
 
 
 # --- rev ---------------------------------------------------------------------------

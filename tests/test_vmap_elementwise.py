@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import funcgraph as fg
-from tests.util import assert_same
+from tests.util import assert_same, batched_arrays
 from funcgraph import lax
 from funcgraph.primitives import elementwise as ew
 
@@ -37,14 +37,7 @@ def make(shape, kind):
 
 
 def batched_args(specs, in_axes):
-    args = []
-    for (shape, kind), axis in zip(specs, in_axes):
-        if axis is None:
-            args.append(make(shape, kind))
-        else:
-            a = axis % (len(shape) + 1)
-            args.append(make(shape[:a] + (B,) + shape[a:], kind))
-    return args
+    return batched_arrays(specs, in_axes, B, make)
 
 
 def loop(f, args, in_axes, size=B):

@@ -9,7 +9,7 @@ import pytest
 
 import funcgraph as fg
 from funcgraph import lax
-from tests.util import assert_close
+from tests.util import assert_close, batched_arrays
 
 rng = np.random.default_rng(0)
 B = 3  # the mapped axis size
@@ -32,13 +32,8 @@ def make_positive(shape):
 
 
 def batched_args(specs, in_axes):
-    args = []
-    for (shape, kind), axis in zip(specs, in_axes):
-        if axis is not None:
-            a = axis % (len(shape) + 1)
-            shape = shape[:a] + (B,) + shape[a:]
-        args.append(make_positive(shape) if kind == "positive" else make(shape, kind))
-    return args
+    return batched_arrays(specs, in_axes, B, lambda shape, kind: make_positive(shape)
+                          if kind == "positive" else make(shape, kind))
 
 
 def leaves(x):

@@ -3,13 +3,12 @@ axis at several positions and with unbatched operands, against jax.vmap and agai
 Python loop; under jit and nested vmap; and checks that the rules add no needless
 transposes or broadcasts to the IR."""
 import jax
-import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
 
 import funcgraph as fg
-from tests.util import assert_same
+from tests.util import assert_same, batched_arrays
 from funcgraph import lax
 
 rng = np.random.default_rng(0)
@@ -41,14 +40,7 @@ def make(shape, kind):
 
 
 def batched_args(specs, in_axes):
-    args = []
-    for (shape, kind), axis in zip(specs, in_axes):
-        if axis is None:
-            args.append(make(shape, kind))
-        else:
-            a = axis % (len(shape) + 1)
-            args.append(make(shape[:a] + (B,) + shape[a:], kind))
-    return args
+    return batched_arrays(specs, in_axes, B, make)
 
 
 def loop(f, args, in_axes):

@@ -66,3 +66,30 @@ def assert_same(actual, expected, tol=1e-6):
                                    rtol=tol, atol=tol, equal_nan=True)
     else:
         np.testing.assert_array_equal(actual, expected)
+
+
+def random_array(shape, dtype, seed=0, int_high=100):
+    """Deterministic test data of any dtype: normal floats (and complex), booleans, and
+    integers in [0, int_high)."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0, int_high, shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def batched_arrays(specs, in_axes, size, make):
+    """vmap test arguments: make(shape, kind) for each (shape, kind) spec, with a batch axis
+    of `size` inserted where its in_axes entry says (none where it is None)."""
+    args = []
+    for (shape, kind), axis in zip(specs, in_axes):
+        if axis is None:
+            args.append(make(shape, kind))
+        else:
+            a = axis % (len(shape) + 1)
+            args.append(make(shape[:a] + (size,) + shape[a:], kind))
+    return args

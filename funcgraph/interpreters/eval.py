@@ -7,7 +7,7 @@ it directly (fast for small work); elsewhere, or with the flag
 """
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core
 from funcgraph.array import Array
 from funcgraph.config import config
 from funcgraph.ir import Literal
@@ -81,16 +81,13 @@ class EvalTrace(core.Trace):
             raise core.missing_rule(prim, "shape") from None
         out_aval = rule(*avals, **params)
         impl = impl_rules.get(prim)
-        if impl is not None and (eager_mode.key is config.funcgraph_eager_numpy and
-                                 eager_mode.numpy or eager_mode.uses_numpy()):
+        if impl is not None and eager_mode.uses_numpy():
             out = impl(*vals, **params)
         else:
             out = compiled_primitive(prim, avals, params, vals)
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
-        if type(out) is not Array and out.dtype != out_aval.dtype:
-            out = np.asarray(out).astype(out_aval.dtype)
-        return Array(out, out_aval)
+        return _wrap(out, out_aval)
 
 
 def _wrap(value, aval):
@@ -127,7 +124,3 @@ def eval_jaxpr(jaxpr, consts, *args):
 
 def eval_closed_jaxpr(closed, *args):
     return eval_jaxpr(closed.jaxpr, closed.consts, *args)
-
-
-def literal_value(x, aval):
-    return np.array(x, dtype=aval.dtype) if not isinstance(x, np.ndarray) else x

@@ -10,7 +10,7 @@ partial_eval_rules[prim](trace, args, params) handles primitives that hold
 sub-jaxprs (calls, control flow) by splitting the sub-jaxpr itself."""
 import weakref
 
-from funcgraph import core, ir
+from funcgraph import core
 from funcgraph.interpreters.staging import StagingTrace, StagingTracer
 
 partial_eval_rules = {}

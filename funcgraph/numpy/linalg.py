@@ -16,10 +16,7 @@ from funcgraph.primitives import linalg as _prims
 import funcgraph.numpy as fnp
 from funcgraph.numpy._core import aval_of, promote_to_inexact
 
-try:
-    from funcgraph.numpy._linalg_norm import norm  # noqa: F401
-except ImportError:
-    pass
+from funcgraph.numpy._linalg_norm import norm  # noqa: F401  (fnp.linalg.norm)
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])

@@ -125,11 +125,6 @@ def _pjit_transpose(cts, *args, jaxpr, name):
     return [next(outs) if u else None for u in undefined]
 
 
-jvp_rules[pjit_p] = _pjit_jvp
-partial_eval_rules[pjit_p] = _pjit_partial_eval
-transpose_rules[pjit_p] = _pjit_transpose
-
-
 def _pjit_batch(axis_data, args, dims, jaxpr, name):
     batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name),
                       lambda: batch_jaxpr(jaxpr, dims, axis_data))
@@ -137,4 +132,7 @@ def _pjit_batch(axis_data, args, dims, jaxpr, name):
     return outs, [0] * len(outs)
 
 
+jvp_rules[pjit_p] = _pjit_jvp
+partial_eval_rules[pjit_p] = _pjit_partial_eval
+transpose_rules[pjit_p] = _pjit_transpose
 batching_rules[pjit_p] = _pjit_batch

@@ -78,8 +78,6 @@ def _scaled(x, size):
 
 
 psum_p = _reducing_collective("psum", "reduce_sum_p", _scaled)
-pmax_p = _reducing_collective("pmax", "reduce_max_p", lambda x, size: x)
-pmin_p = _reducing_collective("pmin", "reduce_min_p", lambda x, size: x)
 
 
 def _psum_jvp(primals, tangents, axis_name):
@@ -94,6 +92,9 @@ def _psum_transpose(ct, x, axis_name):
 
 jvp_rules[psum_p] = _psum_jvp
 transpose_rules[psum_p] = _psum_transpose
+
+pmax_p = _reducing_collective("pmax", "reduce_max_p", lambda x, size: x)
+pmin_p = _reducing_collective("pmin", "reduce_min_p", lambda x, size: x)
 
 
 # --- all_gather ---------------------------------------------------------------------
@@ -135,6 +136,15 @@ collective_rules[all_gather_p] = _all_gather_collective
 batching_rules[all_gather_p] = _all_gather_batch
 
 
+def _all_gather_jvp(primals, tangents, **params):
+    out = all_gather_p.bind(primals[0], **params)
+    t = tangents[0]
+    return out, (t if is_zero(t) else all_gather_p.bind(t, **params))
+
+
+jvp_rules[all_gather_p] = _all_gather_jvp
+
+
 # --- axis_index ----------------------------------------------------------------------
 
 axis_index_p = _declare_collective(
@@ -148,11 +158,3 @@ def _axis_index_collective(axis_data, args, dims, axis_name):
 
 collective_rules[axis_index_p] = _axis_index_collective
 
-
-def _all_gather_jvp(primals, tangents, **params):
-    out = all_gather_p.bind(primals[0], **params)
-    t = tangents[0]
-    return out, (t if is_zero(t) else all_gather_p.bind(t, **params))
-
-
-jvp_rules[all_gather_p] = _all_gather_jvp

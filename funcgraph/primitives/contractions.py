@@ -8,7 +8,6 @@ from funcgraph.interpreters.jvp import is_zero, jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.primitives.elementwise import add_p, convert_element_type_p
 from funcgraph.primitives.structural import transpose_p
-from funcgraph.lowering import i64_array
 from funcgraph.primitives.helpers import NUMBER, BOOL, check_dtype, check_same_dtypes, declare
 
 

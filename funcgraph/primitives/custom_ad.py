@@ -45,6 +45,19 @@ def _closed_over_error(kind, name):
         f"that value as an explicit argument of the function instead")
 
 
+# Batching: every argument moves to batch axis 0, and user rules are vmapped.
+def _all_at_front(axis_data, args, dims):
+    return [batch_at(a, d, axis_data.size) for a, d in zip(args, dims)]
+
+
+def _vmapped(fn, axis_data, n_in):
+    """fn(list of n_in flat values) -> list, mapped over axis 0 of every input and output."""
+    def mapped(*xs):
+        return batch_flat(lambda *ys: list(fn(*ys)), list(xs), [0] * n_in, axis_data.size,
+                          axis_data.name)
+    return mapped
+
+
 # --- stop_gradient -----------------------------------------------------------------
 
 stop_gradient_p = declare("stop_gradient", lambda x: x, lambda x: x, lambda ctx, ai, ao, x: x)
@@ -56,6 +69,13 @@ def _stop_gradient_jvp(primals, tangents):
 
 
 jvp_rules[stop_gradient_p] = _stop_gradient_jvp
+
+
+def _stop_gradient_batch(axis_data, args, dims):
+    return stop_gradient_p.bind(args[0]), dims[0]
+
+
+batching_rules[stop_gradient_p] = _stop_gradient_batch
 
 
 # --- custom_jvp_call: a function with a user-defined JVP ----------------------------
@@ -77,11 +97,73 @@ def _custom_jvp_call_jvp(primals, tangents, call_jaxpr, jvp, num_consts, name):
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 
 
+def _custom_jvp_call_batch(axis_data, args, dims, call_jaxpr, jvp, num_consts, name):
+    args = _all_at_front(axis_data, args, dims)
+    batched_call = batch_jaxpr(call_jaxpr, [0] * len(args), axis_data)
+
+    def batched_jvp(primals, tangents):
+        n = len(primals)
+
+        def flat(*xs):
+            outs, out_tangents = jvp(list(xs[:n]), list(xs[n:]))
+            return list(outs) + list(out_tangents)
+        res = _vmapped(flat, axis_data, 2 * n)(*primals, *tangents)
+        return res[:len(res) // 2], res[len(res) // 2:]
+
+    outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp=batched_jvp,
+                                  num_consts=num_consts, name=name)
+    return outs, [0] * len(outs)
+
+
+batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+
+
 # --- custom_vjp_call: a function with user-defined forward and backward passes --------
 # params: call_jaxpr, fwd (flat: args -> (outs, residuals)), bwd (flat: (residuals,
 # cotangents) -> argument cotangents), num_consts, name.
 
 custom_vjp_call_p = _declare_call("custom_vjp_call")
+
+def _custom_vjp_call_jvp(primals, tangents, call_jaxpr, fwd, bwd, num_consts, name):
+    if any(not is_zero(t) for t in tangents[:num_consts]):
+        raise _closed_over_error("custom_vjp", name)
+    args = primals[num_consts:]
+    outs, residuals = fwd(list(args))
+    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    out_avals = tuple(tangent_aval(core.get_aval(o)) for o in outs)
+    out_tangents = custom_lin_p.bind(*residuals, *arg_tangents, num_res=len(residuals),
+                                     bwd=bwd, out_avals=out_avals, name=name)
+    return outs, out_tangents
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+
+
+def _custom_vjp_call_batch(axis_data, args, dims, call_jaxpr, fwd, bwd, num_consts, name):
+    args = _all_at_front(axis_data, args, dims)
+    batched_call = batch_jaxpr(call_jaxpr, [0] * len(args), axis_data)
+    counts = {}
+
+    def batched_fwd(primals):
+        def flat(*xs):
+            outs, residuals = fwd(list(xs))
+            counts["outs"] = len(outs)
+            return list(outs) + list(residuals)
+        res = _vmapped(flat, axis_data, len(primals))(*primals)
+        return res[:counts["outs"]], res[counts["outs"]:]
+
+    def batched_bwd(residuals, cts):
+        n = len(residuals)
+        return _vmapped(lambda *xs: bwd(list(xs[:n]), list(xs[n:])), axis_data,
+                        n + len(cts))(*residuals, *cts)
+
+    outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched_call, fwd=batched_fwd,
+                                  bwd=batched_bwd, num_consts=num_consts, name=name)
+    return outs, [0] * len(outs)
+
+
+batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+
 
 # custom_lin(residuals..., tangents...) stands for the linear map whose transpose is
 # the user's bwd.  It has no forward evaluation: JAX's rule that a custom_vjp
@@ -110,21 +192,6 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
 
 
 transpose_rules[custom_lin_p] = _custom_lin_transpose
-
-
-def _custom_vjp_call_jvp(primals, tangents, call_jaxpr, fwd, bwd, num_consts, name):
-    if any(not is_zero(t) for t in tangents[:num_consts]):
-        raise _closed_over_error("custom_vjp", name)
-    args = primals[num_consts:]
-    outs, residuals = fwd(list(args))
-    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
-    out_avals = tuple(tangent_aval(core.get_aval(o)) for o in outs)
-    out_tangents = custom_lin_p.bind(*residuals, *arg_tangents, num_res=len(residuals),
-                                     bwd=bwd, out_avals=out_avals, name=name)
-    return outs, out_tangents
-
-
-jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
 # --- checkpoint (remat): recompute instead of saving residuals -------------------------
@@ -242,6 +309,16 @@ def _checkpoint_transpose(cts, *args, call_jaxpr, policy, prevent_cse, name):
 transpose_rules[checkpoint_p] = _checkpoint_transpose
 
 
+def _checkpoint_batch(axis_data, args, dims, call_jaxpr, policy, prevent_cse, name):
+    batched = batch_jaxpr(call_jaxpr, dims, axis_data)
+    outs = checkpoint_p.bind(*args, call_jaxpr=batched, policy=policy,
+                             prevent_cse=prevent_cse, name=name)
+    return outs, [0] * len(outs)
+
+
+batching_rules[checkpoint_p] = _checkpoint_batch
+
+
 # --- policies: which values a checkpointed function may save ---------------------------
 
 def everything_saveable(prim, *avals, **params):
@@ -258,76 +335,3 @@ def dots_saveable(prim, *avals, **params):
 
 def dots_with_no_batch_dims_saveable(prim, *avals, **params):
     return prim.name == "dot_general" and not params["dimension_numbers"][1][0]
-
-
-
-# --- batching: every argument moves to batch axis 0, and the user's rules are vmapped ---
-
-def _all_at_front(axis_data, args, dims):
-    return [batch_at(a, d, axis_data.size) for a, d in zip(args, dims)]
-
-
-def _vmapped(fn, axis_data, n_in):
-    """fn(list of n_in flat values) -> list, mapped over axis 0 of every input and output."""
-    def mapped(*xs):
-        return batch_flat(lambda *ys: list(fn(*ys)), list(xs), [0] * n_in, axis_data.size,
-                          axis_data.name)
-    return mapped
-
-
-def _stop_gradient_batch(axis_data, args, dims):
-    return stop_gradient_p.bind(args[0]), dims[0]
-
-
-def _custom_jvp_call_batch(axis_data, args, dims, call_jaxpr, jvp, num_consts, name):
-    args = _all_at_front(axis_data, args, dims)
-    batched_call = batch_jaxpr(call_jaxpr, [0] * len(args), axis_data)
-
-    def batched_jvp(primals, tangents):
-        n = len(primals)
-
-        def flat(*xs):
-            outs, out_tangents = jvp(list(xs[:n]), list(xs[n:]))
-            return list(outs) + list(out_tangents)
-        res = _vmapped(flat, axis_data, 2 * n)(*primals, *tangents)
-        return res[:len(res) // 2], res[len(res) // 2:]
-
-    outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp=batched_jvp,
-                                  num_consts=num_consts, name=name)
-    return outs, [0] * len(outs)
-
-
-def _custom_vjp_call_batch(axis_data, args, dims, call_jaxpr, fwd, bwd, num_consts, name):
-    args = _all_at_front(axis_data, args, dims)
-    batched_call = batch_jaxpr(call_jaxpr, [0] * len(args), axis_data)
-    counts = {}
-
-    def batched_fwd(primals):
-        def flat(*xs):
-            outs, residuals = fwd(list(xs))
-            counts["outs"] = len(outs)
-            return list(outs) + list(residuals)
-        res = _vmapped(flat, axis_data, len(primals))(*primals)
-        return res[:counts["outs"]], res[counts["outs"]:]
-
-    def batched_bwd(residuals, cts):
-        n = len(residuals)
-        return _vmapped(lambda *xs: bwd(list(xs[:n]), list(xs[n:])), axis_data,
-                        n + len(cts))(*residuals, *cts)
-
-    outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched_call, fwd=batched_fwd,
-                                  bwd=batched_bwd, num_consts=num_consts, name=name)
-    return outs, [0] * len(outs)
-
-
-def _checkpoint_batch(axis_data, args, dims, call_jaxpr, policy, prevent_cse, name):
-    batched = batch_jaxpr(call_jaxpr, dims, axis_data)
-    outs = checkpoint_p.bind(*args, call_jaxpr=batched, policy=policy,
-                             prevent_cse=prevent_cse, name=name)
-    return outs, [0] * len(outs)
-
-
-batching_rules[stop_gradient_p] = _stop_gradient_batch
-batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
-batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
-batching_rules[checkpoint_p] = _checkpoint_batch

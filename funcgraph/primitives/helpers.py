@@ -2,8 +2,6 @@
 standard unary/binary elementwise rule sets."""
 import warnings
 
-import numpy as np
-
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray, shape_rules
 from funcgraph.interpreters.eval import impl_rules

@@ -184,6 +184,15 @@ squeeze_p = declare(
 # The transposes of squeeze and expand_dims are each other (defined once both exist).
 
 
+def _squeeze_batch(axis_data, args, dims, dimensions):
+    (x,), (d,) = args, dims
+    out_dim = d - sum(1 for k in dimensions if k < d)
+    return squeeze_p.bind(x, dimensions=_shift_dims(dimensions, d)), out_dim
+
+
+batching_rules[squeeze_p] = _squeeze_batch
+
+
 def _expand_dims_shape(x, dimensions):
     ndim = x.ndim + len(dimensions)
     if any(not 0 <= d < ndim for d in dimensions) or len(set(dimensions)) != len(dimensions):
@@ -203,12 +212,6 @@ deflinear_unary(expand_dims_p, lambda ct, aval, dimensions: squeeze_p.bind(
     ct, dimensions=tuple(sorted(dimensions))))
 
 
-def _squeeze_batch(axis_data, args, dims, dimensions):
-    (x,), (d,) = args, dims
-    out_dim = d - sum(1 for k in dimensions if k < d)
-    return squeeze_p.bind(x, dimensions=_shift_dims(dimensions, d)), out_dim
-
-
 def _expand_dims_batch(axis_data, args, dims, dimensions):
     """The batch axis stays between the result axes of its operand neighbours."""
     (x,), (d,) = args, dims
@@ -218,7 +221,6 @@ def _expand_dims_batch(axis_data, args, dims, dimensions):
     return expand_dims_p.bind(x, dimensions=_shift_dims(dimensions, out_dim)), out_dim
 
 
-batching_rules[squeeze_p] = _squeeze_batch
 batching_rules[expand_dims_p] = _expand_dims_batch
 
 
