@@ -7,21 +7,17 @@
 from funcgraph.config import config
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
-from funcgraph.interpreters import eval as _eval  # installs the evaluation trace
-from funcgraph import primitives as _primitives  # registers every primitive
-from funcgraph import numpy  # installs the array operators
-from funcgraph import inspect, lax, tree_util
-from funcgraph.jit_function import jit, ShapeDtypeStruct
+from funcgraph import lax, numpy, tree_util
+from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
-    block_until_ready, default_backend, device_get, device_put, devices, eval_shape,
-    local_devices, make_jaxpr)
-from funcgraph.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,
-                          vjp)
-from funcgraph.vmap_function import vmap
-from funcgraph.custom_derivatives import (checkpoint, checkpoint_policies, custom_jvp,
-                                          custom_vjp, remat)
+    block_until_ready, default_backend, device_get, device_put, devices, local_devices)
+from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
+                                     value_and_grad, vjp)
+from funcgraph.transforms.vmap import vmap
+from funcgraph.transforms.custom_derivatives import (
+    checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat)
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
-from funcgraph import random, nn
+from funcgraph import inspect, random, nn
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 

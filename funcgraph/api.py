@@ -1,29 +1,8 @@
-"""Public entry points that are not transformations of their own: make_jaxpr,
-eval_shape, device_put, devices."""
-import functools
-
+"""Devices and moving data: devices, device_put, device_get, block_until_ready."""
 import numpy as np
 
 from funcgraph import backend, core, tree_util
 from funcgraph.array import Array
-from funcgraph.jit_function import JitFunction
-
-
-def make_jaxpr(fun, static_argnums=(), return_shape=False):
-    """make_jaxpr(f)(*args) -> the ClosedJaxpr of f at the types of args (jit's trace,
-    before any pass runs)."""
-    traceable = JitFunction(fun, static_argnums=static_argnums)
-
-    @functools.wraps(fun)
-    def make(*args, **kwargs):
-        traced = traceable.trace(*args, **kwargs)
-        return (traced.jaxpr, traced.out_info) if return_shape else traced.jaxpr
-    return make
-
-
-def eval_shape(fun, *args, **kwargs):
-    """The output shapes and dtypes of fun(*args) as ShapeDtypeStructs, without computing."""
-    return JitFunction(fun).trace(*args, **kwargs).out_info
 
 
 def devices(backend_name=None):

@@ -182,3 +182,8 @@ def _rebuild(value, aval):
 def array_from_numpy(x, weak_type=False):
     x = core.canonical_numpy(x)
     return Array(x, core.ShapedArray(x.shape, x.dtype, weak_type))
+
+
+def scalar_array(value, dtype, weak_type=False):
+    """A concrete rank-0 Array (the constants rules bind: zeros, ones, fill values)."""
+    return Array(np.array(value, dtype), core.scalar_aval(dtype, weak_type))

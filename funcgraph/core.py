@@ -11,6 +11,7 @@ confusion between nested derivatives.
 import itertools
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -137,17 +138,29 @@ class Trace:
         return f"{type(self).__name__}(tag={self.tag})"
 
 
-class _Current:
-    """Holds the trace that `bind` hands primitives to."""
-    __slots__ = ("trace",)
+class TraceState(threading.local):
+    """The trace that `bind` hands primitives to, one per thread: each thread starts at
+    the evaluation trace (the class attribute, which funcgraph.interpreters.eval sets
+    once with `set_eval_trace`; core cannot import the interpreters), and a
+    transformation running in one thread never changes what another thread sees."""
+    trace = None
 
 
-current = _Current()
-current.trace = None  # set to the evaluation trace by funcgraph.interpreters.eval
+current = TraceState()
+
+
+def set_eval_trace(trace):
+    """Make `trace` the bottom of every thread's trace stack."""
+    TraceState.trace = trace
+
+
+def current_trace():
+    return current.trace
 
 
 class set_trace:
-    """Context manager making `trace` current (rules run with the parent made current)."""
+    """Context manager making `trace` current in this thread (rules run with the parent
+    made current)."""
     __slots__ = ("trace", "saved")
 
     def __init__(self, trace):
@@ -200,31 +213,57 @@ class Tracer:
             raise TypeError("iteration over a 0-d traced array")
         return (self[i] for i in range(self.aval.shape[0]))
 
+    def to_concrete_value(self):
+        """The concrete value this tracer stands for, if one is known (None if not).
+
+        A JVP tracer outside jit carries a concrete primal, so Python control flow,
+        float() and NumPy calls on it work, as in JAX; staged and batched values have
+        none."""
+        return None
+
+    def origin(self):
+        """Why the value is not concrete, for error messages (a sentence or '')."""
+        return ""
+
     def _concretization_error(self, what):
+        origin = self.origin()
         return ConcretizationTypeError(
             f"{what} was called on a traced value of type {self.aval.str_short()} "
-            f"inside {self._trace.description}. The value is not known while the "
-            f"function is traced (under jit, grad, vmap, ...). Use lax.cond or "
-            f"lax.switch for branches, lax.while_loop or lax.fori_loop for loops, or "
-            f"mark the argument static with jit(..., static_argnums=...).")
+            f"inside {self._trace.description}. {origin + ' ' if origin else ''}"
+            f"The value is not known while the function is traced (under jit, vmap, "
+            f"control-flow bodies, ...). Use lax.cond or lax.switch for branches, "
+            f"lax.while_loop or lax.fori_loop for loops, or mark the argument static with "
+            f"jit(..., static_argnums=...).")
+
+    def _concrete(self, what):
+        value = self.to_concrete_value()
+        if value is None:
+            raise self._concretization_error(what)
+        return value
 
     def __bool__(self):
-        raise self._concretization_error("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
+        return bool(self._concrete("bool() (a Python `if`, `while`, `and`, `or` or `not`)"))
 
     def __int__(self):
-        raise self._concretization_error("int()")
+        return int(self._concrete("int()"))
 
     def __float__(self):
-        raise self._concretization_error("float()")
+        return float(self._concrete("float()"))
 
     def __complex__(self):
-        raise self._concretization_error("complex()")
+        return complex(self._concrete("complex()"))
 
     def __index__(self):
-        raise self._concretization_error("__index__ (use as a Python index or size)")
+        return self._concrete("__index__ (use as a Python index or size)").__index__()
 
     def __array__(self, dtype=None, copy=None):
-        raise self._concretization_error("numpy.asarray()")
+        return self._concrete("numpy.asarray()").__array__(dtype, copy)
+
+    def item(self, *args):
+        return self._concrete(".item()").item(*args)
+
+    def tolist(self):
+        return self._concrete(".tolist()").tolist()
 
     def __hash__(self):
         raise TypeError(f"unhashable type: traced array {self.aval.str_short()}; "
@@ -232,6 +271,17 @@ class Tracer:
 
     def __repr__(self):
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+def concrete_value(x):
+    """x itself when it is not a tracer; else the concrete value the tracer stands for,
+    or None when it has none."""
+    return x.to_concrete_value() if isinstance(x, Tracer) else x
+
+
+def origin_of(x):
+    """For error messages: where a traced value came from ('' if not a tracer)."""
+    return x.origin() if isinstance(x, Tracer) else ""
 
 
 def leaked_tracer_error(tracer):
@@ -261,8 +311,12 @@ def user_source_info():
 
 # --- helpers for values ---------------------------------------------------------
 
+# The Python number types, which are weakly typed array values (`type(x) in ...`).
+PYTHON_SCALARS = frozenset((int, float, bool, complex))
+
+
 def is_python_scalar(x):
-    return type(x) in (int, float, bool, complex)
+    return type(x) in PYTHON_SCALARS
 
 
 _scalar_avals = {}
@@ -302,10 +356,6 @@ def safe_zip(*lists):
     return list(zip(*lists))
 
 
-def safe_map(f, *lists):
-    return [f(*args) for args in safe_zip(*lists)]
-
-
 def canonical_numpy(x):
     """A NumPy array of funcgraph's canonical dtype for x (host value)."""
     x = np.asarray(x)
@@ -333,8 +383,10 @@ def get_aval(x):
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
-    if type(x) in (int, float, bool, complex):
+    if type(x) in PYTHON_SCALARS:
         return aval_of_python_scalar(x)
     if isinstance(x, (np.ndarray, np.generic)):
         return aval_of_numpy(x)
-    raise TypeError(f"value of type {type(x).__name__} is not a valid array: {x!r}")
+    raise TypeError(f"argument of type {type(x).__name__} is not a valid array (expected a "
+                    f"funcgraph Array, a NumPy array or a Python scalar): {x!r}. Mark "
+                    f"non-array arguments of jit static with static_argnums/static_argnames.")

@@ -321,7 +321,7 @@ def ir_report(closed, *args, **kwargs):
 
     Takes a jaxpr, or a function and its arguments (then traced with make_jaxpr)."""
     if callable(closed) and not isinstance(closed, (ir.Jaxpr, ir.ClosedJaxpr)):
-        from funcgraph.api import make_jaxpr
+        from funcgraph.transforms.jit import make_jaxpr
         closed = make_jaxpr(closed)(*args, **kwargs)
     counts = primitive_counts(closed)
     width = max((len(k) for k in counts), default=0)
@@ -337,7 +337,7 @@ def _residual_where(residual):
 def residuals_report(f, *args):
     """What reverse mode keeps alive for `vjp(f, *args)`: each residual's type, size and
     the source line that made it, largest first, then the totals per line."""
-    from funcgraph.ad import vjp
+    from funcgraph.transforms.ad import vjp
     _, pullback = vjp(f, *args)
     residuals = list(pullback.residuals)
     name = getattr(f, "__name__", type(f).__name__)

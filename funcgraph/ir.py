@@ -211,11 +211,11 @@ class _Names:
             return "_"
         name = self.names.get(var)
         if name is None:
-            name = self.names[var] = _name_of(len(self.names))
+            name = self.names[var] = var_name(len(self.names))
         return name
 
 
-def _name_of(i):
+def var_name(i):
     letters = "abcdefghijklmnopqrstuvwxyz"
     name = ""
     while True:

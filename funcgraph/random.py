@@ -16,7 +16,7 @@ import numpy as np
 
 from funcgraph import core, dtypes, lax
 import funcgraph.numpy as fnp
-from funcgraph.jit_function import jit
+from funcgraph.transforms.jit import jit
 
 __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",

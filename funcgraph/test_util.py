@@ -6,7 +6,8 @@ reverse mode checks the vjp against the jvp with the identity
 derivative functions themselves."""
 import numpy as np
 
-from funcgraph import ad, core, dtypes, tree_util
+from funcgraph import core, dtypes, tree_util
+from funcgraph.transforms import ad
 
 _DEFAULT_EPS = {np.dtype(np.float16): 1e-1, dtypes.bfloat16: 1e-1,
                 np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-6}

@@ -13,7 +13,8 @@ import pytest
 
 import funcgraph as fg
 from funcgraph import dtypes, lax
-from funcgraph.interpreters.jvp import Zero, is_zero, jvp_rules
+from funcgraph.interpreters.ad_util import Zero, is_zero
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.primitives import reductions
 from funcgraph.test_util import check_grads
 

@@ -6,7 +6,7 @@ import pytest
 
 import funcgraph as fg
 import funcgraph.numpy as fnp
-from funcgraph import jit_function as jit_module
+from funcgraph.transforms import jit as jit_module
 
 
 def counting(fn):

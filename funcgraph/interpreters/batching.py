@@ -96,41 +96,16 @@ class BatchTrace(core.Trace):
         return out if out_dim is None else BatchTracer(self, out, out_dim)
 
 
-def batch_flat(fun, args, in_dims, axis_size, axis_name=None, out_dims=None):
-    """Run fun(*flat args) with the given batch dims; outputs moved to out_dims
-    (default 0; None asserts an output is unbatched)."""
+def batch_flat(fun, args, in_dims, axis_size, axis_name=None):
+    """Run fun(*flat args) with the given batch dims (None: unbatched).
+    Returns (outputs, their batch dims), None for outputs that do not depend on the batch."""
     trace = BatchTrace(core.current.trace, axis_size, axis_name)
     ins = [a if d is None else BatchTracer(trace, a, d) for a, d in core.safe_zip(args, in_dims)]
     with core.set_trace(trace):
         outs = fun(*ins)
-    results = []
-    out_dims = [0] * len(outs) if out_dims is None else out_dims
-    for i, (o, want) in enumerate(core.safe_zip(outs, out_dims)):
-        val, dim = trace.lift(o)
-        results.append((val, dim, want))
+    vals, dims = trace._lift_all(outs)
     trace.alive = False
-    return [_finish_output(i, val, dim, want, axis_size)
-            for i, (val, dim, want) in enumerate(results)]
-
-
-class BatchedOutputError(core.FuncgraphError, ValueError):
-    pass
-
-
-def _finish_output(i, val, dim, want, axis_size):
-    from funcgraph.primitives.batching_helpers import broadcast_batched, move_batch_dim
-    if want is None:
-        if dim is not None:
-            raise BatchedOutputError(
-                f"vmap: out_axes is None for output {i}, but that output depends on the "
-                f"mapped inputs (it is batched along its axis {dim}); give it an integer "
-                f"out_axes, or make it independent of the mapped arguments")
-        return val
-    if dim is None:
-        val, dim = broadcast_batched(val, axis_size), 0
-    aval = core.get_aval(val)
-    want = want % aval.ndim if aval.ndim else 0
-    return move_batch_dim(val, dim, want)
+    return vals, dims
 
 
 def find_axis(name):

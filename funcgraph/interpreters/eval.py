@@ -7,7 +7,7 @@ it directly (fast for small work); elsewhere, or with the flag
 """
 import numpy as np
 
-from funcgraph import core
+from funcgraph import backend, core
 from funcgraph.array import Array
 from funcgraph.config import config
 from funcgraph.ir import Literal
@@ -19,8 +19,11 @@ impl_rules = {}
 # hold sub-jaxprs (calls, control flow) and run them compiled.
 direct_impls = {}
 
-# Set by funcgraph.jit_function: runs one primitive compiled (prim, avals, params, values) -> outputs.
-compiled_primitive = None
+# How eager work runs compiled, filled by funcgraph.transforms.jit (the layer that
+# compiles; interpreters sit below it):
+#   compiled_eval["primitive"](prim, avals, params, values) -> outputs of one primitive
+#   compiled_eval["jaxpr"](closed, args) -> outputs of a const-free ClosedJaxpr
+compiled_eval = {}
 
 
 class _EagerMode:
@@ -34,7 +37,6 @@ class _EagerMode:
     def uses_numpy(self):
         key = config.funcgraph_eager_numpy
         if key is not self.key:
-            from funcgraph import backend
             self.numpy = key and backend.platform() == "cpu"
             self.key = key
         return self.numpy
@@ -48,7 +50,7 @@ def to_concrete(x):
     t = type(x)
     if t is Array:
         return x._value, x.aval
-    if t in (float, int, bool, complex):
+    if t in core.PYTHON_SCALARS:
         aval = core.aval_of_python_scalar(x)
         return np.array(x, aval.dtype), aval
     if isinstance(x, core.Tracer):
@@ -84,7 +86,7 @@ class EvalTrace(core.Trace):
         if impl is not None and eager_mode.uses_numpy():
             out = impl(*vals, **params)
         else:
-            out = compiled_primitive(prim, avals, params, vals)
+            out = compiled_eval["primitive"](prim, avals, params, vals)
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
         return _wrap(out, out_aval)
@@ -99,7 +101,12 @@ def _wrap(value, aval):
 
 
 eval_trace = EvalTrace(None)
-core.current.trace = eval_trace
+core.set_eval_trace(eval_trace)
+
+
+def is_eager():
+    """Whether this thread runs primitives now (no transformation is tracing)."""
+    return core.current.trace is eval_trace
 
 
 def eval_jaxpr(jaxpr, consts, *args):

@@ -3,6 +3,9 @@
 Every primitive bound while a StagingTrace is current becomes an equation.
 Values from outside (NumPy arrays, concrete Arrays, tracers of enclosing
 transformations) become constvars; Python and 0-d scalars become literals.
+
+staging_rules[prim](trace, args, params) stages primitives whose parameters change
+when staged (custom derivatives bind a Python function and stage its jaxpr).
 """
 import numpy as np
 
@@ -10,6 +13,20 @@ from funcgraph import core, ir
 from funcgraph.array import Array
 from funcgraph.core import Tracer, user_source_info
 from funcgraph.ir import Eqn, Jaxpr, Literal, Var
+
+staging_rules = {}
+
+
+class DebugInfo:
+    """What error messages say about a traced function: its name, where it is defined,
+    and the name of each flat input (e.g. "params['w']")."""
+    __slots__ = ("what", "fun_name", "fun_source", "arg_names")
+
+    def __init__(self, what, fun_name, fun_source, arg_names):
+        self.what = what
+        self.fun_name = fun_name
+        self.fun_source = fun_source
+        self.arg_names = arg_names
 
 
 class StagingTracer(Tracer):
@@ -23,25 +40,61 @@ class StagingTracer(Tracer):
     def aval(self):
         return self.var.aval
 
+    def origin(self):
+        return self._trace.describe_origin(self.var)
+
 
 class StagingTrace(core.Trace):
     description = "jit/make_jaxpr tracing"
 
-    def __init__(self, parent):
+    def __init__(self, parent, debug=None):
         super().__init__(parent)
+        self.debug = debug
+        if debug is not None:
+            self.description = f"{debug.what} of {debug.fun_name}"
+        self.invars = []
         self.eqns = []
         self.constvars = []
         self.consts = []
         self._const_ids = {}
 
     def new_arg(self, aval):
-        return StagingTracer(self, Var(aval))
+        var = Var(aval)
+        self.invars.append(var)
+        return StagingTracer(self, var)
+
+    def describe_origin(self, var):
+        """Which arguments of the traced function `var` depends on, as a sentence."""
+        if self.debug is None:
+            return ""
+        producers = {v: eqn for eqn in self.eqns for v in eqn.outvars}
+        seen, stack, args = set(), [var], set()
+        while stack:
+            v = stack.pop()
+            if v in seen or type(v) is Literal:
+                continue
+            seen.add(v)
+            eqn = producers.get(v)
+            if eqn is not None:
+                stack.extend(eqn.invars)
+        names = self.debug.arg_names
+        args = [names[i] if names and i < len(names) else f"argument {i}"
+                for i, v in enumerate(self.invars) if v in seen]
+        where = f"while tracing the function {self.debug.fun_name}"
+        if self.debug.fun_source:
+            where += f" defined at {self.debug.fun_source}"
+        where += f" for {self.debug.what}"
+        if not args:
+            return f"The error occurred {where}."
+        return (f"The error occurred {where}: the value depends on "
+                f"{'the argument ' if len(args) == 1 else 'the arguments '}"
+                f"{', '.join(args)}.")
 
     def to_var(self, x):
         if type(x) is StagingTracer and x._trace is self:
             return x.var
         t = type(x)
-        if t in (float, int, bool, complex):
+        if t in core.PYTHON_SCALARS:
             aval = core.aval_of_python_scalar(x)
             return Literal(np.array(x, aval.dtype), aval)
         if t is Array and not x.aval.shape:
@@ -68,6 +121,13 @@ class StagingTrace(core.Trace):
         return var
 
     def process_primitive(self, prim, args, params):
+        rule = staging_rules.get(prim)
+        if rule is not None:
+            return rule(self, args, params)
+        return self.stage(prim, args, params)
+
+    def stage(self, prim, args, params):
+        """Record one equation of prim applied to args; its outputs' tracers."""
         invars = [self.to_var(a) for a in args]
         out = core.abstract_eval(prim, [v.aval for v in invars], params)
         source = user_source_info()
@@ -89,10 +149,10 @@ class StagingTrace(core.Trace):
         return closed
 
 
-def trace_flat(fun, in_avals):
+def trace_flat(fun, in_avals, debug=None):
     """Trace `fun(*flat_args) -> flat list` with inputs of the given avals."""
     parent = core.current.trace
-    trace = StagingTrace(parent)
+    trace = StagingTrace(parent, debug)
     in_tracers = [trace.new_arg(a) for a in in_avals]
     with core.set_trace(trace):
         outs = fun(*in_tracers)

@@ -6,7 +6,7 @@ literals) as values.  A rule returns one entry per argument: a cotangent for
 each UndefinedPrimal and None for the rest.  Cotangents may be `Zero`.
 For primitives with several outputs, cotangent_out is a list."""
 from funcgraph import core
-from funcgraph.interpreters.jvp import Zero, instantiate
+from funcgraph.interpreters.ad_util import Zero, add_tangents
 from funcgraph.ir import Literal
 
 transpose_rules = {}
@@ -25,15 +25,6 @@ class UndefinedPrimal:
 
 def is_undefined(x):
     return type(x) is UndefinedPrimal
-
-
-def add_cotangents(a, b):
-    if type(a) is Zero:
-        return b
-    if type(b) is Zero:
-        return a
-    from funcgraph.primitives.elementwise import add_p
-    return add_p.bind(a, b)
 
 
 def backward_pass(jaxpr, consts, cotangents_out):
@@ -63,7 +54,7 @@ def backward_pass(jaxpr, consts, cotangents_out):
     def write_ct(v, ct):
         if ct is None or type(v) is Literal or v not in linear:
             return
-        ct_env[v] = add_cotangents(ct_env[v], ct) if v in ct_env else ct
+        ct_env[v] = add_tangents(ct_env[v], ct) if v in ct_env else ct
 
     for v, ct in core.safe_zip(jaxpr.outvars, cotangents_out):
         write_ct(v, ct)
@@ -86,10 +77,3 @@ def backward_pass(jaxpr, consts, cotangents_out):
                 write_ct(x, ct)
 
     return [ct_env.pop(v, Zero(v.aval)) for v in jaxpr.invars]
-
-
-def transpose_closed(closed, cotangents_out, instantiate_zeros=True):
-    """backward_pass over a ClosedJaxpr, materializing zero cotangents if asked."""
-    cts = backward_pass(closed.jaxpr, closed.consts, cotangents_out)
-    return [instantiate(c) for c in cts] if instantiate_zeros else cts
-

@@ -5,7 +5,8 @@ from funcgraph import core, dtypes, tree_util
 from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives import control_flow as cf
-from funcgraph.primitives.call import const_free
+from funcgraph.primitives.batching_helpers import vmap_flat
+from funcgraph.primitives.jaxprs import const_free
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan"]
 
@@ -283,7 +284,6 @@ def map(f, xs, *, batch_size=None):
     runs over batches of that size (and the remainder)."""
     if batch_size is None:
         return scan(lambda _, x: (None, f(x)), None, xs)[1]
-    from funcgraph.vmap_function import vmap
     leaves, tree = tree_util.tree_flatten(xs)
     n = core.get_aval(leaves[0]).shape[0]
     full, rest = divmod(n, batch_size)
@@ -292,19 +292,29 @@ def map(f, xs, *, batch_size=None):
     if full:
         batched = [lax.reshape(lax.slice_in_dim(x, 0, full * batch_size),
                                (full, batch_size) + core.get_aval(x).shape[1:]) for x in leaves]
-        ys = scan(lambda _, b: (None, vmap(f)(tree_util.tree_unflatten(tree, b))), None,
-                  batched)[1]
+        ys = scan(lambda _, b: (None, _vmapped(f, tree, b)), None, batched)[1]
         pieces.append(tree_util.tree_map(
             lambda y: lax.reshape(y, (full * batch_size,) + core.get_aval(y).shape[2:]), ys))
     if rest:
         tail = [lax.slice_in_dim(x, full * batch_size, n) for x in leaves]
-        pieces.append(vmap(f)(tree_util.tree_unflatten(tree, tail)))
+        pieces.append(_vmapped(f, tree, tail))
     if not pieces:
         return scan(lambda _, x: (None, f(x)), None, xs)[1]
     if len(pieces) == 1:
         return pieces[0]
-    from funcgraph.numpy import concatenate
-    return tree_util.tree_map(lambda a, b: concatenate([a, b]), *pieces)
+    return tree_util.tree_map(lambda a, b: lax.concatenate([a, b], 0), *pieces)
+
+
+def _vmapped(f, tree, leaves):
+    """f mapped over the leading axis of the leaves of an argument of structure tree."""
+    out_tree = []
+
+    def flat(*xs):
+        out_leaves, treedef = tree_util.tree_flatten(f(tree_util.tree_unflatten(tree, list(xs))))
+        out_tree.append(treedef)
+        return out_leaves
+    outs = vmap_flat(flat, list(leaves), [0] * len(leaves), core.get_aval(leaves[0]).shape[0])
+    return tree_util.tree_unflatten(out_tree[0], outs)
 
 
 def associative_scan(fn, elems, reverse=False, axis=0):

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 
 from funcgraph import dtypes, lax
-from funcgraph.custom_derivatives import custom_jvp
+from funcgraph.transforms.custom_derivatives import custom_jvp
 import funcgraph.numpy as fnp
 from funcgraph.nn import initializers
 

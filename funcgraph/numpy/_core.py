@@ -20,7 +20,7 @@ def aval_of(x):
         return x.aval
     if isinstance(x, Tracer):
         return x.aval
-    if t in (int, float, bool, complex):
+    if t in core.PYTHON_SCALARS:
         return core.aval_of_python_scalar(x)
     return core.aval_of_numpy(np.asarray(x))
 
@@ -30,7 +30,7 @@ def asarray_operand(x):
     t = type(x)
     if t is Array or isinstance(x, Tracer):
         return x
-    if t in (int, float, bool, complex):
+    if t in core.PYTHON_SCALARS:
         aval = core.aval_of_python_scalar(x)
         return Array(np.array(x, aval.dtype), aval)
     if isinstance(x, (list, tuple)):
@@ -50,7 +50,7 @@ def convert(x, dtype, weak_type=False):
     if aval.dtype == dtype and aval.weak_type == weak_type:
         return asarray_operand(x)
     t = type(x)
-    if t in (int, float, bool, complex):
+    if t in core.PYTHON_SCALARS:
         return python_scalar_array(x, dtype, weak_type)
     if t is Array and not aval.shape:
         # A concrete scalar converts now, so the IR shows a typed literal, not an equation.

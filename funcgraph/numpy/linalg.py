@@ -10,8 +10,8 @@ from collections import namedtuple
 import numpy as np
 
 from funcgraph import dtypes, lax
-from funcgraph.custom_derivatives import custom_jvp
-from funcgraph.jit_function import jit
+from funcgraph.transforms.custom_derivatives import custom_jvp
+from funcgraph.transforms.jit import jit
 from funcgraph.primitives import linalg as _prims
 import funcgraph.numpy as fnp
 from funcgraph.numpy._core import aval_of, promote_to_inexact

@@ -2,9 +2,6 @@
 elementwise batcher, and batching of sub-jaxprs."""
 from funcgraph import core
 from funcgraph.interpreters.batching import batch_flat
-from funcgraph.interpreters.eval import eval_jaxpr
-from funcgraph.interpreters.staging import trace_flat
-from funcgraph.ir import Literal
 
 
 def move_batch_dim(x, src, dst):
@@ -77,29 +74,34 @@ def _broadcast_batched_scalar(x, size, full, target):
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=(target,))
 
 
-def batch_jaxpr(closed, in_dims, axis_data, out_batched=None):
-    """A jaxpr taking the arguments with batch axes at in_dims (None: unbatched) and
-    returning its outputs batched along axis 0, except those out_batched marks False,
-    which must not depend on the batch (an error otherwise)."""
-    in_avals = []
-    for aval, d in core.safe_zip(closed.in_avals, in_dims):
-        if d is None:
-            in_avals.append(aval)
-        else:
-            in_avals.append(aval.update(shape=aval.shape[:d] + (axis_data.size,) + aval.shape[d:]))
-    out_dims = None if out_batched is None else [0 if b else None for b in out_batched]
-
-    def batched(*args):
-        return batch_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
-                          list(args), list(in_dims), axis_data.size, axis_data.name, out_dims)
-    return trace_flat(batched, in_avals)
+class BatchedOutputError(core.FuncgraphError, ValueError):
+    pass
 
 
-def batched_outputs(jaxpr, in_batched):
-    """Which outputs of a jaxpr depend on its batched inputs (a forward dataflow pass;
-    equations with sub-jaxprs count as depending on all their inputs)."""
-    batched = {v for v, b in core.safe_zip(jaxpr.invars, in_batched) if b}
-    for eqn in jaxpr.eqns:
-        if any(type(x) is not Literal and x in batched for x in eqn.invars):
-            batched.update(eqn.outvars)
-    return [type(v) is not Literal and v in batched for v in jaxpr.outvars]
+def vmap_flat(fun, args, in_dims, axis_size, axis_name=None, out_dims=None):
+    """Run fun(*flat args) batched, with each output's batch axis moved to its entry of
+    out_dims (default 0; None asserts that the output does not depend on the batch)."""
+    vals, dims = batch_flat(fun, args, in_dims, axis_size, axis_name)
+    return place_outputs(vals, dims, [0] * len(vals) if out_dims is None else out_dims,
+                         axis_size)
+
+
+def place_outputs(vals, dims, out_dims, axis_size):
+    """Batched outputs (batch axes at dims) with their batch axes moved to out_dims."""
+    return [_place_output(i, val, dim, want, axis_size)
+            for i, (val, dim, want) in enumerate(core.safe_zip(vals, dims, list(out_dims)))]
+
+
+def _place_output(i, val, dim, want, axis_size):
+    if want is None:
+        if dim is not None:
+            raise BatchedOutputError(
+                f"vmap: out_axes is None for output {i}, but that output depends on the "
+                f"mapped inputs (it is batched along its axis {dim}); give it an integer "
+                f"out_axes, or make it independent of the mapped arguments")
+        return val
+    if dim is None:
+        val, dim = broadcast_batched(val, axis_size), 0
+    aval = core.get_aval(val)
+    want = want % aval.ndim if aval.ndim else 0
+    return move_batch_dim(val, dim, want)

@@ -3,16 +3,16 @@ without consts (closed-over values are passed as leading arguments)."""
 import weakref
 
 from funcgraph import core, ir
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.eval import direct_impls
-from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules, tangent_aval
-from funcgraph.interpreters.linearize import jvp_jaxpr, partial_eval_jaxpr
+from funcgraph.interpreters.eval import compiled_eval, direct_impls
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
-from funcgraph.interpreters.staging import StagingTrace, trace_flat
+from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import call_function
-from funcgraph.primitives.batching_helpers import batch_jaxpr
 from funcgraph.primitives.helpers import declare
+from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr
 
 
 def _pjit_shape(*avals, jaxpr, name):
@@ -25,8 +25,7 @@ def _pjit_shape(*avals, jaxpr, name):
 
 
 def _pjit_direct(*args, jaxpr, name):
-    from funcgraph import jit_function
-    return jit_function.run_jaxpr(jaxpr, args)
+    return compiled_eval["jaxpr"](jaxpr, args)
 
 
 def _pjit_lowering(ctx, avals_in, avals_out, *args, jaxpr, name):
@@ -37,17 +36,6 @@ def _pjit_lowering(ctx, avals_in, avals_out, *args, jaxpr, name):
 
 pjit_p = declare("pjit", _pjit_shape, None, _pjit_lowering, multiple_results=True)
 direct_impls[pjit_p] = _pjit_direct
-
-
-def const_free(closed):
-    """(const-free ClosedJaxpr taking the consts as leading inputs, the consts)."""
-    if not closed.consts:
-        return closed, []
-    jaxpr = closed.jaxpr
-    converted = ir.ClosedJaxpr(
-        ir.Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns), [])
-    ir.check(converted)
-    return converted, list(closed.consts)
 
 
 def bind_call(closed, args, name):
@@ -92,8 +80,8 @@ def _pjit_partial_eval(trace, args, params):
         known_outs = bind_call(known, [a for a, u in zip(args, unknowns) if not u], name)
     residuals = known_outs[len(known_outs) - num_res:]
     known_outs = iter(known_outs[:len(known_outs) - num_res])
-    staged = StagingTrace.process_primitive(
-        trace, pjit_p, list(residuals) + [a for a, u in zip(args, unknowns) if u],
+    staged = trace.stage(
+        pjit_p, list(residuals) + [a for a, u in zip(args, unknowns) if u],
         dict(jaxpr=unknown, name=name))
     staged = iter(staged)
     return [next(staged) if u else next(known_outs) for u in out_unknowns]

@@ -9,7 +9,8 @@ from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules, collective_rules
 from funcgraph.interpreters.eval import direct_impls
-from funcgraph.interpreters.jvp import is_zero, jvp_rules
+from funcgraph.interpreters.ad_util import is_zero
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import transpose_rules
 from funcgraph.primitives.batching_helpers import batch_at, move_batch_dim
 from funcgraph.primitives.helpers import declare

@@ -4,7 +4,8 @@ import numpy as np
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.jvp import is_zero, jvp_rules
+from funcgraph.interpreters.ad_util import is_zero
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.primitives.elementwise import add_p, convert_element_type_p
 from funcgraph.primitives.structural import transpose_p

@@ -11,14 +11,17 @@ from funcgraph import core, dtypes, ir
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import eval_jaxpr
-from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules, zeros_of
-from funcgraph.interpreters.linearize import jvp_jaxpr, partial_eval_jaxpr
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, zeros_of
+from funcgraph.interpreters.jvp import jvp_rules
+from funcgraph.primitives.jaxprs import jvp_jaxpr, partial_eval_jaxpr
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import StagingTrace, trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import lower_jaxpr_body
-from funcgraph.primitives.batching_helpers import batch_at, batch_jaxpr, batched_outputs
-from funcgraph.primitives.call import const_free, merge_tangents
+from funcgraph.primitives.batching_helpers import batch_at
+from funcgraph.primitives.jaxprs import batch_jaxpr, batched_outputs
+from funcgraph.primitives.jaxprs import const_free
+from funcgraph.primitives.call import merge_tangents
 from funcgraph.primitives.helpers import declare
 
 INT32_SCALAR = ShapedArray((), dtypes.int32)
@@ -106,7 +109,7 @@ def _cond_partial_eval(trace, args, params):
     branches = params["branches"]
     index, ops = args[0], args[1:]
     if trace.is_unknown(index):
-        return StagingTrace.process_primitive(trace, cond_p, list(args), params)
+        return trace.stage(cond_p, list(args), params)
     unknowns = [trace.is_unknown(a) for a in ops]
     n_out = len(branches[0].out_avals)
     first = [partial_eval_jaxpr(b, unknowns) for b in branches]
@@ -147,8 +150,8 @@ def _cond_partial_eval(trace, args, params):
     unknown_branches, unknown_consts = trace_joined(
         [unknown_fn(i) for i in range(len(branches))],
         all_res + [a.aval for a in unknown_ops])
-    staged = iter(StagingTrace.process_primitive(
-        trace, cond_p, [index] + unknown_consts + list(residuals) + unknown_ops,
+    staged = iter(trace.stage(
+        cond_p, [index] + unknown_consts + list(residuals) + unknown_ops,
         dict(branches=tuple(unknown_branches))))
     return [next(staged) if u else next(known_outs) for u in out_unknowns]
 
@@ -575,8 +578,8 @@ def _scan_partial_eval(trace, args, params):
                   [a for a, f in zip(res_avals, forwarded) if not f] +
                   list(u_in[len(u_consts) + len(u_carry):]))
     unknown_body_jaxpr = trace_flat(unknown_body, body_avals)
-    staged = StagingTrace.process_primitive(
-        trace, scan_p, res_const_values + u_consts + u_carry + list(stacked) + u_xs,
+    staged = trace.stage(
+        scan_p, res_const_values + u_consts + u_carry + list(stacked) + u_xs,
         _scan_params(params, jaxpr=unknown_body_jaxpr, num_consts=n_fwd + len(u_consts),
                      num_carry=len(u_carry)))
     staged_carry, staged_ys = iter(staged[:len(u_carry)]), iter(staged[len(u_carry):])

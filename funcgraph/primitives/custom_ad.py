@@ -2,17 +2,18 @@
 custom_vjp_call (with its linear companion custom_lin) and checkpoint (remat)."""
 from funcgraph import core, ir
 from funcgraph.core import Primitive
-from funcgraph.interpreters.batching import batch_flat, batching_rules
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
-from funcgraph.interpreters.jvp import Zero, instantiate, is_zero, jvp_rules, tangent_aval
-from funcgraph.interpreters.linearize import jvp_jaxpr
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
-from funcgraph.interpreters.staging import StagingTrace
+from funcgraph.interpreters.staging import staging_rules, trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import call_function
-from funcgraph.primitives.batching_helpers import batch_at, batch_jaxpr
+from funcgraph.primitives.batching_helpers import batch_at, vmap_flat
 from funcgraph.primitives.call import merge_tangents
 from funcgraph.primitives.helpers import declare
+from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr
 
 
 def _call_lowering(ctx, avals_in, avals_out, *args, call_jaxpr, name, **params):
@@ -29,14 +30,37 @@ def _call_shape(*avals, call_jaxpr, **params):
     return call_jaxpr.out_avals
 
 
+def _as_fun(call):
+    """A call's function: the user's flat Python function (custom derivatives, before
+    staging) or the evaluation of its jaxpr."""
+    if isinstance(call, ir.ClosedJaxpr):
+        return lambda *args: eval_jaxpr(call.jaxpr, call.consts, *args)
+    return call
+
+
 def _eval_call(*args, call_jaxpr, **params):
-    return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+    return list(_as_fun(call_jaxpr)(*args))
 
 
 def _declare_call(name):
     prim = declare(name, _call_shape, None, _call_lowering, multiple_results=True)
     direct_impls[prim] = _eval_call
     return prim
+
+
+def _stage_custom_call(prim):
+    """Custom derivatives bind the user's Python function, so that outside jit it runs on
+    concrete values; staging traces it into a const-free jaxpr, and the values it closes
+    over become the num_consts leading operands."""
+    def rule(trace, args, params):
+        call = params["call_jaxpr"]
+        if isinstance(call, ir.ClosedJaxpr):
+            return trace.stage(prim, args, params)
+        closed = trace_flat(lambda *xs: list(call(*xs)), [core.get_aval(a) for a in args])
+        jaxpr, consts = const_free(closed)
+        return trace.stage(prim, list(consts) + list(args),
+                           dict(params, call_jaxpr=jaxpr, num_consts=len(consts)))
+    staging_rules[prim] = rule
 
 
 def _closed_over_error(kind, name):
@@ -53,9 +77,16 @@ def _all_at_front(axis_data, args, dims):
 def _vmapped(fn, axis_data, n_in):
     """fn(list of n_in flat values) -> list, mapped over axis 0 of every input and output."""
     def mapped(*xs):
-        return batch_flat(lambda *ys: list(fn(*ys)), list(xs), [0] * n_in, axis_data.size,
-                          axis_data.name)
+        return vmap_flat(lambda *ys: list(fn(*ys)), list(xs), [0] * n_in, axis_data.size,
+                         axis_data.name)
     return mapped
+
+
+def _batched_call(call, axis_data, n_in):
+    """The call's function (or jaxpr) mapped over axis 0 of its n_in inputs."""
+    if isinstance(call, ir.ClosedJaxpr):
+        return batch_jaxpr(call, [0] * n_in, axis_data)
+    return _vmapped(call, axis_data, n_in)
 
 
 # --- stop_gradient -----------------------------------------------------------------
@@ -79,10 +110,12 @@ batching_rules[stop_gradient_p] = _stop_gradient_batch
 
 
 # --- custom_jvp_call: a function with a user-defined JVP ----------------------------
-# params: call_jaxpr (const-free), jvp (flat: (primals, tangents) -> (outs, tangent outs)),
-# num_consts (leading inputs closed over by the function), name.
+# params: call_jaxpr (the user's flat Python function when bound; once staged a
+# const-free jaxpr), jvp (flat: (primals, tangents) -> (outs, tangent outs)), num_consts
+# (leading operands the function closes over, 0 until staged), name.
 
 custom_jvp_call_p = _declare_call("custom_jvp_call")
+_stage_custom_call(custom_jvp_call_p)
 
 
 def _custom_jvp_call_jvp(primals, tangents, call_jaxpr, jvp, num_consts, name):
@@ -99,7 +132,7 @@ jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 
 def _custom_jvp_call_batch(axis_data, args, dims, call_jaxpr, jvp, num_consts, name):
     args = _all_at_front(axis_data, args, dims)
-    batched_call = batch_jaxpr(call_jaxpr, [0] * len(args), axis_data)
+    batched_call = _batched_call(call_jaxpr, axis_data, len(args))
 
     def batched_jvp(primals, tangents):
         n = len(primals)
@@ -119,10 +152,11 @@ batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 
 
 # --- custom_vjp_call: a function with user-defined forward and backward passes --------
-# params: call_jaxpr, fwd (flat: args -> (outs, residuals)), bwd (flat: (residuals,
-# cotangents) -> argument cotangents), num_consts, name.
+# params: call_jaxpr (as for custom_jvp_call), fwd (flat: args -> (outs, residuals)),
+# bwd (flat: (residuals, cotangents) -> argument cotangents), num_consts, name.
 
 custom_vjp_call_p = _declare_call("custom_vjp_call")
+_stage_custom_call(custom_vjp_call_p)
 
 def _custom_vjp_call_jvp(primals, tangents, call_jaxpr, fwd, bwd, num_consts, name):
     if any(not is_zero(t) for t in tangents[:num_consts]):
@@ -141,7 +175,7 @@ jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 def _custom_vjp_call_batch(axis_data, args, dims, call_jaxpr, fwd, bwd, num_consts, name):
     args = _all_at_front(axis_data, args, dims)
-    batched_call = batch_jaxpr(call_jaxpr, [0] * len(args), axis_data)
+    batched_call = _batched_call(call_jaxpr, axis_data, len(args))
     counts = {}
 
     def batched_fwd(primals):
@@ -286,8 +320,8 @@ def _checkpoint_partial_eval(trace, args, params):
         known_outs = eval_jaxpr(known.jaxpr, [], *[a for a, u in zip(args, unknowns) if not u])
     split = len(known_outs) - num_res
     residuals, known_outs = known_outs[split:], iter(known_outs[:split])
-    staged = iter(StagingTrace.process_primitive(
-        trace, checkpoint_p, list(residuals) + [a for a, u in zip(args, unknowns) if u],
+    staged = iter(trace.stage(
+        checkpoint_p, list(residuals) + [a for a, u in zip(args, unknowns) if u],
         dict(params, call_jaxpr=unknown)))
     return [next(staged) if u else next(known_outs) for u in out_unknowns]
 

@@ -9,8 +9,10 @@ import numpy as np
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.jvp import (
-    Zero, core_scalar, instantiate, is_zero, jvp_rules, tangent_aval, zeros_of)
+from funcgraph.interpreters.ad_util import (
+    Zero, ad_ops, instantiate, is_zero, tangent_aval, zeros_of)
+from funcgraph.array import scalar_array
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.primitives.batching_helpers import batch_elementwise, move_batch_dim
 from funcgraph.primitives.helpers import (
@@ -47,7 +49,7 @@ def _compare(ctx, x, y, aval, direction):
 
 def _const(x, value):
     """value as a rank-0, weakly typed constant of x's dtype (it mixes with any shape)."""
-    return core_scalar(value, core.get_aval(x).dtype, True)
+    return scalar_array(value, core.get_aval(x).dtype, True)
 
 
 def _add(x, y):
@@ -330,7 +332,7 @@ imag_p = unary("imag", np.imag, "stablehlo.imag", (COMPLEX,), out_dtype=_real_dt
 # Transposes of the complex parts (as JAX's): real's is ct + 0i (conj of a real value
 # is that value as a complex one), imag's is -i ct.
 deflinear_unary(real_p, lambda ct, aval: conj_p.bind(ct))
-deflinear_unary(imag_p, lambda ct, aval: _mul(conj_p.bind(ct), core_scalar(-1j, aval.dtype, True)))
+deflinear_unary(imag_p, lambda ct, aval: _mul(conj_p.bind(ct), scalar_array(-1j, aval.dtype, True)))
 _COMPLEX_OF = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128,
                dtypes.complex64: dtypes.complex64, dtypes.complex128: dtypes.complex128}
 
@@ -430,6 +432,7 @@ batching_rules[integer_pow_p] = batch_elementwise(integer_pow_p)
 add_p = binary("add", quiet(np.add), "stablehlo.add", NUMBER)
 _defjvp(add_p, lambda t, x, y, out: t, lambda t, x, y, out: t)
 _transpose_binary(add_p, lambda ct, y: ct, lambda ct, x: ct, jointly_linear=True)
+ad_ops["add"] = add_p.bind  # how the differentiation interpreters add tangents
 sub_p = binary("sub", quiet(np.subtract), "stablehlo.subtract", NUMBER)
 _defjvp(sub_p, lambda t, x, y, out: t, lambda t, x, y, out: _neg(t))
 _transpose_binary(sub_p, lambda ct, y: ct, lambda ct, x: _neg(ct), jointly_linear=True)

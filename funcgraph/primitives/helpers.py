@@ -206,7 +206,8 @@ def unbroadcast(ct, aval):
 
 def defjvp_unary(prim, derivative):
     """JVP of an elementwise unary primitive: t_out = t * derivative(x, out, **params)."""
-    from funcgraph.interpreters.jvp import Zero, jvp_rules, tangent_aval
+    from funcgraph.interpreters.ad_util import Zero, tangent_aval
+    from funcgraph.interpreters.jvp import jvp_rules
 
     def rule(primals, tangents, **params):
         (x,), (t,) = primals, tangents
@@ -221,7 +222,8 @@ def defjvp_unary(prim, derivative):
 def defjvp_binary(prim, d_x, d_y):
     """JVP of an elementwise binary primitive: t_out = t_x * d_x(x, y, out) + t_y * d_y(...).
     A derivative given as None means the output does not depend on that operand."""
-    from funcgraph.interpreters.jvp import Zero, is_zero, jvp_rules, tangent_aval
+    from funcgraph.interpreters.ad_util import Zero, is_zero, tangent_aval
+    from funcgraph.interpreters.jvp import jvp_rules
 
     def rule(primals, tangents, **params):
         x, y = primals
@@ -247,7 +249,7 @@ def deflinear_unary(prim, transpose):
         return prim.bind(primals[0], **params), prim.bind(tangents[0], **params)
 
     def transpose_rule(ct, x, **params):
-        from funcgraph.interpreters.jvp import is_zero
+        from funcgraph.interpreters.ad_util import is_zero
         if is_zero(ct):
             return [None]
         return [transpose(ct, x.aval, **params)]

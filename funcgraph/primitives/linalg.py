@@ -5,7 +5,8 @@ import numpy as np
 from funcgraph import core
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.jvp import Zero, is_zero, jvp_rules
+from funcgraph.interpreters.ad_util import Zero, is_zero
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.contractions import dot_general_p

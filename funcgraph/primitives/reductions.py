@@ -4,7 +4,9 @@ import numpy as np
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.jvp import Zero, core_scalar, jvp_rules, tangent_aval
+from funcgraph.interpreters.ad_util import Zero, tangent_aval
+from funcgraph.array import scalar_array
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.lowering import i64_array
 from funcgraph.primitives.elementwise import (
     abs_p, add_p, convert_element_type_p, div_p, eq_p, exp_p, log1p_p, max_p, min_p, mul_p,
@@ -94,7 +96,7 @@ def _no_tangent_jvp(prim):
 
 
 def _full(value, aval):
-    scalar = core_scalar(value, aval.dtype)
+    scalar = scalar_array(value, aval.dtype)
     return broadcast_in_dim_p.bind(scalar, shape=aval.shape, broadcast_dimensions=())
 
 
@@ -446,7 +448,7 @@ def _chooser_pair(prim):
         aval = core.get_aval(out)
         x_won, y_won = (convert_element_type_p.bind(eq_p.bind(v, out), new_dtype=aval.dtype,
                                                     weak_type=aval.weak_type) for v in (x, y))
-        one = core_scalar(1, aval.dtype)
+        one = scalar_array(1, aval.dtype)
         wx = div_p.bind(x_won, add_p.bind(one, y_won))
         wy = div_p.bind(y_won, add_p.bind(one, x_won))
         return [out, add_p.bind(mul_p.bind(tx, wx), mul_p.bind(ty, wy))]
@@ -455,7 +457,7 @@ def _chooser_pair(prim):
 
 def _zero_if_posinf(v):
     aval = core.get_aval(v)
-    return select_n_p.bind(eq_p.bind(v, core_scalar(np.inf, aval.dtype)), v, _full(0, aval))
+    return select_n_p.bind(eq_p.bind(v, scalar_array(np.inf, aval.dtype)), v, _full(0, aval))
 
 
 def _logaddexp_pair(a, b):

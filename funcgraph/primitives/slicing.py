@@ -12,8 +12,9 @@ import numpy as np
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.jvp import (
-    Zero, core_scalar, instantiate, is_zero, jvp_rules, tangent_aval, zeros_of)
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval, zeros_of
+from funcgraph.array import scalar_array
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import i64_array
 from funcgraph.primitives.batching_helpers import batch_at, broadcast_batched, move_batch_dim
@@ -51,7 +52,7 @@ def _aval_of(x):
 
 def _full(value, aval):
     """A value of type aval filled with `value` (bound, so it is traced like any op)."""
-    scalar = core_scalar(value, aval.dtype)
+    scalar = scalar_array(value, aval.dtype)
     if not aval.shape:
         return scalar
     return broadcast_in_dim_p.bind(scalar, shape=aval.shape, broadcast_dimensions=())
@@ -127,7 +128,7 @@ def _slice_transpose(ct, aval, start_indices, limit_indices, strides=None):
                                       aval.shape):
         end = start + (n - 1) * stride + 1 if n else start
         config.append((start, size - end, stride - 1))
-    return pad_p.bind(ct, core_scalar(0, aval.dtype), padding_config=tuple(config))
+    return pad_p.bind(ct, scalar_array(0, aval.dtype), padding_config=tuple(config))
 
 
 deflinear_unary(slice_p, _slice_transpose)
@@ -193,7 +194,7 @@ transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
 def _zero_index(indices):
     """A start index 0 for an inserted batch axis, of the other start indices' dtype."""
     dtype = core.get_aval(indices[0]).dtype if indices else dtypes.int32
-    return core_scalar(0, dtype)
+    return scalar_array(0, dtype)
 
 
 def _stacked_indices(indices, dims, size):
@@ -939,7 +940,7 @@ def _scatter_winners(operand_aval, indices, updates_aval, dn, mode):
     id_dtype = dtypes.int32 if count < 2 ** 31 - 1 else np.dtype(np.int64)
     ids = iota_p.bind(dtype=id_dtype, shape=(count,), dimension=0)
     ids = add_p.bind(reshape_p.bind(ids, new_sizes=ids_shape, dimensions=None),
-                     core_scalar(1, id_dtype))
+                     scalar_array(1, id_dtype))
     ids = broadcast_in_dim_p.bind(ids, shape=updates_aval.shape,
                                   broadcast_dimensions=tuple(range(updates_aval.ndim)))
     zero_ids = _full(0, operand_aval.update(dtype=id_dtype, weak_type=False))

@@ -4,7 +4,8 @@ import numpy as np
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.jvp import Zero, is_zero, jvp_rules, tangent_aval
+from funcgraph.interpreters.ad_util import Zero, is_zero, tangent_aval
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.helpers import (
     BOOL, FLOAT, INT, check_dtype, compare_type, declare)

@@ -5,7 +5,9 @@ import numpy as np
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.jvp import core_scalar, instantiate, is_zero, jvp_rules
+from funcgraph.array import scalar_array
+from funcgraph.interpreters.ad_util import ad_ops, instantiate, is_zero
+from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import i64_array
 from funcgraph.primitives.batching_helpers import batch_at, move_batch_dim
@@ -87,6 +89,16 @@ def _broadcast_in_dim_transpose(ct, aval, shape, broadcast_dimensions):
 
 
 deflinear_unary(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+
+def _zeros(aval):
+    """A zero array of type aval: how the differentiation interpreters materialize zeros."""
+    zero = scalar_array(0, aval.dtype, aval.weak_type)
+    return broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=()) \
+        if aval.shape else zero
+
+
+ad_ops["zeros"] = _zeros
 
 
 def _between(dims, k, rank, prefer):
@@ -319,7 +331,7 @@ def _pad_transpose(ct, x, padding_value, padding_config):
         return [None, None]
     ct_aval = core.get_aval(ct)
     unpad = tuple((-low, -high, 0) for low, high, _ in padding_config)
-    unpadded = pad_p.bind(ct, core_scalar(0, ct_aval.dtype), padding_config=unpad)
+    unpadded = pad_p.bind(ct, scalar_array(0, ct_aval.dtype), padding_config=unpad)
     shape = core.get_aval(unpadded).shape
     ct_x = slice_p.bind(unpadded, start_indices=(0,) * len(shape), limit_indices=shape,
                         strides=tuple(interior + 1 for _, _, interior in padding_config))
@@ -344,10 +356,10 @@ def _pad_batch(axis_data, args, dims, padding_config):
         return pad_p.bind(x, value, padding_config=config), out_dim
     x = batch_at(x, xd, axis_data.size, out_dim)
     aval = core.get_aval(x)
-    padded = pad_p.bind(x, core_scalar(0, aval.dtype), padding_config=config)
-    ones = broadcast_in_dim_p.bind(core_scalar(True, dtypes.bool_), shape=aval.shape,
+    padded = pad_p.bind(x, scalar_array(0, aval.dtype), padding_config=config)
+    ones = broadcast_in_dim_p.bind(scalar_array(True, dtypes.bool_), shape=aval.shape,
                                    broadcast_dimensions=())
-    is_operand = pad_p.bind(ones, core_scalar(False, dtypes.bool_), padding_config=config)
+    is_operand = pad_p.bind(ones, scalar_array(False, dtypes.bool_), padding_config=config)
     out_shape = core.get_aval(padded).shape
     values = broadcast_in_dim_p.bind(value, shape=out_shape, broadcast_dimensions=(out_dim,))
     return select_n_p.bind(is_operand, values, padded), out_dim

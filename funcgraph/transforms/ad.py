@@ -1,12 +1,92 @@
 """Automatic differentiation, JAX's API over pytrees: jvp, linearize, vjp, grad,
 value_and_grad, jacfwd, jacrev, hessian."""
 import functools
+import os
 
 import numpy as np
 
-from funcgraph import core, dtypes, tree_util
-from funcgraph.interpreters.jvp import Zero, instantiate, jvp_flat, tangent_aval
-from funcgraph.interpreters.linearize import linearize_flat
+from funcgraph import core, dtypes, lax, tree_util
+from funcgraph.array import Array
+from funcgraph.interpreters.ad_util import Zero, instantiate, tangent_aval, zeros_of
+from funcgraph.interpreters.eval import eval_jaxpr
+from funcgraph.interpreters.jvp import jvp_flat
+from funcgraph.interpreters.partial_eval import PartialEvalTrace
+from funcgraph.interpreters.transpose import backward_pass
+from funcgraph.ir import var_name
+from funcgraph.transforms.api_util import flatten_args, flatten_fun
+from funcgraph.transforms.vmap import vmap
+
+
+# --- linearize: JVP under partial evaluation -------------------------------------------
+# linearize_flat runs fun once: the primal computation happens now (at the current trace,
+# so outside jit the primal values are concrete) and the tangent computation is staged
+# into a linear jaxpr whose constvars are the residuals.  The LinearMap it returns is
+# applied in forward mode and transposed in reverse mode (vjp = linearize + transpose).
+
+class Residual:
+    """A value the backward pass keeps alive: its type, size and where it was made."""
+    __slots__ = ("aval", "source")
+
+    def __init__(self, aval, source):
+        self.aval = aval
+        self.source = source
+
+    @property
+    def nbytes(self):
+        return self.aval.size * self.aval.dtype.itemsize
+
+    def __repr__(self):
+        where = f"{self.source[0]}:{self.source[1]} ({self.source[2]})" if self.source else "?"
+        return f"Residual({self.aval.str_short()}, {self.nbytes} bytes, {where})"
+
+
+class LinearMap:
+    """The linear tangent map of a function at a point.
+
+    in_avals/out_avals are the tangent types; inputs and outputs without a
+    tangent (float0) or known to be zero are not part of the jaxpr."""
+
+    def __init__(self, closed, in_avals, in_mask, out_avals, out_mask, sources):
+        self.jaxpr = closed
+        self.in_avals = in_avals
+        self.in_mask = in_mask      # which inputs are jaxpr invars
+        self.out_avals = out_avals
+        self.out_mask = out_mask    # which outputs are jaxpr outvars (others are zero)
+        self.residuals = [Residual(core.get_aval(c), s)
+                          for c, s in core.safe_zip(closed.consts, sources)]
+
+    def __call__(self, tangents):
+        ins = [t for t, m in core.safe_zip(tangents, self.in_mask) if m]
+        outs = iter(eval_jaxpr(self.jaxpr.jaxpr, self.jaxpr.consts, *ins))
+        return [next(outs) if m else zeros_of(a) for a, m in
+                core.safe_zip(self.out_avals, self.out_mask)]
+
+    def transpose(self, cotangents, instantiate_zeros=True):
+        cts = [c for c, m in core.safe_zip(cotangents, self.out_mask) if m]
+        cts_in = iter(backward_pass(self.jaxpr.jaxpr, self.jaxpr.consts, cts))
+        result = []
+        for aval, m in core.safe_zip(self.in_avals, self.in_mask):
+            ct = next(cts_in) if m else Zero(aval)
+            result.append(instantiate(ct) if instantiate_zeros else ct)
+        return result
+
+
+def linearize_flat(fun, primals):
+    """(primal outputs, LinearMap) of fun(*primals) -> flat list of outputs."""
+    pe = PartialEvalTrace(core.current.trace)
+    in_avals = [tangent_aval(core.get_aval(p)) for p in primals]
+    in_mask = [a.dtype != dtypes.float0 for a in in_avals]
+    tangent_tracers = [pe.new_arg(a) for a, m in zip(in_avals, in_mask) if m]
+    it = iter(tangent_tracers)
+    tangents = [next(it) if m else Zero(a) for a, m in zip(in_avals, in_mask)]
+    with core.set_trace(pe):
+        out_primals, out_tangents = jvp_flat(fun, primals, tangents)
+    out_avals = [tangent_aval(core.get_aval(p)) for p in out_primals]
+    out_mask = [type(t) is not Zero and a.dtype != dtypes.float0
+                for t, a in core.safe_zip(out_tangents, out_avals)]
+    closed = pe.finish(tangent_tracers, [t for t, m in zip(out_tangents, out_mask) if m])
+    return out_primals, LinearMap(closed, in_avals, in_mask, out_avals, out_mask,
+                                  pe.residual_sources())
 
 
 # --- flattening helpers -------------------------------------------------------------
@@ -19,21 +99,12 @@ def _primal_of(x):
     return x
 
 
-def _flatten_fun(fun, in_tree, has_aux=False):
-    """fun over pytrees -> flat function; the output tree(s) land in the returned box."""
-    box = {}
-
-    def flat(*leaves):
-        out = fun(*tree_util.tree_unflatten(in_tree, list(leaves)))
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("a function with has_aux=True must return a pair (output, aux), "
-                                f"got {type(out).__name__}")
-            out, aux = out
-            box["aux"] = tree_util.tree_map(_primal_of, aux)
-        out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
-        return out_leaves
-    return flat, box
+def _flatten_positional(fun, primals, has_aux):
+    """(leaves, tree of the primals tuple, flat fun, store) of fun called on primals."""
+    leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+    flat, store = flatten_fun(fun, tree_util.tree_structure((tuple(primals), {})), has_aux,
+                              post=lambda aux: tree_util.tree_map(_primal_of, aux))
+    return leaves, p_tree, flat, store
 
 
 def _check_tangent(primal, tangent, where):
@@ -60,27 +131,25 @@ def jvp(fun, primals, tangents, has_aux=False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples or lists of arguments, got "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
-    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+    p_leaves, p_tree, flat, store = _flatten_positional(fun, primals, has_aux)
     t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; "
                         f"got {p_tree} and {t_tree}")
     t_leaves = [_check_tangent(p, t, f"jvp argument {i}")
                 for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
-    flat, box = _flatten_fun(lambda *a: fun(*a), p_tree, has_aux)
     out_p, out_t = jvp_flat(flat, p_leaves, t_leaves)
-    out_tree = box["out_tree"]
+    out_tree = store.out_tree
     result = (tree_util.tree_unflatten(out_tree, out_p),
               tree_util.tree_unflatten(out_tree, [instantiate(t) for t in out_t]))
-    return result + (box["aux"],) if has_aux else result
+    return result + (store.aux,) if has_aux else result
 
 
 def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) applies the linearized function."""
-    p_leaves, p_tree = tree_util.tree_flatten(primals)
-    flat, box = _flatten_fun(lambda *a: fun(*a), p_tree, has_aux)
+    p_leaves, p_tree, flat, store = _flatten_positional(fun, primals, has_aux)
     out_p, linear = linearize_flat(flat, p_leaves)
-    out_tree = box["out_tree"]
+    out_tree = store.out_tree
 
     def f_jvp(*tangents):
         t_leaves, t_tree = tree_util.tree_flatten(tangents)
@@ -92,7 +161,7 @@ def linearize(fun, *primals, has_aux=False):
         return tree_util.tree_unflatten(out_tree, linear(t_leaves))
     f_jvp.linear_map = linear
     out = tree_util.tree_unflatten(out_tree, out_p)
-    return (out, f_jvp, box["aux"]) if has_aux else (out, f_jvp)
+    return (out, f_jvp, store.aux) if has_aux else (out, f_jvp)
 
 
 # --- reverse mode -----------------------------------------------------------------
@@ -121,13 +190,11 @@ class Pullback:
     def pretty(self, source=False):
         """The linear jaxpr this pullback transposes, after a legend of its constvars: the
         residuals the forward pass saved, with their size and the line that made them."""
-        from funcgraph import ir
-        from os.path import basename
         lines = ["# residuals kept for the backward pass:"]
         for i, r in enumerate(self.residuals):
-            where = f"{basename(r.source[0])}:{r.source[1]} ({r.source[2]})" if r.source \
+            where = f"{os.path.basename(r.source[0])}:{r.source[1]} ({r.source[2]})" if r.source \
                 else "an input or a constant"
-            lines.append(f"#   {ir._name_of(i)}:{r.aval.str_short()}  {r.nbytes} B  from {where}")
+            lines.append(f"#   {var_name(i)}:{r.aval.str_short()}  {r.nbytes} B  from {where}")
         if not self.residuals:
             lines.append("#   (none)")
         return "\n".join(lines) + "\n" + self.jaxpr.pretty(source=source)
@@ -155,13 +222,12 @@ class Pullback:
 
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), pullback): pullback(cotangent) -> cotangents of primals (a tuple)."""
-    p_leaves, p_tree = tree_util.tree_flatten(primals)
-    flat, box = _flatten_fun(lambda *a: fun(*a), p_tree, has_aux)
+    p_leaves, p_tree, flat, store = _flatten_positional(fun, primals, has_aux)
     out_p, linear = linearize_flat(flat, p_leaves)
-    out_tree = box["out_tree"]
+    out_tree = store.out_tree
     pullback = Pullback(linear, p_tree, p_leaves, out_tree, out_p)
     out = tree_util.tree_unflatten(out_tree, out_p)
-    return (out, pullback, box["aux"]) if has_aux else (out, pullback)
+    return (out, pullback, store.aux) if has_aux else (out, pullback)
 
 
 def _normalize_argnums(argnums, nargs, name):
@@ -227,7 +293,6 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
 
 def _ones_like(out, aval):
-    from funcgraph.array import Array
     return Array(np.ones((), aval.dtype), core.scalar_aval(aval.dtype, aval.weak_type))
 
 
@@ -260,7 +325,6 @@ def _basis(leaves):
 
 def _split_axis(x, axis, in_avals):
     """Split `axis` of x (length = total input size) into blocks shaped like the inputs."""
-    from funcgraph import lax
     pieces, offset = [], 0
     x_aval = core.get_aval(x)
     axis = axis % x_aval.ndim
@@ -283,7 +347,6 @@ def _partial(fun, args, nums):
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian by forward mode: jvp vmapped over the standard basis of the inputs."""
-    from funcgraph.vmap_function import vmap
 
     def jac_fun(*args):
         single, nums = _normalize_argnums(argnums, len(args), "jacfwd")
@@ -312,7 +375,6 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian by reverse mode: the pullback vmapped over the output basis."""
-    from funcgraph.vmap_function import vmap
 
     def jac_fun(*args):
         single, nums = _normalize_argnums(argnums, len(args), "jacrev")

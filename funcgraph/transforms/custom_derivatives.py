@@ -2,11 +2,11 @@
 import functools
 
 from funcgraph import core, tree_util
-from funcgraph.interpreters.jvp import tangent_aval
+from funcgraph.interpreters.ad_util import tangent_aval, zeros_of
 from funcgraph.interpreters.staging import trace_flat
-from funcgraph.jit_function import leaf_aval
 from funcgraph.primitives import custom_ad
-from funcgraph.primitives.call import const_free
+from funcgraph.primitives.jaxprs import const_free
+from funcgraph.transforms.api_util import flatten_fun
 
 
 def _split_nondiff(args, nondiff_argnums):
@@ -24,21 +24,26 @@ def _merge(nondiff_argnums, nondiff, diff):
 
 class _Call:
     """fun's arguments split into nondiff (static) ones and differentiable leaves, and fun
-    traced on those leaves into a const-free jaxpr (closed-over values in consts)."""
+    as a function of those leaves (its output tree lands in .store when it runs)."""
 
-    def __init__(self, fun, nondiff_argnums, args):
+    def __init__(self, fun, nondiff_argnums, args, name):
+        self.name = name
         self.nondiff, self.diff = _split_nondiff(args, nondiff_argnums)
         self.leaves, self.in_tree = tree_util.tree_flatten(self.diff)
-        box = {}
+        self.flat, self.store = flatten_fun(
+            lambda *diff: fun(*_merge(nondiff_argnums, self.nondiff, diff)),
+            tree_util.tree_structure((self.diff, {})))
 
-        def flat(*xs):
-            diff = tree_util.tree_unflatten(self.in_tree, list(xs))
-            out = fun(*_merge(nondiff_argnums, self.nondiff, diff))
-            out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
-            return out_leaves
-        closed = trace_flat(flat, [leaf_aval(x) for x in self.leaves])
-        self.jaxpr, self.consts = const_free(closed)
-        self.out_tree = box["out_tree"]
+    def traced(self):
+        """(const-free jaxpr of fun on the leaves, the values it closes over)."""
+        return const_free(trace_flat(self.flat, [core.get_aval(x) for x in self.leaves]))
+
+    def record_out_tree(self, what, tree):
+        """The output tree a rule produced: the first one seen, checked against later ones."""
+        if self.store.out_tree is None:
+            self.store.out_tree = tree
+        else:
+            _check_structure(what, self.name, self.store.out_tree, tree)
 
 
 def _check_structure(what, name, expected_tree, got_tree):
@@ -81,8 +86,8 @@ class custom_jvp:
             raise AttributeError(f"no JVP defined for custom_jvp function {self.__name__}; "
                                  f"call defjvp first")
         name = getattr(self.fun, "__name__", "custom_jvp")
-        call = _Call(self.fun, self.nondiff_argnums, args)
-        nondiff, in_tree, out_tree = call.nondiff, call.in_tree, call.out_tree
+        call = _Call(self.fun, self.nondiff_argnums, args, name)
+        nondiff, in_tree = call.nondiff, call.in_tree
         user_jvp = self.jvp
 
         def flat_jvp(primals, tangents):
@@ -95,8 +100,8 @@ class custom_jvp:
             out, out_t = result
             out_leaves, tree = tree_util.tree_flatten(out)
             t_leaves, t_tree = tree_util.tree_flatten(out_t)
-            _check_structure("the primal output of the custom_jvp rule", name, out_tree, tree)
-            _check_structure("the tangent output of the custom_jvp rule", name, out_tree, t_tree)
+            call.record_out_tree("the primal output of the custom_jvp rule", tree)
+            _check_structure("the tangent output of the custom_jvp rule", name, tree, t_tree)
             for i, (o, t) in enumerate(zip(out_leaves, t_leaves)):
                 if core.get_aval(t).shape != core.get_aval(o).shape:
                     raise ValueError(f"custom_jvp rule of {name}: tangent output {i} has shape "
@@ -105,9 +110,8 @@ class custom_jvp:
             return out_leaves, t_leaves
 
         outs = custom_ad.custom_jvp_call_p.bind(
-            *call.consts, *call.leaves, call_jaxpr=call.jaxpr, jvp=flat_jvp,
-            num_consts=len(call.consts), name=name)
-        return tree_util.tree_unflatten(out_tree, outs)
+            *call.leaves, call_jaxpr=call.flat, jvp=flat_jvp, num_consts=0, name=name)
+        return tree_util.tree_unflatten(call.store.out_tree, outs)
 
 
 class custom_vjp:
@@ -130,8 +134,8 @@ class custom_vjp:
             raise AttributeError(f"no VJP defined for custom_vjp function {self.__name__}; "
                                  f"call defvjp first")
         name = getattr(self.fun, "__name__", "custom_vjp")
-        call = _Call(self.fun, self.nondiff_argnums, args)
-        nondiff, diff, in_tree, out_tree = call.nondiff, call.diff, call.in_tree, call.out_tree
+        call = _Call(self.fun, self.nondiff_argnums, args, name)
+        nondiff, diff, in_tree = call.nondiff, call.diff, call.in_tree
         user_fwd, user_bwd, nondiff_argnums = self.fwd, self.bwd, self.nondiff_argnums
         res_tree_box = {}
 
@@ -143,13 +147,13 @@ class custom_vjp:
                                 f"residuals)")
             out, res = result
             out_leaves, tree = tree_util.tree_flatten(out)
-            _check_structure("the output of fwd", name, out_tree, tree)
+            call.record_out_tree("the output of fwd", tree)
             res_leaves, res_tree_box["tree"] = tree_util.tree_flatten(res)
             return out_leaves, res_leaves
 
         def flat_bwd(res_leaves, cts):
             res = tree_util.tree_unflatten(res_tree_box["tree"], res_leaves)
-            ct = tree_util.tree_unflatten(out_tree, cts)
+            ct = tree_util.tree_unflatten(call.store.out_tree, cts)
             result = user_bwd(*nondiff, res, ct)
             if not isinstance(result, (tuple, list)) or len(result) != len(diff):
                 raise TypeError(f"custom_vjp bwd of {name} must return a tuple with one "
@@ -176,13 +180,13 @@ class custom_vjp:
             return flat
 
         outs = custom_ad.custom_vjp_call_p.bind(
-            *call.consts, *call.leaves, call_jaxpr=call.jaxpr, fwd=flat_fwd, bwd=flat_bwd,
-            num_consts=len(call.consts), name=name)
-        return tree_util.tree_unflatten(out_tree, outs)
+            *call.leaves, call_jaxpr=call.flat, fwd=flat_fwd, bwd=flat_bwd, num_consts=0,
+            name=name)
+        return tree_util.tree_unflatten(call.store.out_tree, outs)
 
 
 def tangent_zero(x):
-    from funcgraph.interpreters.jvp import zeros_of
+    from funcgraph.interpreters.ad_util import zeros_of
     return zeros_of(tangent_aval(core.get_aval(x)))
 
 
@@ -203,11 +207,12 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
 
     @functools.wraps(fun)
     def remat_fun(*args):
-        call = _Call(fun, static_argnums, args)
-        outs = custom_ad.checkpoint_p.bind(*call.consts, *call.leaves, call_jaxpr=call.jaxpr,
-                                           policy=policy, prevent_cse=prevent_cse,
-                                           name=getattr(fun, "__name__", "checkpoint"))
-        return tree_util.tree_unflatten(call.out_tree, outs)
+        name = getattr(fun, "__name__", "checkpoint")
+        call = _Call(fun, static_argnums, args, name)
+        jaxpr, consts = call.traced()
+        outs = custom_ad.checkpoint_p.bind(*consts, *call.leaves, call_jaxpr=jaxpr,
+                                           policy=policy, prevent_cse=prevent_cse, name=name)
+        return tree_util.tree_unflatten(call.store.out_tree, outs)
     return remat_fun
 
 

@@ -15,9 +15,10 @@ import numpy as np
 from funcgraph import backend, core, dtypes, lowering, passes, tree_util
 from funcgraph.array import Array
 from funcgraph.config import config
-from funcgraph.interpreters import eval as eval_interp
+from funcgraph.interpreters.eval import compiled_eval, is_eager
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives.call import bind_call
+from funcgraph.transforms.api_util import debug_info, flatten_args, flatten_fun
 
 logger = logging.getLogger("funcgraph.jit")
 
@@ -25,24 +26,7 @@ logger = logging.getLogger("funcgraph.jit")
 retrace_log = []
 
 
-# --- leaves -> abstract values and device buffers ------------------------------
-
-def leaf_aval(x):
-    t = type(x)
-    if t is Array:
-        return x.aval
-    if t in (float, int, bool, complex):
-        return core.aval_of_python_scalar(x)
-    if isinstance(x, core.Tracer):
-        return x.aval
-    if isinstance(x, (np.ndarray, np.generic)):
-        return core.ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
-    if t is ShapeDtypeStruct:
-        return x.aval
-    raise TypeError(f"argument of type {type(x).__name__} is not a valid array "
-                    f"(expected funcgraph Array, NumPy array or Python scalar): {x!r}. "
-                    f"Mark non-array arguments static with static_argnums/static_argnames.")
-
+# --- device buffers and compiled jaxprs ------------------------------------------
 
 def to_buffer(x, aval):
     if type(x) is Array:
@@ -52,8 +36,6 @@ def to_buffer(x, aval):
         raise core.leaked_tracer_error(x)
     return backend.device_put(np.asarray(x, aval.dtype))
 
-
-# --- compiled jaxprs --------------------------------------------------------------
 
 class CompiledJaxpr:
     """An executable with the device buffers of its constants and its output types."""
@@ -111,7 +93,8 @@ def _as_list(out, prim):
     return list(out) if prim.multiple_results else [out]
 
 
-eval_interp.compiled_primitive = _compiled_primitive
+compiled_eval["primitive"] = _compiled_primitive
+compiled_eval["jaxpr"] = run_jaxpr
 
 
 # --- the jit wrapper ------------------------------------------------------------------
@@ -244,19 +227,25 @@ class JitFunction:
             args.append(static_pos[i] if i in static_pos else next(it))
         return self.fun(*args, **dyn_kwargs, **static_kw)
 
-    def _trace(self, statics, in_tree, avals):
-        out_tree_box = []
+    def _trace(self, statics, in_tree, avals, what="jit"):
+        flat, store = flatten_fun(lambda *a, **k: self._call_with(statics, a, k), in_tree)
+        float0 = {}
 
-        def flat_fun(*leaves):
-            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, leaves)
-            out = self._call_with(statics, dyn_args, dyn_kwargs)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            traced_leaves, float0 = _split_float0(out_leaves)
-            out_tree_box.append(OutputSpec(out_tree, float0))
-            return traced_leaves
+        def traced(*leaves):
+            out_leaves, found = _split_float0(flat(*leaves))
+            float0.update(found)
+            return out_leaves
 
-        closed = trace_flat(flat_fun, avals)
-        return closed, out_tree_box[0]
+        dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(range(len(avals))))
+        closed = trace_flat(traced, avals, self._debug_info(what, statics, dyn_args, dyn_kwargs))
+        return closed, OutputSpec(store.out_tree, float0)
+
+    def _debug_info(self, what, statics, dyn_args, dyn_kwargs):
+        """Names of the dynamic leaves (static arguments are left out, as they are not
+        traced)."""
+        static_pos = {k for k, _ in statics if isinstance(k, int)}
+        positions = [i for i in range(len(dyn_args) + len(static_pos)) if i not in static_pos]
+        return debug_info(what, self.fun, dyn_args, dyn_kwargs, positions)
 
     def _donated_leaves(self, args, statics):
         if not self.donate_argnums or backend.platform() == "cpu":
@@ -273,7 +262,7 @@ class JitFunction:
         return tuple(donated)
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and self._array_fast_path and core.current.trace is eval_interp.eval_trace:
+        if not kwargs and self._array_fast_path and is_eager():
             entry = self._array_cache.get(tuple([a.aval if type(a) is Array else None
                                                  for a in args]))
             if entry is not None:
@@ -281,9 +270,9 @@ class JitFunction:
                                              else a._device_buffer() for a in args])
                 return outs[0] if entry.single_output else entry.out_tree.unflatten(outs)
         statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        avals = tuple(map(leaf_aval, leaves))
-        if core.current.trace is not eval_interp.eval_trace:
+        leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
+        avals = tuple(map(core.get_aval, leaves))
+        if not is_eager():
             return self._bind_call(statics, in_tree, avals, leaves)
         key = (in_tree, statics, avals)
         entry = self._cache.get(key)
@@ -323,10 +312,13 @@ class JitFunction:
 
     # --- ahead-of-time stages ---
     def trace(self, *args, **kwargs):
+        return self._trace_for("jit", args, kwargs)
+
+    def _trace_for(self, what, args, kwargs):
         statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        avals = tuple(map(leaf_aval, leaves))
-        closed, out_tree = self._trace(statics, in_tree, avals)
+        leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
+        avals = tuple(map(core.get_aval, leaves))
+        closed, out_tree = self._trace(statics, in_tree, avals, what)
         return Traced(self, closed, in_tree, out_tree, self._donated_leaves(args, statics))
 
     def lower(self, *args, **kwargs):
@@ -440,11 +432,11 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         statics, dyn_args, dyn_kwargs = self.lowered.traced.fun._split(args, kwargs)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
         if in_tree != self.in_tree:
             raise TypeError(f"compiled function called with argument structure {in_tree}, "
                             f"but it was compiled for {self.in_tree}")
-        avals = list(map(leaf_aval, leaves))
+        avals = list(map(core.get_aval, leaves))
         for i, (a, b) in enumerate(zip(avals, self.in_avals)):
             if not core.same_type(a, b):
                 raise TypeError(f"compiled function argument {i} has type {a.str_short()}, "
@@ -506,3 +498,20 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), *
     if fun is None:
         return lambda f: JitFunction(f, static_argnums, static_argnames, donate_argnums)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+
+
+def make_jaxpr(fun, static_argnums=(), return_shape=False):
+    """make_jaxpr(f)(*args) -> the ClosedJaxpr of f at the types of args (jit's trace,
+    before any pass runs)."""
+    traceable = JitFunction(fun, static_argnums=static_argnums)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        traced = traceable._trace_for("make_jaxpr", args, kwargs)
+        return (traced.jaxpr, traced.out_info) if return_shape else traced.jaxpr
+    return make
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The output shapes and dtypes of fun(*args) as ShapeDtypeStructs, without computing."""
+    return JitFunction(fun)._trace_for("eval_shape", args, kwargs).out_info

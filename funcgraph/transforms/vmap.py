@@ -3,11 +3,9 @@ import functools
 import inspect
 
 from funcgraph import core, tree_util
+from funcgraph import lax
 from funcgraph.interpreters.batching import batch_flat
-
-
-class _Leaf:
-    """Marks a leaf position when broadcasting an axis spec over a tree."""
+from funcgraph.primitives.batching_helpers import place_outputs
 
 
 def _broadcast_prefix(prefix, tree, what):
@@ -133,31 +131,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, chunk_size=
 
 
 def _run(flat_fun, leaves, axes, size, axis_name, box, out_dims_for):
-    """batch_flat, with out_axes resolved once the output structure is known."""
-    def fun(*xs):
-        outs = flat_fun(*xs)
-        box["out_dims"] = out_dims_for(tree_util.tree_unflatten(box["out_tree"], outs))
-        return outs
-    return batch_flat(fun, leaves, axes, size, axis_name, out_dims=_Deferred(box))
-
-
-class _Deferred:
-    """out_dims known only after the function ran (batch_flat reads it then)."""
-
-    def __init__(self, box):
-        self.box = box
-
-    def __len__(self):
-        return len(self.box["out_dims"])
-
-    def __iter__(self):
-        return iter(self.box["out_dims"])
+    """Batch flat_fun, then move each output's batch axis to its out_axes entry (known
+    only once the function has run and the output structure is known)."""
+    vals, dims = batch_flat(flat_fun, leaves, axes, size, axis_name)
+    box["out_dims"] = out_dims_for(tree_util.tree_unflatten(box["out_tree"], vals))
+    return place_outputs(vals, dims, box["out_dims"], size)
 
 
 def _run_chunked(flat_fun, leaves, axes, size, axis_name, box, out_dims_for, chunk_size):
     """Evaluate the map chunk by chunk (bounded memory), then join the pieces."""
-    from funcgraph import lax
-    from funcgraph.numpy import concatenate
     pieces = []
     for start in range(0, size, chunk_size):
         stop = min(start + chunk_size, size)
@@ -172,5 +154,5 @@ def _run_chunked(flat_fun, leaves, axes, size, axis_name, box, out_dims_for, chu
             outs.append(parts[0])
         else:
             ndim = core.get_aval(parts[0]).ndim
-            outs.append(concatenate(parts, axis=d % ndim))
+            outs.append(lax.concatenate(parts, d % ndim))
     return outs
