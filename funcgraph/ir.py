@@ -10,6 +10,13 @@ import numpy as np
 from funcgraph import core
 from funcgraph.config import config
 
+# simplify_rules[prim](invars, params, outvar, producers) -> an atom (Var or Literal)
+# equal to the equation's output for every input value, or None.  `producers` maps a
+# Var to the (primitive name, first operand) of the equation that made it.  Each
+# primitive's block registers its exact algebraic rewrites (x*1 -> x, ...); the
+# simplification pass (funcgraph.passes) applies them.
+simplify_rules = {}
+
 
 class Var:
     """A variable of the IR.  Identity is object identity; names are given at printing."""
