@@ -7,7 +7,7 @@
 from funcgraph.config import config
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
-from funcgraph import lax, numpy, tree_util
+from funcgraph import errors, lax, numpy, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
     block_until_ready, default_backend, device_get, device_put, devices, local_devices)
@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "checkpoint", "checkpoint_policies",
     "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
-    "devices", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
+    "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
     "linearize", "local_devices", "make_jaxpr", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
 ]

@@ -6,7 +6,7 @@ and methods are attached by funcgraph.numpy (the same ones tracers get).
 """
 import numpy as np
 
-from funcgraph import core
+from funcgraph import backend, core
 
 
 class Array:
@@ -29,7 +29,6 @@ class Array:
         value = self._np
         if value is None:
             self._check_alive()
-            from funcgraph import backend
             value = self._np = backend.to_numpy(self._buf)
         return value
 
@@ -37,7 +36,6 @@ class Array:
         self._check_alive()
         buf = self._buf
         if buf is None:
-            from funcgraph import backend
             buf = self._buf = backend.device_put(self._np, device)
         return buf
 
@@ -144,7 +142,6 @@ class Array:
 
     @property
     def device(self):
-        from funcgraph import backend
         return self._buf.devices().pop() if self._buf is not None else backend.devices()[0]
 
     def devices(self):
@@ -169,10 +166,6 @@ class Array:
 
     def __reduce__(self):
         return (_rebuild, (np.asarray(self._value), self.aval))
-
-    def _repr_html_(self):
-        from funcgraph import inspect as fg_inspect
-        return fg_inspect.array_html(self)
 
 
 def _rebuild(value, aval):

@@ -31,9 +31,6 @@ class Config:
         if not hasattr(self, name):
             raise AttributeError(f"unknown config option {name!r}")
         setattr(self, name, value)
-        if name == "jax_enable_x64":
-            from funcgraph import dtypes
-            dtypes.clear_caches()
 
     def read(self, name):
         return getattr(self, name)

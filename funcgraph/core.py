@@ -9,6 +9,7 @@ only ever unwrapped by the trace that made it, which rules out perturbation
 confusion between nested derivatives.
 """
 import itertools
+import operator
 import os
 import sys
 import threading
@@ -84,6 +85,10 @@ class FuncgraphError(Exception):
 
 class ConcretizationTypeError(FuncgraphError, TypeError):
     """A traced value was used where Python needs a concrete value."""
+
+
+class TracerArrayConversionError(FuncgraphError, TypeError):
+    """A traced value was converted to a NumPy array."""
 
 
 class UnexpectedTracerError(FuncgraphError):
@@ -225,15 +230,15 @@ class Tracer:
         """Why the value is not concrete, for error messages (a sentence or '')."""
         return ""
 
-    def _concretization_error(self, what):
+    def _concretization_error(self, what, hint=None):
         origin = self.origin()
+        hint = hint or ("The value is not known while the function is traced (under jit, "
+                        "vmap, control-flow bodies, ...). Use lax.cond or lax.switch for "
+                        "branches, lax.while_loop or lax.fori_loop for loops, or mark the "
+                        "argument static with jit(..., static_argnums=...).")
         return ConcretizationTypeError(
             f"{what} was called on a traced value of type {self.aval.str_short()} "
-            f"inside {self._trace.description}. {origin + ' ' if origin else ''}"
-            f"The value is not known while the function is traced (under jit, vmap, "
-            f"control-flow bodies, ...). Use lax.cond or lax.switch for branches, "
-            f"lax.while_loop or lax.fori_loop for loops, or mark the argument static with "
-            f"jit(..., static_argnums=...).")
+            f"inside {self._trace.description}. {origin + ' ' if origin else ''}{hint}")
 
     def _concrete(self, what):
         value = self.to_concrete_value()
@@ -241,29 +246,39 @@ class Tracer:
             raise self._concretization_error(what)
         return value
 
+    # As in JAX: bool(), int(), __index__ and .item() give the concrete value when there
+    # is one (a Python `if` on a primal value under grad works); float(), complex() and
+    # .tolist() never do, and NumPy conversion is an error, since each would silently drop
+    # the derivative of a differentiated value.
     def __bool__(self):
         return bool(self._concrete("bool() (a Python `if`, `while`, `and`, `or` or `not`)"))
 
     def __int__(self):
         return int(self._concrete("int()"))
 
-    def __float__(self):
-        return float(self._concrete("float()"))
-
-    def __complex__(self):
-        return complex(self._concrete("complex()"))
-
     def __index__(self):
-        return self._concrete("__index__ (use as a Python index or size)").__index__()
-
-    def __array__(self, dtype=None, copy=None):
-        return self._concrete("numpy.asarray()").__array__(dtype, copy)
+        return operator.index(self._concrete("__index__ (use as a Python index or size)"))
 
     def item(self, *args):
         return self._concrete(".item()").item(*args)
 
+    def __float__(self):
+        raise self._concretization_error(
+            "float()", "To change the dtype of the value, use x.astype(float) instead.")
+
+    def __complex__(self):
+        raise self._concretization_error(
+            "complex()", "To change the dtype of the value, use x.astype(complex) instead.")
+
     def tolist(self):
-        return self._concrete(".tolist()").tolist()
+        raise self._concretization_error(".tolist()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracerArrayConversionError(
+            f"numpy.asarray() (the __array__ method) was called on a traced value of type "
+            f"{self.aval.str_short()} inside {self._trace.description}. NumPy functions "
+            f"cannot follow traced values: use funcgraph.numpy instead of numpy inside "
+            f"transformed functions.")
 
     def __hash__(self):
         raise TypeError(f"unhashable type: traced array {self.aval.str_short()}; "

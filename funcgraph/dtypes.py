@@ -176,9 +176,6 @@ def _result_type_cached(keys, x64):
 
 
 def result_type(*dtypes_and_weak):
-    """Promote (dtype, weak_type) pairs to one (dtype, weak_type), as JAX does."""
+    """Promote (dtype, weak_type) pairs to one (dtype, weak_type), as JAX does (cached
+    per state of the 64-bit flag, so changing the flag needs no cache clearing)."""
     return _result_type_cached(tuple(dtypes_and_weak), config.jax_enable_x64)
-
-
-def clear_caches():
-    _result_type_cached.cache_clear()

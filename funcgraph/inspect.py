@@ -13,6 +13,9 @@ import os
 import numpy as np
 
 from funcgraph import ir
+from funcgraph.array import Array
+from funcgraph.transforms.ad import vjp
+from funcgraph.transforms.jit import Compiled, Lowered, make_jaxpr
 
 _STYLE = (
     "<style>"
@@ -321,7 +324,6 @@ def ir_report(closed, *args, **kwargs):
 
     Takes a jaxpr, or a function and its arguments (then traced with make_jaxpr)."""
     if callable(closed) and not isinstance(closed, (ir.Jaxpr, ir.ClosedJaxpr)):
-        from funcgraph.transforms.jit import make_jaxpr
         closed = make_jaxpr(closed)(*args, **kwargs)
     counts = primitive_counts(closed)
     width = max((len(k) for k in counts), default=0)
@@ -337,7 +339,6 @@ def _residual_where(residual):
 def residuals_report(f, *args):
     """What reverse mode keeps alive for `vjp(f, *args)`: each residual's type, size and
     the source line that made it, largest first, then the totals per line."""
-    from funcgraph.transforms.ad import vjp
     _, pullback = vjp(f, *args)
     residuals = list(pullback.residuals)
     name = getattr(f, "__name__", type(f).__name__)
@@ -361,3 +362,14 @@ def residuals_report(f, *args):
         lines += [f"  {format_bytes(n):>{w1}}  {where}" for where, n in
                   sorted(per_line.items(), key=lambda kv: -kv[1])]
     return "\n".join(lines)
+
+
+# --- what Jupyter shows ---------------------------------------------------------------------
+# The types live in lower layers, which cannot import their renderers; they get their HTML
+# view here, the way funcgraph.numpy gives arrays their operators.
+
+ir.Jaxpr._repr_html_ = jaxpr_html
+ir.ClosedJaxpr._repr_html_ = jaxpr_html
+Array._repr_html_ = array_html
+Lowered._repr_html_ = lowered_html
+Compiled._repr_html_ = compiled_html

@@ -91,10 +91,6 @@ class Jaxpr:
 
     __repr__ = __str__
 
-    def _repr_html_(self):
-        from funcgraph import inspect as fg_inspect
-        return fg_inspect.jaxpr_html(self)
-
 
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
@@ -125,10 +121,6 @@ class ClosedJaxpr:
         return pretty_print(self.jaxpr)
 
     __repr__ = __str__
-
-    def _repr_html_(self):
-        from funcgraph import inspect as fg_inspect
-        return fg_inspect.jaxpr_html(self.jaxpr)
 
 
 def subjaxprs(params):

@@ -17,6 +17,7 @@ import pytest
 import funcgraph as fg
 import funcgraph.numpy as fnp
 from funcgraph import lax
+from tests.util import assert_trees_close, to_numpy_tree
 
 FG = SimpleNamespace(name="funcgraph", np=fnp, lax=lax, jit=fg.jit, grad=fg.grad,
                      jvp=fg.jvp, vmap=fg.vmap, checkpoint=fg.checkpoint,
@@ -33,26 +34,6 @@ B = 4  # the vmap batch size
 
 def f32(*shape, scale=1.0):
     return (rng.normal(size=shape) * scale).astype(np.float32)
-
-
-def to_numpy_tree(tree):
-    """Any pytree (funcgraph or jax leaves) with numpy leaves; funcgraph's Array is a
-    leaf to jax's tree_util, so jax's structure compares the two frameworks' outputs."""
-    return jax.tree_util.tree_map(np.asarray, tree)
-
-
-def assert_trees_close(got, want, tol=1e-4):
-    got, want = to_numpy_tree(got), to_numpy_tree(want)
-    got_tree = jax.tree_util.tree_structure(got)
-    want_tree = jax.tree_util.tree_structure(want)
-    assert got_tree == want_tree, f"output structure {got_tree} != jax's {want_tree}"
-    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
-        assert g.shape == w.shape, (g.shape, w.shape)
-        assert g.dtype == w.dtype, (g.dtype, w.dtype)
-        if g.dtype.kind in "fc":
-            np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
-        else:
-            np.testing.assert_array_equal(g, w)
 
 
 def is_inexact(x):

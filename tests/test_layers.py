@@ -13,7 +13,7 @@ LAYERS = [
     ("config",),
     ("dtypes", "tree_util", "backend"),
     ("core",),
-    ("array", "ir"),
+    ("array", "ir", "errors"),
     ("interpreters",),
     ("lowering",),
     ("primitives",),

@@ -1,4 +1,5 @@
 """Helpers for comparing funcgraph with NumPy and with jax (the oracle)."""
+import jax
 import numpy as np
 
 import funcgraph as fg
@@ -93,3 +94,24 @@ def batched_arrays(specs, in_axes, size, make):
             a = axis % (len(shape) + 1)
             args.append(make(shape[:a] + (size,) + shape[a:], kind))
     return args
+
+
+def to_numpy_tree(tree):
+    """Any pytree (funcgraph or jax leaves) with numpy leaves; funcgraph's Array is a
+    leaf to jax's tree_util, so jax's structure compares the two frameworks' outputs."""
+    return jax.tree_util.tree_map(np.asarray, tree)
+
+
+def assert_trees_close(got, want, tol=1e-4):
+    """Same tree structure, shapes and dtypes; values close (exact for integers)."""
+    got, want = to_numpy_tree(got), to_numpy_tree(want)
+    got_tree = jax.tree_util.tree_structure(got)
+    want_tree = jax.tree_util.tree_structure(want)
+    assert got_tree == want_tree, f"output structure {got_tree} != jax's {want_tree}"
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        assert g.shape == w.shape, (g.shape, w.shape)
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        if g.dtype.kind in "fc":
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+        else:
+            np.testing.assert_array_equal(g, w)

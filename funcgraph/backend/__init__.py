@@ -7,6 +7,7 @@ runtime, through a deliberately small surface (kept in this file):
 `jax.device_put` and `numpy.asarray` on a device buffer.
 """
 import functools
+import threading
 
 import numpy as np
 
@@ -110,18 +111,21 @@ def _compile_options():
 
 
 # Identical modules (the same primitive on the same types, the same jitted function
-# traced again) compile once per process.
+# traced again) compile once per process.  Threads may compile at once; the lock
+# guards only the cache (XLA compiles outside it).
 _compiled_modules = {}
 _MAX_CACHED_MODULES = 1024
+_cache_lock = threading.Lock()
 
 
 def compile(text, out_avals):
     loaded = _compiled_modules.get(text)
     if loaded is None:
         loaded = _compile_module(text)
-        if len(_compiled_modules) >= _MAX_CACHED_MODULES:
-            _compiled_modules.pop(next(iter(_compiled_modules)))
-        _compiled_modules[text] = loaded
+        with _cache_lock:
+            if len(_compiled_modules) >= _MAX_CACHED_MODULES:
+                _compiled_modules.pop(next(iter(_compiled_modules)))
+            _compiled_modules[text] = loaded
     return Executable(loaded, text, out_avals)
 
 

@@ -186,7 +186,6 @@ class custom_vjp:
 
 
 def tangent_zero(x):
-    from funcgraph.interpreters.ad_util import zeros_of
     return zeros_of(tangent_aval(core.get_aval(x)))
 
 

@@ -8,6 +8,7 @@ outer jit) a jitted call becomes one `pjit` equation holding the traced jaxpr.
 import functools
 import inspect
 import logging
+import threading
 import weakref
 
 import numpy as np
@@ -58,13 +59,17 @@ class CompiledJaxpr:
 
 
 _compiled_calls = weakref.WeakKeyDictionary()
+_compiled_calls_lock = threading.Lock()
 
 
 def run_jaxpr(closed, args):
     """Run a const-free ClosedJaxpr compiled (the evaluation rule of pjit)."""
-    compiled = _compiled_calls.get(closed.jaxpr)
+    with _compiled_calls_lock:
+        compiled = _compiled_calls.get(closed.jaxpr)
     if compiled is None:
-        compiled = _compiled_calls[closed.jaxpr] = CompiledJaxpr(optimize(closed))
+        compiled = CompiledJaxpr(optimize(closed))
+        with _compiled_calls_lock:
+            _compiled_calls[closed.jaxpr] = compiled
     avals = closed.in_avals
     return compiled([to_buffer(x, a) for x, a in core.safe_zip(args, avals)])
 
@@ -124,7 +129,7 @@ def _split_float0(out_leaves):
 
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output")
+    __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output", "lock")
 
     def __init__(self, closed, out_tree, donated):
         self.closed = closed
@@ -132,11 +137,16 @@ class _CacheEntry:
         self.compiled = None
         self.donated = donated
         self.single_output = out_tree.single
+        self.lock = threading.Lock()  # threads calling a fresh entry compile it once
 
     def get_compiled(self):
         compiled = self.compiled
         if compiled is None:
-            compiled = self.compiled = CompiledJaxpr(optimize(self.closed), self.donated)
+            with self.lock:
+                compiled = self.compiled
+                if compiled is None:
+                    compiled = self.compiled = CompiledJaxpr(optimize(self.closed),
+                                                             self.donated)
         return compiled
 
 
@@ -416,10 +426,6 @@ class Lowered:
     def compile(self):
         return Compiled(self)
 
-    def _repr_html_(self):
-        from funcgraph import inspect as fg_inspect
-        return fg_inspect.lowered_html(self)
-
 
 class Compiled:
     """jit(f).lower(...).compile(): call it like the function, or inspect XLA's view."""
@@ -452,10 +458,6 @@ class Compiled:
 
     def memory_analysis(self):
         return self.compiled.executable.memory_analysis()
-
-    def _repr_html_(self):
-        from funcgraph import inspect as fg_inspect
-        return fg_inspect.compiled_html(self)
 
 
 class ShapeDtypeStruct:
