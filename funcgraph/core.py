@@ -87,8 +87,8 @@ class ConcretizationTypeError(FuncgraphError, TypeError):
     """A traced value was used where Python needs a concrete value."""
 
 
-class TracerArrayConversionError(FuncgraphError, TypeError):
-    """A traced value was converted to a NumPy array."""
+class TracerArrayConversionError(ConcretizationTypeError):
+    """A traced value was converted to a NumPy array (a kind of concretization)."""
 
 
 class UnexpectedTracerError(FuncgraphError):
@@ -263,15 +263,21 @@ class Tracer:
         return self._concrete(".item()").item(*args)
 
     def __float__(self):
-        raise self._concretization_error(
-            "float()", "To change the dtype of the value, use x.astype(float) instead.")
+        raise self._refused_conversion("float()", "x.astype(float)")
 
     def __complex__(self):
-        raise self._concretization_error(
-            "complex()", "To change the dtype of the value, use x.astype(complex) instead.")
+        raise self._refused_conversion("complex()", "x.astype(complex)")
 
     def tolist(self):
-        raise self._concretization_error(".tolist()")
+        raise self._refused_conversion(".tolist()", "x.item() on a concrete scalar")
+
+    def _refused_conversion(self, what, alternative):
+        if self.to_concrete_value() is None:
+            return self._concretization_error(what)
+        return self._concretization_error(
+            what, f"It would drop the derivative of a value being differentiated, so it is "
+                  f"refused even where the value is known (as in JAX). Use {alternative} "
+                  f"instead, or lax.stop_gradient(x) first if no derivative should flow.")
 
     def __array__(self, dtype=None, copy=None):
         raise TracerArrayConversionError(
