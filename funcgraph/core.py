@@ -159,10 +159,6 @@ def set_eval_trace(trace):
     TraceState.trace = trace
 
 
-def current_trace():
-    return current.trace
-
-
 class set_trace:
     """Context manager making `trace` current in this thread (rules run with the parent
     made current)."""

@@ -57,14 +57,6 @@ def is_unsigned(dtype):
     return dtype.kind == "u"
 
 
-def is_bool(dtype):
-    return dtype == bool_
-
-
-def is_differentiable(dtype):
-    return is_inexact(dtype)
-
-
 def finfo(dtype):
     return ml_dtypes.finfo(dtype)
 
