@@ -1,11 +1,10 @@
 """vmap: vectorizing map over pytrees, with JAX's in_axes/out_axes semantics."""
 import functools
-import inspect
 
-from funcgraph import core, tree_util
-from funcgraph import lax
+from funcgraph import core, lax, tree_util
 from funcgraph.interpreters.batching import batch_flat
 from funcgraph.primitives.batching_helpers import place_outputs
+from funcgraph.transforms.api_util import arg_names, flatten_args, flatten_fun
 
 
 def _broadcast_prefix(prefix, tree, what):
@@ -27,24 +26,6 @@ def _broadcast_prefix(prefix, tree, what):
             visit(child_spec, child)
     visit(prefix, tree)
     return result
-
-
-def _arg_names(fun, nargs):
-    try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return [names[i] if i < len(names) else f"args[{i}]" for i in range(nargs)]
-
-
-def _describe_leaves(args, names):
-    """A readable name for every leaf: the argument name plus its path."""
-    described = []
-    for arg, name in zip(args, names):
-        flat, _ = tree_util.tree_flatten_with_path(arg)
-        described.extend(name + tree_util.keystr(path) for path, _ in flat)
-    return described
 
 
 def _check_axes(leaves, axes, names):
@@ -102,51 +83,42 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, chunk_size=
     def vmapped(*args, **kwargs):
         axes_per_arg = _normalize_in_axes(in_axes, args) + (0,) * len(kwargs)
         all_args = list(args) + [kwargs[k] for k in sorted(kwargs)]
-        names = _arg_names(fun, len(args)) + sorted(kwargs)
-        leaves, in_tree = tree_util.tree_flatten(tuple(all_args))
+        leaves, in_tree = flatten_args(args, kwargs)
         axes = []
         for spec, arg in zip(axes_per_arg, all_args):
             axes.extend(_broadcast_prefix(spec, arg, "in_axes"))
-        leaf_names = _describe_leaves(all_args, names)
-        size = _consistent_size(_check_axes(leaves, axes, leaf_names), axis_size)
+        names = arg_names(fun, args, kwargs)
+        size = _consistent_size(_check_axes(leaves, axes, names), axis_size)
         axes = [None if a is None else a % core.get_aval(l).ndim for a, l in zip(axes, leaves)]
-        box = {}
-
-        def flat_fun(*flat):
-            rebuilt = tree_util.tree_unflatten(in_tree, list(flat))
-            out = fun(*rebuilt[:len(args)], **dict(zip(sorted(kwargs), rebuilt[len(args):])))
-            out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
-            return out_leaves
-
-        def out_dims_for(out_leaves_tree):
-            return _broadcast_prefix(out_axes, out_leaves_tree, "out_axes")
-
+        flat_fun, store = flatten_fun(fun, in_tree)
         if chunk_size is None or chunk_size >= size:
-            outs = _run(flat_fun, leaves, axes, size, axis_name, box, out_dims_for)
+            outs, _ = _run(flat_fun, store, leaves, axes, size, axis_name, out_axes)
         else:
-            outs = _run_chunked(flat_fun, leaves, axes, size, axis_name, box, out_dims_for,
+            outs = _run_chunked(flat_fun, store, leaves, axes, size, axis_name, out_axes,
                                 chunk_size)
-        return tree_util.tree_unflatten(box["out_tree"], outs)
+        return tree_util.tree_unflatten(store.out_tree, outs)
     return vmapped
 
 
-def _run(flat_fun, leaves, axes, size, axis_name, box, out_dims_for):
+def _run(flat_fun, store, leaves, axes, size, axis_name, out_axes):
     """Batch flat_fun, then move each output's batch axis to its out_axes entry (known
-    only once the function has run and the output structure is known)."""
+    only once the function has run and the output structure is known).  Returns the
+    outputs and their out_axes."""
     vals, dims = batch_flat(flat_fun, leaves, axes, size, axis_name)
-    box["out_dims"] = out_dims_for(tree_util.tree_unflatten(box["out_tree"], vals))
-    return place_outputs(vals, dims, box["out_dims"], size)
+    out_dims = _broadcast_prefix(out_axes, tree_util.tree_unflatten(store.out_tree, vals),
+                                 "out_axes")
+    return place_outputs(vals, dims, out_dims, size), out_dims
 
 
-def _run_chunked(flat_fun, leaves, axes, size, axis_name, box, out_dims_for, chunk_size):
+def _run_chunked(flat_fun, store, leaves, axes, size, axis_name, out_axes, chunk_size):
     """Evaluate the map chunk by chunk (bounded memory), then join the pieces."""
     pieces = []
     for start in range(0, size, chunk_size):
         stop = min(start + chunk_size, size)
         chunk = [leaf if a is None else lax.slice_in_dim(leaf, start, stop, axis=a)
                  for leaf, a in zip(leaves, axes)]
-        pieces.append(_run(flat_fun, chunk, axes, stop - start, axis_name, box, out_dims_for))
-    out_dims = box["out_dims"]
+        outs, out_dims = _run(flat_fun, store, chunk, axes, stop - start, axis_name, out_axes)
+        pieces.append(outs)
     outs = []
     for i, d in enumerate(out_dims):
         parts = [p[i] for p in pieces]
