@@ -256,7 +256,7 @@ class Tracer:
         return operator.index(self._concrete("__index__ (use as a Python index or size)"))
 
     def item(self, *args):
-        return self._concrete(".item()").item(*args)
+        return np.asarray(self._concrete(".item()")).item(*args)
 
     def __float__(self):
         raise self._refused_conversion("float()", "x.astype(float)")
@@ -287,7 +287,9 @@ class Tracer:
                         f"static arguments of jit must be hashable concrete values")
 
     def __repr__(self):
-        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+        text = f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+        value = self.to_concrete_value()
+        return text if value is None else f"{text}(primal={value})"
 
 
 def concrete_value(x):
