@@ -239,7 +239,11 @@ def _normalize_argnums(argnums, nargs, name):
         if not isinstance(n, int) or not -nargs <= n < nargs:
             raise ValueError(f"{name}: argnums={argnums} is out of range for a function called "
                              f"with {nargs} positional arguments")
-    return single, tuple(n % nargs for n in nums)
+    normalized = tuple(n % nargs for n in nums)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"{name}: argnums={argnums} names an argument more than once; each "
+                         f"argument can be differentiated once")
+    return single, normalized
 
 
 def _check_differentiable_inputs(leaves, name, allow_int):

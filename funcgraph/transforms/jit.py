@@ -178,11 +178,15 @@ class JitFunction:
             self.signature = inspect.signature(fun)
         except (TypeError, ValueError):
             self.signature = None
+        self._check_against_signature("static_argnums", _as_tuple(static_argnums),
+                                      _as_tuple(static_argnames))
+        self._check_against_signature("donate_argnums", _as_tuple(donate_argnums), ())
         self.static_argnums = tuple(sorted(a % self._nparams() if a < 0 else a
                                            for a in _as_tuple(static_argnums)))
         self.static_argnames = tuple(_as_tuple(static_argnames))
         self._add_static_names_and_numbers()
-        self.donate_argnums = tuple(_as_tuple(donate_argnums))
+        self.donate_argnums = tuple(sorted(a % self._nparams() if a < 0 else a
+                                           for a in _as_tuple(donate_argnums)))
         self._cache = {}
         # Calls whose arguments are all Arrays skip pytree flattening: key (avals).
         self._array_cache = {}
@@ -193,6 +197,28 @@ class JitFunction:
 
     def _nparams(self):
         return len(self.signature.parameters) if self.signature else 0
+
+    def _check_against_signature(self, option, argnums, argnames):
+        """Out-of-range argnums and unknown argnames are errors naming the signature (a
+        function taking *args or **kwargs accepts any)."""
+        if self.signature is None:
+            return
+        params = self.signature.parameters.values()
+        kinds = {p.kind for p in params}
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        where = f"jit({self.name}) with signature {self.name}{self.signature}"
+        if inspect.Parameter.VAR_POSITIONAL not in kinds:
+            bad = [a for a in argnums if not -len(positional) <= a < len(positional)]
+            if bad:
+                raise ValueError(f"{where}: {option}={tuple(argnums)} names positional "
+                                 f"argument {bad[0]}, but the function takes "
+                                 f"{len(positional)} positional arguments")
+        if inspect.Parameter.VAR_KEYWORD not in kinds:
+            names = {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
+            unknown = sorted(set(argnames) - names)
+            if unknown:
+                raise ValueError(f"{where}: static_argnames names {unknown}, which the "
+                                 f"function does not take")
 
     def _add_static_names_and_numbers(self):
         if self.signature is None:

@@ -107,6 +107,11 @@ def _run(flat_fun, store, leaves, axes, size, axis_name, out_axes):
     vals, dims = batch_flat(flat_fun, leaves, axes, size, axis_name)
     out_dims = _broadcast_prefix(out_axes, tree_util.tree_unflatten(store.out_tree, vals),
                                  "out_axes")
+    for i, (val, dim, want) in enumerate(zip(vals, dims, out_dims)):
+        rank = core.get_aval(val).ndim + (dim is None)  # of the batched output
+        if want is not None and not -rank <= want < rank:
+            raise ValueError(f"vmap out_axes={want} is out of bounds for output {i}, which "
+                             f"has rank {rank} once batched (valid: {-rank} to {rank - 1})")
     return place_outputs(vals, dims, out_dims, size), out_dims
 
 
