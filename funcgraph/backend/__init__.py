@@ -7,15 +7,60 @@ runtime, through a deliberately small surface (kept in this file):
 `jax.device_put` and `numpy.asarray` on a device buffer.
 """
 import functools
+import os
+import sys
 import threading
+import types
 
 import numpy as np
 
 
+def _is_real_jax_module(name, module):
+    path = (getattr(module, "__file__", None) or "").replace(os.sep, "/")
+    return getattr(module, "__name__", None) == name and "/jax/" in path
+
+
+@functools.lru_cache(maxsize=None)
+def _jax():
+    """The jax/jaxlib modules the backend uses, imported once, on first use.
+
+    Programs sometimes alias `jax` to funcgraph (sys.modules["jax"] = funcgraph) to run
+    code written for jax; that must not change what the backend binds, so any such
+    alias is set aside while the real modules are imported, then put back."""
+    aliases = {name: module for name, module in list(sys.modules.items())
+               if (name == "jax" or name.startswith("jax."))
+               and not _is_real_jax_module(name, module)}
+    for name in aliases:
+        del sys.modules[name]
+    try:
+        import jax
+        import jax.experimental
+        import jax.extend.backend
+        import jax.extend.mlir.ir
+        import jax.interpreters.mlir
+        import jax.sharding
+        from jax._src import core as jax_core
+        from jax._src.lib import xla_client
+    except ImportError as e:
+        raise ImportError(
+            f"funcgraph's backend needs jax and jaxlib (XLA's compiler and runtime), which "
+            f"could not be imported ({e}); install the versions pinned in funcgraph's "
+            f"pyproject.toml, e.g. pip install 'jax==0.10.2' 'jaxlib==0.10.2'") from e
+    finally:
+        sys.modules.update(aliases)
+    enable_x64 = getattr(jax, "enable_x64", None)  # a config State: no truth value
+    return types.SimpleNamespace(
+        device_put=jax.device_put,
+        enable_x64=jax.experimental.enable_x64 if enable_x64 is None else enable_x64,
+        backend=jax.extend.backend, mlir_ir=jax.extend.mlir.ir,
+        make_ir_context=jax.interpreters.mlir.make_ir_context,
+        SingleDeviceSharding=jax.sharding.SingleDeviceSharding, core=jax_core,
+        xla_client=xla_client)
+
+
 @functools.lru_cache(maxsize=None)
 def _client():
-    import jax.extend.backend as jax_backend
-    return jax_backend.get_backend()
+    return _jax().backend.get_backend()
 
 
 @functools.lru_cache(maxsize=None)
@@ -28,22 +73,18 @@ def devices():
 
 
 def device_put(value, device=None):
-    import jax
+    put = _jax().device_put
     value = np.asarray(value)
     device = device or devices()[0]
     if value.dtype.itemsize == 8 or value.dtype == np.complex128:
         # jax narrows 64-bit values unless its own x64 flag is on; funcgraph decides that.
         with _jax_x64():
-            return jax.device_put(value, device)
-    return jax.device_put(value, device)
+            return put(value, device)
+    return put(value, device)
 
 
 def _jax_x64():
-    import jax
-    enable = getattr(jax, "enable_x64", None)
-    if enable is None:
-        from jax.experimental import enable_x64 as enable
-    return enable(True)
+    return _jax().enable_x64(True)
 
 
 def to_numpy(buf):
@@ -52,15 +93,13 @@ def to_numpy(buf):
 
 @functools.lru_cache(maxsize=None)
 def _mlir_context():
-    from jax.interpreters import mlir
-    return mlir.make_ir_context()
+    return _jax().make_ir_context()
 
 
 def pretty_mlir(text):
     """Parse StableHLO text (checking it) and print it in MLIR's pretty form."""
-    from jax.extend.mlir import ir
     with _mlir_context():
-        return str(ir.Module.parse(text))
+        return str(_jax().mlir_ir.Module.parse(text))
 
 
 class Executable:
@@ -85,12 +124,10 @@ def _fast_runner(loaded, out_avals):
     """execute_sharded with jaxlib's C++ result handlers: about 2 us less per call than
     `execute`.  These are jaxlib internals, so any failure falls back to `execute`."""
     try:
-        from jax._src import core as jax_core
-        from jax._src.lib import xla_client
-        from jax.sharding import SingleDeviceSharding
-        sharding = SingleDeviceSharding(loaded.local_devices()[0])
-        handlers = [xla_client.array_result_handler(
-            jax_core.ShapedArray(a.shape, a.dtype), sharding, True, True) for a in out_avals]
+        jax = _jax()
+        sharding = jax.SingleDeviceSharding(loaded.local_devices()[0])
+        handlers = [jax.xla_client.array_result_handler(
+            jax.core.ShapedArray(a.shape, a.dtype), sharding, True, True) for a in out_avals]
         execute_sharded = loaded.execute_sharded
         plain = loaded.execute
 
@@ -106,8 +143,7 @@ def _fast_runner(loaded, out_avals):
 
 @functools.lru_cache(maxsize=None)
 def _compile_options():
-    import jax.extend.backend as jax_backend
-    return jax_backend.get_compile_options(num_replicas=1, num_partitions=1)
+    return _jax().backend.get_compile_options(num_replicas=1, num_partitions=1)
 
 
 # Identical modules (the same primitive on the same types, the same jitted function

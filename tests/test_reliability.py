@@ -1,0 +1,99 @@
+"""Regression tests for silent wrong answers and misleading errors (issue: reliability).
+Each case is checked beside jax where jax has an opinion."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import funcgraph as fg
+
+
+def run_python(code):
+    """Run code in a fresh interpreter; (returncode, stdout + stderr)."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_duplicate_grad_argnums_are_an_error():
+    with pytest.raises(ValueError, match="more than once"):
+        fg.grad(lambda x, y: x * y, argnums=(0, 0))(2.0, 3.0)
+    with pytest.raises(ValueError, match="more than once"):
+        fg.grad(lambda x, y: x * y, argnums=(1, -1))(2.0, 3.0)
+
+
+@pytest.mark.parametrize("options,match", [
+    (dict(static_argnums=3), r"static_argnums=\(3,\).*takes 1 positional"),
+    (dict(static_argnums=-2), r"static_argnums=\(-2,\).*takes 1 positional"),
+    (dict(donate_argnums=3), r"donate_argnums=\(3,\).*takes 1 positional"),
+    (dict(static_argnames="y"), r"static_argnames names \['y'\]"),
+])
+def test_jit_options_out_of_the_signature_are_errors(options, match):
+    def one_argument(x):
+        return x
+    with pytest.raises(ValueError, match=match) as info:
+        fg.jit(one_argument, **options)
+    assert "one_argument(x)" in str(info.value)
+
+
+def test_jit_options_accepted_by_varargs_functions():
+    f = fg.jit(lambda *args, **kwargs: args[0] * args[3], static_argnums=3,
+               static_argnames="scale")
+    assert float(f(2.0, 0, 0, 3)) == 6.0
+
+
+@pytest.mark.parametrize("out_axes", [5, 2, -3])
+def test_vmap_out_axes_out_of_range_are_errors(out_axes):
+    with pytest.raises(ValueError, match=f"out_axes={out_axes} is out of bounds"):
+        fg.vmap(lambda x: x, out_axes=out_axes)(np.ones((2, 3), np.float32))
+
+
+@pytest.mark.parametrize("out_axes,shape", [(1, (3, 2)), (-1, (3, 2)), (-2, (2, 3))])
+def test_vmap_out_axes_in_range(out_axes, shape):
+    assert fg.vmap(lambda x: x, out_axes=out_axes)(np.ones((2, 3), np.float32)).shape == shape
+
+
+ALIAS_PROGRAM = """
+import sys
+import funcgraph
+sys.modules["jax"] = funcgraph            # how people run libraries written for jax
+sys.modules["jax.numpy"] = funcgraph.numpy
+import jax, jax.numpy as jnp
+x = jnp.ones(3)
+print(float(jax.jit(lambda v: (jnp.sin(v) * 2).sum())(x)), float(jax.grad(lambda v: (v * v).sum())(x)[0]))
+"""
+
+
+def test_aliasing_jax_to_funcgraph_keeps_the_backend_working():
+    code, out = run_python(ALIAS_PROGRAM)
+    assert code == 0, out
+    np.testing.assert_allclose([float(v) for v in out.split()], [6 * np.sin(1.0), 2.0],
+                               rtol=1e-6)
+
+
+def test_a_module_named_jax_set_before_import_does_not_break_the_backend():
+    code, out = run_python("""
+        import sys, types
+        sys.modules["jax"] = types.ModuleType("jax")
+        import funcgraph
+        print(float(funcgraph.jit(lambda x: x * 2)(3.0)))
+    """)
+    assert code == 0, out
+    assert out.strip() == "6.0"
+
+
+def test_missing_jax_is_a_clear_import_error():
+    code, out = run_python("""
+        import sys
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "jax" or name.startswith(("jax.", "jaxlib")):
+                    raise ModuleNotFoundError(f"No module named {name!r}")
+        sys.meta_path.insert(0, Block())
+        import funcgraph
+        funcgraph.jit(lambda x: x * 2)(3.0)
+    """)
+    assert code != 0
+    assert "funcgraph's backend needs jax and jaxlib" in out
