@@ -6,11 +6,13 @@ runtime, through a deliberately small surface (kept in this file):
 `jax.extend.backend.get_backend().compile_and_load`, `LoadedExecutable.execute`,
 `jax.device_put` and `numpy.asarray` on a device buffer.
 """
+import collections
 import functools
 import os
 import sys
 import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -147,22 +149,37 @@ def _compile_options():
 
 
 # Identical modules (the same primitive on the same types, the same jitted function
-# traced again) compile once per process.  Threads may compile at once; the lock
-# guards only the cache (XLA compiles outside it).
-_compiled_modules = {}
-_MAX_CACHED_MODULES = 1024
+# traced again) compile once: an executable is shared while anything uses it (a weak
+# cache), and the most recently compiled few stay alive after their users are gone, so
+# that re-creating a function soon after costs no compile.  Memory stays bounded by what
+# the program holds, not by how many functions it ever compiled.  Threads may compile at
+# once; the lock guards only the caches (XLA compiles outside it).
+_executables = weakref.WeakValueDictionary()
+_recent = collections.OrderedDict()
+_RECENT_KEPT = 64
 _cache_lock = threading.Lock()
 
 
 def compile(text, out_avals):
-    loaded = _compiled_modules.get(text)
-    if loaded is None:
-        loaded = _compile_module(text)
+    with _cache_lock:
+        executable = _executables.get(text)
+    if executable is None:
+        executable = Executable(_compile_module(text), text, out_avals)
         with _cache_lock:
-            if len(_compiled_modules) >= _MAX_CACHED_MODULES:
-                _compiled_modules.pop(next(iter(_compiled_modules)))
-            _compiled_modules[text] = loaded
-    return Executable(loaded, text, out_avals)
+            _executables[text] = executable
+    with _cache_lock:
+        _recent[text] = executable
+        _recent.move_to_end(text)
+        if len(_recent) > _RECENT_KEPT:
+            _recent.popitem(last=False)
+    return executable
+
+
+def clear_caches():
+    """Forget every compiled module (the next compile of each text is a real one)."""
+    with _cache_lock:
+        _executables.clear()
+        _recent.clear()
 
 
 def _compile_module(text):
