@@ -97,3 +97,63 @@ def test_missing_jax_is_a_clear_import_error():
     """)
     assert code != 0
     assert "funcgraph's backend needs jax and jaxlib" in out
+
+
+def _python_if(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def _leak():
+    box = []
+    fg.jit(lambda x: box.append(x) or x)(1.0)
+    return box[0] + 1.0
+
+
+def _bad_custom_vjp():
+    @fg.custom_vjp
+    def f(x):
+        return x * 2.0
+    f.defvjp(lambda x: (f(x), None), lambda res, g: (g, g))
+    return fg.grad(f)(1.0)
+
+
+ERRORS = {
+    "python if under jit": (lambda: fg.jit(_python_if)(1.0), fg.errors.ConcretizationTypeError),
+    "python if under jit(grad)": (lambda: fg.jit(fg.grad(_python_if))(1.0),
+                                  fg.errors.ConcretizationTypeError),
+    "python if under vmap": (lambda: fg.vmap(_python_if)(np.ones(3, np.float32)),
+                             fg.errors.ConcretizationTypeError),
+    "numpy on a tracer": (lambda: fg.grad(lambda x: x * np.sin(x))(1.0),
+                          fg.errors.TracerArrayConversionError),
+    "leaked tracer": (_leak, fg.errors.UnexpectedTracerError),
+    "shape mismatch under jit": (lambda: fg.jit(lambda a, b: a + b)(np.ones(2), np.ones(3)),
+                                 (TypeError, ValueError)),
+    "grad of a non-scalar": (lambda: fg.grad(lambda x: x * 2)(np.ones(2, np.float32)),
+                             TypeError),
+    "bad in_axes": (lambda: fg.vmap(lambda x: x, in_axes=2)(np.ones(3)), ValueError),
+    "error inside a scan body under grad": (
+        lambda: fg.grad(lambda x: fg.lax.scan(lambda c, _: (_python_if(c), None), x,
+                                              None, length=2)[0])(1.0),
+        fg.errors.ConcretizationTypeError),
+    "wrong custom_vjp bwd": (_bad_custom_vjp, TypeError),
+    "user exception inside jit(vmap(grad))": (
+        lambda: fg.jit(fg.vmap(fg.grad(lambda x: 1 / 0)))(np.ones(2, np.float32)),
+        ZeroDivisionError),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_after_an_error_the_next_call_works(name):
+    from funcgraph.interpreters.eval import is_eager
+    trigger, error = ERRORS[name]
+    with pytest.raises(error):
+        trigger()
+    assert is_eager()
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    np.testing.assert_allclose(fg.jit(lambda v: v * 2.0)(x), x * 2.0)
+    np.testing.assert_allclose(fg.grad(lambda v: (v ** 2).sum())(x), 2 * x)
+    np.testing.assert_allclose(fg.vmap(lambda v: v + 1.0)(x), x + 1.0)
+    np.testing.assert_allclose(fg.grad(_python_if)(-2.0), -1.0)
+    assert type(fg.numpy.sin(x)) is fg.Array
