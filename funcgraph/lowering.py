@@ -21,10 +21,6 @@ _ELEMENT_TYPES = {
 }
 
 
-def element_type(dtype):
-    return _ELEMENT_TYPES[dtype]
-
-
 def tensor_type(aval):
     dims = "".join(f"{d}x" for d in aval.shape)
     return f"tensor<{dims}{_ELEMENT_TYPES[aval.dtype]}>"
@@ -35,13 +31,6 @@ def i64_array(values):
     if not values:
         return "array<i64>"
     return "array<i64: " + ", ".join(str(int(v)) for v in values) + ">"
-
-
-def bool_array(values):
-    values = list(values)
-    if not values:
-        return "array<i1>"
-    return "array<i1: " + ", ".join("true" if v else "false" for v in values) + ">"
 
 
 def dense_scalar(value, dtype):

@@ -7,8 +7,10 @@ mutated), recursing into the sub-jaxprs held in equation params:
     cse             common subexpression elimination
     fold_constants  evaluate equations on small constants at compile time
     inline_calls    inline `pjit` calls of trivial jaxprs
-    optimize        the pipeline jit runs: inline, fold and CSE in one forward
-                    sweep, then DCE in one backward sweep
+    simplify        algebraic rewrites exact for every value (x*1 -> x, ...), which
+                    each primitive's block registers in ir.simplify_rules
+    optimize        the pipeline jit runs: inline, fold, simplify and CSE in one
+                    forward sweep, then DCE in one backward sweep
 
     print(passes.cse(fg.make_jaxpr(f)(x)))
 
@@ -116,61 +118,6 @@ def _fold(eqn, invars, params, known, max_size, scalars_only):
     return values
 
 
-# --- algebraic simplification: rewrites exact for every value (NaN, inf, -0.0) ---------
-
-_SHAPE_OPS = frozenset(["reshape", "broadcast_in_dim", "transpose", "squeeze", "expand_dims",
-                        "convert_element_type", "copy", "rev"])
-
-
-def _is_literal(x, value, negative_zero=None):
-    if type(x) is not Literal:
-        return False
-    v = np.asarray(x.val)
-    if v.shape or not v == value:
-        return False
-    return negative_zero is None or bool(np.signbit(v.real)) == negative_zero
-
-
-def _simplified(prim, invars, params, outvar, producers):
-    """An atom equal to the equation's output, or None.  Only rewrites that hold for
-    every input value: x*1, x/1, x-(+0), x+(-0), neg(neg(x)), identity shape ops and
-    conversions, select_n of one case."""
-    out = outvar.aval
-    name = prim.name
-    candidate = None
-    if name == "mul":
-        a, b = invars
-        candidate = a if _is_literal(b, 1) else b if _is_literal(a, 1) else None
-    elif name == "div":
-        candidate = invars[0] if _is_literal(invars[1], 1) else None
-    elif name == "sub":
-        b = invars[1]
-        int_zero = type(b) is Literal and np.asarray(b.val).dtype.kind in "iub"
-        candidate = invars[0] if _is_literal(b, 0, None if int_zero else False) else None
-    elif name == "add":
-        a, b = invars
-        for x, y in ((a, b), (b, a)):
-            int_zero = type(y) is Literal and np.asarray(y.val).dtype.kind in "iub"
-            if _is_literal(y, 0, None if int_zero else True):
-                candidate = x
-                break
-    elif name == "neg":
-        inner = producers.get(invars[0])
-        if inner is not None and inner[0] == "neg":
-            candidate = inner[1]
-    elif name in _SHAPE_OPS:
-        candidate = invars[0]
-    elif name == "select_n" and len(invars) == 2:
-        candidate = invars[1]
-    if candidate is None or candidate.aval != out:
-        return None
-    if name == "transpose" and tuple(params["permutation"]) != tuple(range(out.ndim)):
-        return None
-    if name == "rev" and params["dimensions"] and any(out.shape[d] > 1 for d in params["dimensions"]):
-        return None
-    return candidate
-
-
 def _forward(closed, opts, memo, top):
     """One sweep over the equations applying inlining, folding and CSE as opts say."""
     jaxpr = closed.jaxpr
@@ -189,10 +136,11 @@ def _forward(closed, opts, memo, top):
                 known[v] = value
 
     # Hot loop (it runs on every jit compile): locals, and no per-equation allocation
-    # beyond what a rewrite needs.
+    # beyond what a rewrite needs (and, when simplifying, one producers entry).
     inline_on, fold_on, cse_on, simplify_on = opts.inline, opts.fold, opts.cse, opts.simplify
     env_get = env.get
-    producers = {}    # Var -> (primitive name, first input), for neg(neg(x))
+    simplify_get = ir.simplify_rules.get
+    producers = {}    # Var -> (primitive name, first input), for the simplify rules
 
     def visit(eqn):
         nonlocal changed
@@ -223,13 +171,16 @@ def _forward(closed, opts, memo, top):
                         env[v] = Literal(value, v.aval)
                 return
         if simplify_on and len(eqn.outvars) == 1 and not prim.multiple_results:
-            replacement = _simplified(prim, invars, params, eqn.outvars[0], producers)
-            if replacement is not None:
-                changed = True
-                env[eqn.outvars[0]] = replacement
-                return
-            if prim.name == "neg" and type(invars[0]) is not Literal:
-                producers[eqn.outvars[0]] = ("neg", invars[0])
+            outvar = eqn.outvars[0]
+            rule = simplify_get(prim)
+            if rule is not None:
+                replacement = rule(invars, params, outvar, producers)
+                if replacement is not None:
+                    changed = True
+                    env[outvar] = replacement
+                    return
+            if invars:
+                producers[outvar] = (prim.name, invars[0])
         if cse_on:
             key = (prim, tuple(sorted(params.items())) if params else (),
                    tuple([x if type(x) is not Literal else _literal_key(x) for x in invars]))

@@ -1,4 +1,11 @@
-"""Primitives, one block each with all of its rules; importing this registers them all."""
+"""Primitives, one block each with all of its rules; importing this registers them all.
+
+The modules import one another in one order, lowest first, with no cycle:
+helpers (binds no primitive), base (broadcast_in_dim, reshape, transpose and
+reduce_sum, which every family's rules bind), batching_helpers, elementwise,
+structural, reductions, slicing, contractions, sorting, linalg, then the primitives
+holding jaxprs: jaxprs (helpers over whole jaxprs), call, collectives, control_flow
+and custom_ad.  A rule binds primitives of its own module or of a lower one."""
 from funcgraph.primitives import (  # noqa: F401
     call, collectives, contractions, control_flow, custom_ad, elementwise, linalg, reductions,
     slicing, sorting, structural)

@@ -1,24 +1,12 @@
-"""Helpers shared by batching rules: moving and adding batch dimensions, the
-elementwise batcher, and batching of sub-jaxprs."""
+"""Helpers shared by batching rules: adding batch dimensions (moving them is
+base.move_batch_dim), the elementwise batcher, and batching of whole functions."""
 from funcgraph import core
 from funcgraph.interpreters.batching import batch_flat
-
-
-def move_batch_dim(x, src, dst):
-    """x with its axis `src` moved to position `dst`."""
-    if src == dst:
-        return x
-    from funcgraph.primitives.structural import transpose_p
-    ndim = core.get_aval(x).ndim
-    perm = list(range(ndim))
-    perm.pop(src)
-    perm.insert(dst, src)
-    return transpose_p.bind(x, permutation=tuple(perm))
+from funcgraph.primitives.base import broadcast_in_dim_p, move_batch_dim
 
 
 def broadcast_batched(x, size, dim=0):
     """An unbatched x given a batch axis of `size` at position `dim`."""
-    from funcgraph.primitives.structural import broadcast_in_dim_p
     aval = core.get_aval(x)
     shape = aval.shape[:dim] + (size,) + aval.shape[dim:]
     dims = tuple(i for i in range(len(shape)) if i != dim)
@@ -64,12 +52,10 @@ def batch_elementwise(prim, scalar_ok=None):
 def _broadcast_lane(x, shape, full):
     if shape == full:
         return x
-    from funcgraph.primitives.structural import broadcast_in_dim_p
     return broadcast_in_dim_p.bind(x, shape=full, broadcast_dimensions=())
 
 
 def _broadcast_batched_scalar(x, size, full, target):
-    from funcgraph.primitives.structural import broadcast_in_dim_p
     shape = full[:target] + (size,) + full[target:]
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=(target,))
 

@@ -12,8 +12,12 @@ from funcgraph.interpreters.eval import direct_impls
 from funcgraph.interpreters.ad_util import is_zero
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import transpose_rules
-from funcgraph.primitives.batching_helpers import batch_at, move_batch_dim
+from funcgraph.primitives.base import move_batch_dim, reduce_sum_p, reshape_p
+from funcgraph.primitives.batching_helpers import batch_at
+from funcgraph.primitives.elementwise import mul_p
 from funcgraph.primitives.helpers import declare
+from funcgraph.primitives.reductions import reduce_max_p, reduce_min_p
+from funcgraph.primitives.structural import iota_p
 
 
 def _names(axis_name):
@@ -55,16 +59,15 @@ def _same_dim_batch(prim):
 
 # --- psum / pmax / pmin -------------------------------------------------------------
 
-def _reducing_collective(name, reduce_prim_name, unmapped):
+def _reducing_collective(name, reduce_prim, unmapped):
     prim = _declare_collective(name, lambda x, axis_name: x)
 
     def collective(axis_data, args, dims, axis_name):
-        from funcgraph.primitives import reductions
         (x,), (d,) = args, dims
         if d is None:
             out = unmapped(x, axis_data.size)
         else:
-            out = getattr(reductions, reduce_prim_name).bind(x, axes=(d,))
+            out = reduce_prim.bind(x, axes=(d,))
         return _rebind_rest(prim, out, axis_data, axis_name), None
 
     collective_rules[prim] = collective
@@ -73,12 +76,11 @@ def _reducing_collective(name, reduce_prim_name, unmapped):
 
 
 def _scaled(x, size):
-    from funcgraph.primitives.elementwise import mul_p
     aval = core.get_aval(x)
     return mul_p.bind(x, np.array(size, aval.dtype))
 
 
-psum_p = _reducing_collective("psum", "reduce_sum_p", _scaled)
+psum_p = _reducing_collective("psum", reduce_sum_p, _scaled)
 
 
 def _psum_jvp(primals, tangents, axis_name):
@@ -94,8 +96,8 @@ def _psum_transpose(ct, x, axis_name):
 jvp_rules[psum_p] = _psum_jvp
 transpose_rules[psum_p] = _psum_transpose
 
-pmax_p = _reducing_collective("pmax", "reduce_max_p", lambda x, size: x)
-pmin_p = _reducing_collective("pmin", "reduce_min_p", lambda x, size: x)
+pmax_p = _reducing_collective("pmax", reduce_max_p, lambda x, size: x)
+pmin_p = _reducing_collective("pmin", reduce_min_p, lambda x, size: x)
 
 
 # --- all_gather ---------------------------------------------------------------------
@@ -114,7 +116,6 @@ all_gather_p = _declare_collective("all_gather", _all_gather_shape)
 
 
 def _all_gather_collective(axis_data, args, dims, axis_name, axis_size, tiled, **params):
-    from funcgraph.primitives.structural import reshape_p
     (x,), (d,) = args, dims
     target = params["axis"]
     out = move_batch_dim(batch_at(x, d, axis_data.size), 0, target) if d is None else \
@@ -153,7 +154,6 @@ axis_index_p = _declare_collective(
 
 
 def _axis_index_collective(axis_data, args, dims, axis_name):
-    from funcgraph.primitives.structural import iota_p
     return iota_p.bind(dtype=dtypes.int32, shape=(axis_data.size,), dimension=0), 0
 
 

@@ -7,9 +7,10 @@ from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.ad_util import is_zero
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
+from funcgraph.primitives.base import transpose_p
 from funcgraph.primitives.elementwise import add_p, convert_element_type_p
-from funcgraph.primitives.structural import transpose_p
-from funcgraph.primitives.helpers import NUMBER, BOOL, check_dtype, check_same_dtypes, declare
+from funcgraph.primitives.helpers import (
+    BOOL, NUMBER, check_dtype, check_same_dtypes, declare, shift_dims)
 
 
 def _dot_general_shape(x, y, dimension_numbers, precision=None, preferred_element_type=None):
@@ -152,11 +153,6 @@ jvp_rules[dot_general_p] = _dot_general_jvp
 transpose_rules[dot_general_p] = _dot_general_transpose
 
 
-def _shift(dims, inserted):
-    """Dimension indices of an operand after a batch axis is inserted at `inserted`."""
-    return tuple(d + (d >= inserted) for d in dims)
-
-
 def _dot_general_batch(axis_data, args, dims, dimension_numbers, precision=None,
                        preferred_element_type=None):
     """Batch dims become dot_general batch (both batched) or free dims (one batched):
@@ -166,15 +162,16 @@ def _dot_general_batch(axis_data, args, dims, dimension_numbers, precision=None,
     (lc, rc), (lb, rb) = dimension_numbers
     params = dict(precision=precision, preferred_element_type=preferred_element_type)
     if xd is not None and yd is not None:
-        new = ((_shift(lc, xd), _shift(rc, yd)), ((xd,) + _shift(lb, xd), (yd,) + _shift(rb, yd)))
+        new = ((shift_dims(lc, xd), shift_dims(rc, yd)),
+               ((xd,) + shift_dims(lb, xd), (yd,) + shift_dims(rb, yd)))
         return dot_general_p.bind(x, y, dimension_numbers=new, **params), 0
     if xd is not None:
-        new = ((_shift(lc, xd), rc), (_shift(lb, xd), rb))
+        new = ((shift_dims(lc, xd), rc), (shift_dims(lb, xd), rb))
         x_ndim = core.get_aval(x).ndim
         free = [i for i in range(x_ndim) if i not in new[0][0] and i not in new[1][0]]
         out_dim = len(lb) + free.index(xd)
         return dot_general_p.bind(x, y, dimension_numbers=new, **params), out_dim
-    new = ((lc, _shift(rc, yd)), (lb, _shift(rb, yd)))
+    new = ((lc, shift_dims(rc, yd)), (lb, shift_dims(rb, yd)))
     x_ndim, y_ndim = core.get_aval(x).ndim, core.get_aval(y).ndim
     lhs_free = x_ndim - len(lc) - len(lb)
     free = [i for i in range(y_ndim) if i not in new[0][1] and i not in new[1][1]]

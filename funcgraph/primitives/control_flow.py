@@ -9,20 +9,22 @@ import numpy as np
 
 from funcgraph import core, dtypes, ir
 from funcgraph.core import ShapedArray
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, zeros_of
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import eval_jaxpr
-from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, zeros_of
 from funcgraph.interpreters.jvp import jvp_rules
-from funcgraph.primitives.jaxprs import jvp_jaxpr, partial_eval_jaxpr
 from funcgraph.interpreters.partial_eval import partial_eval_rules
-from funcgraph.interpreters.staging import StagingTrace, trace_flat
+from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import lower_jaxpr_body
+from funcgraph.primitives.base import broadcast_in_dim_p
 from funcgraph.primitives.batching_helpers import batch_at
-from funcgraph.primitives.jaxprs import batch_jaxpr, batched_outputs
-from funcgraph.primitives.jaxprs import const_free
 from funcgraph.primitives.call import merge_tangents
+from funcgraph.primitives.elementwise import add_p, select_n_p
 from funcgraph.primitives.helpers import declare
+from funcgraph.primitives.jaxprs import (
+    batch_jaxpr, batched_outputs, const_free, jvp_jaxpr, partial_eval_jaxpr)
+from funcgraph.primitives.reductions import reduce_or_p
 
 INT32_SCALAR = ShapedArray((), dtypes.int32)
 
@@ -181,8 +183,6 @@ def _cond_transpose(cts, index, *ops, branches):
 
 
 def _cond_batch(axis_data, args, dims, branches):
-    from funcgraph.primitives.elementwise import select_n_p
-    from funcgraph.primitives.structural import broadcast_in_dim_p
     index, ops = args[0], args[1:]
     index_dim, op_dims = dims[0], dims[1:]
     batched = [batch_jaxpr(b, op_dims, axis_data) for b in branches]
@@ -302,9 +302,6 @@ def _while_partial_eval(trace, args, params):
 
 
 def _while_batch(axis_data, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    from funcgraph.primitives.elementwise import select_n_p
-    from funcgraph.primitives.reductions import reduce_or_p
-    from funcgraph.primitives.structural import broadcast_in_dim_p
     nc, nb = cond_nconsts, body_nconsts
     cdims, bdims, carry_dims = dims[:nc], dims[nc:nc + nb], dims[nc + nb:]
     const_b = [d is not None for d in bdims]
@@ -617,7 +614,6 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
         cts_in = [instantiate(c) for c in backward_pass(variant, list(rc) + list(rx),
                                                         list(ct_carry) + list(ct_y))]
         ct_lc, ct_k, ct_x = cts_in[:n_lc], cts_in[n_lc:n_lc + nk], cts_in[n_lc + nk:]
-        from funcgraph.primitives.elementwise import add_p
         return [add_p.bind(s, c) for s, c in zip(acc, ct_lc)] + list(ct_k) + list(ct_x)
 
     in_avals = jaxpr.in_avals

@@ -1,27 +1,26 @@
 """Elementwise primitives: unary math, binary arithmetic, comparisons, logic,
 shifts, select_n, clamp and the dtype conversions.
 
-Each block holds the primitive's rules; most use the family helpers
-`unary`/`binary`.  Differentiation and batching rules join these blocks in
-their interpreters' registries (see funcgraph.interpreters)."""
+Each block holds the primitive's rules; most use the family helpers `unary` and
+`binary` below, which register the shape rule, NumPy impl, lowering and batching,
+and the differentiation helpers `defjvp_unary`, `_defjvp` and `_transpose_binary`."""
 import numpy as np
 
 from funcgraph import core, dtypes
+from funcgraph.array import scalar_array
 from funcgraph.core import ShapedArray
-from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.ad_util import (
     Zero, ad_ops, instantiate, is_zero, tangent_aval, zeros_of)
-from funcgraph.array import scalar_array
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
-from funcgraph.primitives.batching_helpers import batch_elementwise, move_batch_dim
+from funcgraph.ir import Literal, simplify_rules
+from funcgraph.primitives.base import broadcast_in_dim_p, move_batch_dim, reduce_sum_p
+from funcgraph.primitives.batching_helpers import batch_elementwise
 from funcgraph.primitives.helpers import (
-    ANY, BOOL, COMPLEX, FLOAT, INEXACT, INT, INTEGRAL, NUMBER, binary, broadcast_scalar_operands,
-    broadcast_to_aval, check_dtype, check_same_dtypes, check_same_shapes, compare_type, declare,
-    defjvp_unary, deflinear_unary, silence_numpy, unary, unbroadcast)
-from funcgraph.primitives.structural import broadcast_in_dim_p
-
-quiet = silence_numpy
+    ANY, BOOL, COMPLEX, FLOAT, INEXACT, INT, INTEGRAL, KIND, NUMBER, broadcast_scalar_operands,
+    check_dtype, check_same_dtypes, check_same_shapes, compare_type, declare, deflinear_unary,
+    defjvp_zero, lower_compare, unchanged_operand)
 
 
 def _real_dtype(dtype):
@@ -36,11 +35,65 @@ def _splat(ctx, value, aval):
                   {"broadcast_dimensions": "array<i64>"})
 
 
-def _compare(ctx, x, y, aval, direction):
-    """x <direction> y for two operands of type aval; a boolean array."""
-    return ctx.op("stablehlo.compare", [x, y], [aval, aval], aval.update(dtype=dtypes.bool_),
-                  {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
-                   "compare_type": compare_type(aval.dtype)})
+# --- the families: unary and binary elementwise primitives --------------------------
+
+def _unary_shape_rule(name, kinds, out_dtype):
+    def rule(x):
+        check_dtype(name, x, kinds)
+        if out_dtype is None:
+            return x
+        return ShapedArray(x.shape, out_dtype(x.dtype), x.weak_type)
+    return rule
+
+
+def _hlo_op_lowering(hlo_name):
+    def lower(ctx, avals_in, avals_out, *args):
+        return ctx.op(hlo_name, list(args), avals_in, avals_out[0])
+    return lower
+
+
+def unary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
+    """An elementwise unary primitive: same shape; dtype kept unless out_dtype maps it.
+
+    np_fn may be None when NumPy lacks the function: eager calls then run compiled.
+    Batching is elementwise (the batch dimension stays where it is)."""
+    prim = declare(name, _unary_shape_rule(name, kinds, out_dtype), np_fn,
+                   lowering or _hlo_op_lowering(hlo_name))
+    batching_rules[prim] = batch_elementwise(prim)
+    return prim
+
+
+def _binary_shape_rule(name, kinds, out_dtype):
+    def rule(x, y):
+        if x.dtype != y.dtype:
+            check_same_dtypes(name, [x, y])
+        if KIND[x.dtype] not in kinds:
+            check_dtype(name, x, kinds, "arguments")
+        if x.shape != y.shape and x.shape and y.shape:
+            check_same_shapes(name, [x, y], allow_scalars=True)
+        weak = x.weak_type and y.weak_type
+        if out_dtype is None and x.shape and x.weak_type == weak:
+            return x
+        dtype = x.dtype if out_dtype is None else out_dtype
+        return ShapedArray(x.shape or y.shape, dtype, weak)
+    return rule
+
+
+def _hlo_binary_lowering(hlo_name):
+    def lower(ctx, avals_in, avals_out, *args):
+        avals_in, args = broadcast_scalar_operands(ctx, avals_in, args, avals_out[0].shape)
+        return ctx.op(hlo_name, args, avals_in, avals_out[0])
+    return lower
+
+
+def binary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
+    """An elementwise binary primitive: operands of one dtype and one shape, except
+    that a rank-0 operand may meet a shaped one (it is broadcast, as in JAX's IR).
+    Batching is elementwise."""
+    prim = declare(name, _binary_shape_rule(name, kinds, out_dtype), np_fn,
+                   lowering or _hlo_binary_lowering(hlo_name))
+    batching_rules[prim] = batch_elementwise(prim)
+    return prim
 
 
 # --- differentiation helpers ------------------------------------------------------
@@ -101,15 +154,6 @@ def _zeros_like(x):
     return zeros_of(core.get_aval(x).update(weak_type=False))
 
 
-def _defjvp_zero(prim):
-    """JVP of a primitive whose output is piecewise constant in its operands (rounding,
-    comparisons, bit operations): a zero tangent, of dtype float0 for non-float outputs."""
-    def rule(primals, tangents, **params):
-        out = prim.bind(*primals, **params)
-        return out, Zero(tangent_aval(core.get_aval(out)))
-    jvp_rules[prim] = rule
-
-
 def _defjvp(prim, *terms):
     """JVP of an elementwise primitive as a sum over the operands with a nonzero tangent
     t of term(t, *primals, out, **params); a term given as None means the output does
@@ -127,8 +171,21 @@ def _defjvp(prim, *terms):
         total = parts[0]
         for part in parts[1:]:
             total = _add(total, part)
-        return out, broadcast_to_aval(total, out_aval)
+        return out, _to_shape(total, out_aval.shape)
     jvp_rules[prim] = rule
+
+
+def defjvp_unary(prim, derivative):
+    """JVP of an elementwise unary primitive: t_out = t * derivative(x, out, **params)."""
+    _defjvp(prim, lambda t, x, out, **params: _mul(t, derivative(x, out, **params)))
+
+
+def _unbroadcast(ct, aval):
+    """The cotangent of a rank-0 operand that met a shaped one: sum over the shape."""
+    ct_aval = core.get_aval(ct)
+    if ct_aval.shape == aval.shape:
+        return ct
+    return reduce_sum_p.bind(ct, axes=tuple(range(ct_aval.ndim)))
 
 
 def _transpose_binary(prim, ct_x, ct_y, jointly_linear=False):
@@ -144,9 +201,33 @@ def _transpose_binary(prim, ct_x, ct_y, jointly_linear=False):
             if ct_of is None or (is_undefined(other) and not jointly_linear):
                 raise ValueError(f"{prim.name} is not linear in its operand {i}, so it cannot "
                                  f"be transposed with respect to it")
-            out[i] = unbroadcast(ct_of(ct, other), operand.aval)
+            out[i] = _unbroadcast(ct_of(ct, other), operand.aval)
         return out
     transpose_rules[prim] = rule
+
+
+# --- simplification helpers: rewrites exact for every value (NaN, inf, -0.0) ---------
+
+def _if_same_type(atom, outvar):
+    """atom, when it is not None and has the output's type (a rewrite keeps types)."""
+    return atom if atom is not None and atom.aval == outvar.aval else None
+
+
+def _is_literal(x, value):
+    """x is a rank-0 literal equal to value."""
+    if type(x) is not Literal:
+        return False
+    v = np.asarray(x.val)
+    return not v.shape and bool(v == value)
+
+
+def _is_signed_zero(x, negative):
+    """x is a literal zero of the given sign; integer zeros have no sign, so any will do.
+    (x + -0.0 and x - +0.0 are x for every x, -0.0 included; x + +0.0 is not.)"""
+    if not _is_literal(x, 0):
+        return False
+    v = np.asarray(x.val)
+    return v.dtype.kind in "iub" or bool(np.signbit(v.real)) == negative
 
 
 # --- unary: sign and rounding ---------------------------------------------------
@@ -154,12 +235,21 @@ neg_p = unary("neg", np.negative, "stablehlo.negate", NUMBER)
 deflinear_unary(neg_p, lambda ct, aval: _neg(ct))
 
 
+def _neg_simplify(invars, params, outvar, producers):
+    """neg(neg(x)) is x."""
+    inner = producers.get(invars[0])
+    return _if_same_type(inner[1], outvar) if inner is not None and inner[0] == "neg" else None
+
+
+simplify_rules[neg_p] = _neg_simplify
+
+
 def _sign_lowering(ctx, avals_in, avals_out, x):
     aval = avals_in[0]
     if not dtypes.is_unsigned(aval.dtype):
         return ctx.op("stablehlo.sign", [x], avals_in, avals_out[0])
     # stablehlo.sign takes no unsigned integers: sign(x) = (x != 0).
-    nonzero = _compare(ctx, x, _splat(ctx, 0, aval), aval, "NE")
+    nonzero = lower_compare(ctx, x, _splat(ctx, 0, aval), aval, "NE")
     return ctx.op("stablehlo.convert", [nonzero], [aval.update(dtype=dtypes.bool_)], aval)
 
 
@@ -170,14 +260,13 @@ def _sign_impl(x):
 
 
 sign_p = unary("sign", _sign_impl, "stablehlo.sign", NUMBER, lowering=_sign_lowering)
-_defjvp_zero(sign_p)
+defjvp_zero(sign_p)
 floor_p = unary("floor", np.floor, "stablehlo.floor", (FLOAT,))
-_defjvp_zero(floor_p)
+defjvp_zero(floor_p)
 ceil_p = unary("ceil", np.ceil, "stablehlo.ceil", (FLOAT,))
-_defjvp_zero(ceil_p)
+defjvp_zero(ceil_p)
 
 
-@silence_numpy
 def _round_impl(x, rounding_method=0):
     if rounding_method == 1:
         return np.round(x)
@@ -192,21 +281,21 @@ def _round_lowering(ctx, avals_in, avals_out, x, rounding_method=0):
 
 round_p = declare("round", lambda x, rounding_method=0: (check_dtype("round", x, (FLOAT,)), x)[1],
                   _round_impl, _round_lowering)
-_defjvp_zero(round_p)
+defjvp_zero(round_p)
 batching_rules[round_p] = batch_elementwise(round_p)
 
 is_finite_p = unary("is_finite", np.isfinite, "stablehlo.is_finite", (FLOAT,),
                     out_dtype=lambda d: dtypes.bool_)
-_defjvp_zero(is_finite_p)
+defjvp_zero(is_finite_p)
 
 # --- unary: exponentials and logarithms ---------------------------------------------
-exp_p = unary("exp", quiet(np.exp), "stablehlo.exponential", INEXACT)
+exp_p = unary("exp", np.exp, "stablehlo.exponential", INEXACT)
 defjvp_unary(exp_p, lambda x, out: out)
-log_p = unary("log", quiet(np.log), "stablehlo.log", INEXACT)
+log_p = unary("log", np.log, "stablehlo.log", INEXACT)
 _defjvp(log_p, lambda t, x, out: _div(t, x))
-log1p_p = unary("log1p", quiet(np.log1p), "stablehlo.log_plus_one", INEXACT)
+log1p_p = unary("log1p", np.log1p, "stablehlo.log_plus_one", INEXACT)
 _defjvp(log1p_p, lambda t, x, out: _div(t, _add(x, _const(x, 1))))
-expm1_p = unary("expm1", quiet(np.expm1), "stablehlo.exponential_minus_one", INEXACT)
+expm1_p = unary("expm1", np.expm1, "stablehlo.exponential_minus_one", INEXACT)
 defjvp_unary(expm1_p, lambda x, out: _add(out, _const(out, 1)))
 tanh_p = unary("tanh", np.tanh, "stablehlo.tanh", INEXACT)
 defjvp_unary(tanh_p, lambda x, out: _sub(_const(out, 1), _square(out)))
@@ -220,7 +309,7 @@ def _exp2_lowering(ctx, avals_in, avals_out, x):
     return ctx.op("stablehlo.exponential", [scaled], avals_in, avals_out[0])
 
 
-exp2_p = unary("exp2", quiet(np.exp2), None, INEXACT, lowering=_exp2_lowering)
+exp2_p = unary("exp2", np.exp2, None, INEXACT, lowering=_exp2_lowering)
 defjvp_unary(exp2_p, lambda x, out: _mul(out, _const(out, np.log(2.0))))
 
 
@@ -233,11 +322,11 @@ logistic_p = unary("logistic", _logistic_impl, "stablehlo.logistic", INEXACT)
 defjvp_unary(logistic_p, lambda x, out: _mul(out, _sub(_const(out, 1), out)))
 
 # --- unary: trigonometry ------------------------------------------------------------
-sin_p = unary("sin", quiet(np.sin), "stablehlo.sine", INEXACT)
+sin_p = unary("sin", np.sin, "stablehlo.sine", INEXACT)
 defjvp_unary(sin_p, lambda x, out: cos_p.bind(x))
-cos_p = unary("cos", quiet(np.cos), "stablehlo.cosine", INEXACT)
+cos_p = unary("cos", np.cos, "stablehlo.cosine", INEXACT)
 defjvp_unary(cos_p, lambda x, out: _neg(sin_p.bind(x)))
-tan_p = unary("tan", quiet(np.tan), "stablehlo.tan", INEXACT)
+tan_p = unary("tan", np.tan, "stablehlo.tan", INEXACT)
 defjvp_unary(tan_p, lambda x, out: _add(_const(out, 1), _square(out)))
 
 
@@ -245,31 +334,30 @@ def _one_minus_square(x):
     return _sub(_const(x, 1), _square(x))
 
 
-asin_p = unary("asin", quiet(np.arcsin), "chlo.asin", INEXACT)
+asin_p = unary("asin", np.arcsin, "chlo.asin", INEXACT)
 defjvp_unary(asin_p, lambda x, out: rsqrt_p.bind(_one_minus_square(x)))
-acos_p = unary("acos", quiet(np.arccos), "chlo.acos", INEXACT)
+acos_p = unary("acos", np.arccos, "chlo.acos", INEXACT)
 defjvp_unary(acos_p, lambda x, out: _neg(rsqrt_p.bind(_one_minus_square(x))))
 atan_p = unary("atan", np.arctan, "chlo.atan", INEXACT)
 _defjvp(atan_p, lambda t, x, out: _div(t, _add(_const(x, 1), _square(x))))
-sinh_p = unary("sinh", quiet(np.sinh), "chlo.sinh", INEXACT)
+sinh_p = unary("sinh", np.sinh, "chlo.sinh", INEXACT)
 defjvp_unary(sinh_p, lambda x, out: cosh_p.bind(x))
-cosh_p = unary("cosh", quiet(np.cosh), "chlo.cosh", INEXACT)
+cosh_p = unary("cosh", np.cosh, "chlo.cosh", INEXACT)
 defjvp_unary(cosh_p, lambda x, out: sinh_p.bind(x))
 asinh_p = unary("asinh", np.arcsinh, "chlo.asinh", INEXACT)
 defjvp_unary(asinh_p, lambda x, out: rsqrt_p.bind(_add(_square(x), _const(x, 1))))
-acosh_p = unary("acosh", quiet(np.arccosh), "chlo.acosh", INEXACT)
+acosh_p = unary("acosh", np.arccosh, "chlo.acosh", INEXACT)
 # 1 / sqrt((x - 1)(x + 1)) rather than x^2 - 1, which loses digits near x = 1.
 defjvp_unary(acosh_p, lambda x, out: rsqrt_p.bind(
     _mul(_sub(x, _const(x, 1)), _add(x, _const(x, 1)))))
-atanh_p = unary("atanh", quiet(np.arctanh), "chlo.atanh", INEXACT)
+atanh_p = unary("atanh", np.arctanh, "chlo.atanh", INEXACT)
 _defjvp(atanh_p, lambda t, x, out: _div(
     _div(t, _sub(_const(x, 1), x)), _add(_const(x, 1), x)))
 
 # --- unary: roots and absolute value --------------------------------------------
-sqrt_p = unary("sqrt", quiet(np.sqrt), "stablehlo.sqrt", INEXACT)
+sqrt_p = unary("sqrt", np.sqrt, "stablehlo.sqrt", INEXACT)
 _defjvp(sqrt_p, lambda t, x, out: _div(_mul(t, _const(x, 0.5)), out))
-rsqrt_p = unary("rsqrt", quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), "stablehlo.rsqrt",
-                INEXACT)
+rsqrt_p = unary("rsqrt", lambda x: (1 / np.sqrt(x)).astype(x.dtype), "stablehlo.rsqrt", INEXACT)
 defjvp_unary(rsqrt_p, lambda x, out: _mul(_div(out, x), _const(x, -0.5)))
 cbrt_p = unary("cbrt", np.cbrt, "stablehlo.cbrt", (FLOAT,))
 defjvp_unary(cbrt_p, lambda x, out: _mul(integer_pow_p.bind(out, y=-2), _const(x, 1 / 3)))
@@ -370,7 +458,7 @@ batching_rules[conj_p] = batch_elementwise(conj_p)
 
 # --- unary: logic -------------------------------------------------------------
 not_p = unary("not", np.invert, "stablehlo.not", INTEGRAL)
-_defjvp_zero(not_p)
+defjvp_zero(not_p)
 
 
 # --- integer_pow: x ** y for a static integer y --------------------------------------
@@ -429,17 +517,48 @@ batching_rules[integer_pow_p] = batch_elementwise(integer_pow_p)
 
 
 # --- binary arithmetic ------------------------------------------------------------------
-add_p = binary("add", quiet(np.add), "stablehlo.add", NUMBER)
+add_p = binary("add", np.add, "stablehlo.add", NUMBER)
 _defjvp(add_p, lambda t, x, y, out: t, lambda t, x, y, out: t)
 _transpose_binary(add_p, lambda ct, y: ct, lambda ct, x: ct, jointly_linear=True)
 ad_ops["add"] = add_p.bind  # how the differentiation interpreters add tangents
-sub_p = binary("sub", quiet(np.subtract), "stablehlo.subtract", NUMBER)
+
+
+def _add_simplify(invars, params, outvar, producers):
+    """x + -0 and -0 + x are x."""
+    a, b = invars
+    candidate = a if _is_signed_zero(b, True) else b if _is_signed_zero(a, True) else None
+    return _if_same_type(candidate, outvar)
+
+
+simplify_rules[add_p] = _add_simplify
+
+sub_p = binary("sub", np.subtract, "stablehlo.subtract", NUMBER)
 _defjvp(sub_p, lambda t, x, y, out: t, lambda t, x, y, out: _neg(t))
 _transpose_binary(sub_p, lambda ct, y: ct, lambda ct, x: _neg(ct), jointly_linear=True)
-mul_p = binary("mul", quiet(np.multiply), "stablehlo.multiply", NUMBER)
+
+
+def _sub_simplify(invars, params, outvar, producers):
+    """x - +0 is x."""
+    x, y = invars
+    return _if_same_type(x if _is_signed_zero(y, False) else None, outvar)
+
+
+simplify_rules[sub_p] = _sub_simplify
+
+mul_p = binary("mul", np.multiply, "stablehlo.multiply", NUMBER)
 _defjvp(mul_p, lambda t, x, y, out: _mul(t, y), lambda t, x, y, out: _mul(x, t))
 # Linear in one operand; the other is a residual value.
 _transpose_binary(mul_p, _mul, lambda ct, x: _mul(x, ct))
+
+
+def _mul_simplify(invars, params, outvar, producers):
+    """x * 1 and 1 * x are x."""
+    a, b = invars
+    candidate = a if _is_literal(b, 1) else b if _is_literal(a, 1) else None
+    return _if_same_type(candidate, outvar)
+
+
+simplify_rules[mul_p] = _mul_simplify
 
 
 def _div_impl(x, y):
@@ -470,6 +589,16 @@ _defjvp(div_p, lambda t, x, y, out: _div(t, y),
         lambda t, x, y, out: _neg(_mul(_mul(t, x), integer_pow_p.bind(y, y=-2))))
 # Linear in the numerator only.
 _transpose_binary(div_p, _div, None)
+
+
+def _div_simplify(invars, params, outvar, producers):
+    """x / 1 is x."""
+    x, y = invars
+    return _if_same_type(x if _is_literal(y, 1) else None, outvar)
+
+
+simplify_rules[div_p] = _div_simplify
+
 rem_p = binary("rem", _rem_impl, "stablehlo.remainder", (INT, FLOAT))
 
 
@@ -483,7 +612,6 @@ _defjvp(rem_p, lambda t, x, y, out: t, _rem_y_tangent)
 
 
 def _minmax_impl(np_fn, pick_x):
-    @silence_numpy
     def impl(x, y):
         if not dtypes.is_complex(x.dtype):
             return np_fn(x, y)
@@ -508,9 +636,9 @@ def _minmax_lowering(hlo_name, direction):
         part = out.update(dtype=_real_dtype(out.dtype))
         rx, ry = (ctx.op("stablehlo.real", [v], [out], part) for v in (x, y))
         ix, iy = (ctx.op("stablehlo.imag", [v], [out], part) for v in (x, y))
-        real_eq = _compare(ctx, rx, ry, part, "EQ")
-        real_cmp = _compare(ctx, rx, ry, part, direction)
-        imag_cmp = _compare(ctx, ix, iy, part, direction)
+        real_eq = lower_compare(ctx, rx, ry, part, "EQ")
+        real_cmp = lower_compare(ctx, rx, ry, part, direction)
+        imag_cmp = lower_compare(ctx, ix, iy, part, direction)
         flag = part.update(dtype=dtypes.bool_)
         pick_x = ctx.op("stablehlo.select", [real_eq, imag_cmp, real_cmp], [flag] * 3, flag)
         return ctx.op("stablehlo.select", [pick_x, x, y], [flag, out, out], out)
@@ -547,7 +675,6 @@ def _pow_shape(x, y):
     return ShapedArray(x.shape or y.shape, x.dtype, x.weak_type and y.weak_type)
 
 
-@silence_numpy
 def _pow_impl(x, y):
     y = y.astype(x.dtype)
     out = np.power(x, y)
@@ -610,8 +737,8 @@ def _sum_of_squares(x, y):
 
 _defjvp(atan2_p, lambda t, x, y, out: _mul(t, _div(y, _sum_of_squares(x, y))),
         lambda t, x, y, out: _mul(t, _div(_neg(x), _sum_of_squares(x, y))))
-nextafter_p = binary("nextafter", quiet(np.nextafter), "chlo.next_after", (FLOAT,))
-_defjvp_zero(nextafter_p)
+nextafter_p = binary("nextafter", np.nextafter, "chlo.next_after", (FLOAT,))
+defjvp_zero(nextafter_p)
 
 
 # --- comparisons ---------------------------------------------------------------------
@@ -622,8 +749,8 @@ def _comparison(name, np_fn, direction, kinds=ANY):
                  "compare_type": compare_type(avals_in[0].dtype)}
         avals_in, args = broadcast_scalar_operands(ctx, avals_in, [x, y], avals_out[0].shape)
         return ctx.op("stablehlo.compare", args, avals_in, avals_out[0], attrs)
-    prim = binary(name, quiet(np_fn), None, kinds, out_dtype=dtypes.bool_, lowering=lower)
-    _defjvp_zero(prim)
+    prim = binary(name, np_fn, None, kinds, out_dtype=dtypes.bool_, lowering=lower)
+    defjvp_zero(prim)
     return prim
 
 
@@ -640,7 +767,7 @@ and_p = binary("and", np.bitwise_and, "stablehlo.and", INTEGRAL)
 or_p = binary("or", np.bitwise_or, "stablehlo.or", INTEGRAL)
 xor_p = binary("xor", np.bitwise_xor, "stablehlo.xor", INTEGRAL)
 for _prim in (and_p, or_p, xor_p):
-    _defjvp_zero(_prim)
+    defjvp_zero(_prim)
 
 
 def _shift_impl(np_fn, overflow):
@@ -675,7 +802,7 @@ shift_right_logical_p = binary("shift_right_logical",
                                _shift_impl(_logical_right, np.zeros_like),
                                "stablehlo.shift_right_logical", (INT,))
 for _prim in (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
-    _defjvp_zero(_prim)
+    defjvp_zero(_prim)
 
 
 
@@ -687,7 +814,7 @@ def _population_count_impl(x):
 
 population_count_p = unary("population_count", _population_count_impl, "stablehlo.popcnt",
                            (INT,))
-_defjvp_zero(population_count_p)
+defjvp_zero(population_count_p)
 
 
 # --- select_n: pick among cases by a boolean or integer predicate -----------------
@@ -739,7 +866,7 @@ def _select_tree(ctx, which, pred_aval, cases, offset, out):
     mid = len(cases) // 2
     low = _select_tree(ctx, which, pred_aval, cases[:mid], offset, out)
     high = _select_tree(ctx, which, pred_aval, cases[mid:], offset + mid, out)
-    is_low = _compare(ctx, which, _splat(ctx, offset + mid, pred_aval), pred_aval, "LT")
+    is_low = lower_compare(ctx, which, _splat(ctx, offset + mid, pred_aval), pred_aval, "LT")
     bool_aval = pred_aval.update(dtype=dtypes.bool_)
     return ctx.op("stablehlo.select", [is_low, low, high], [bool_aval, out, out], out)
 
@@ -777,6 +904,14 @@ transpose_rules[select_n_p] = _select_n_transpose
 batching_rules[select_n_p] = batch_elementwise(select_n_p, scalar_ok=(0,))
 
 
+def _select_n_simplify(invars, params, outvar, producers):
+    """select_n of one case is that case."""
+    return _if_same_type(invars[1] if len(invars) == 2 else None, outvar)
+
+
+simplify_rules[select_n_p] = _select_n_simplify
+
+
 # --- clamp(lo, x, hi): lo and hi are scalars or x's shape ----------------------------
 
 def _clamp_shape(lo, x, hi):
@@ -791,7 +926,6 @@ def _clamp_shape(lo, x, hi):
     return x
 
 
-@silence_numpy
 def _clamp_impl(lo, x, hi):
     return np.minimum(np.maximum(x, lo), hi)
 
@@ -856,7 +990,7 @@ def _convert_lowering(ctx, avals_in, avals_out, x, new_dtype, weak_type=False):
         x = ctx.op("stablehlo.real", [x], [src], real)
         src = real
     if dst.dtype == dtypes.bool_:
-        return _compare(ctx, x, _splat(ctx, 0, src), src, "NE")
+        return lower_compare(ctx, x, _splat(ctx, 0, src), src, "NE")
     return ctx.op("stablehlo.convert", [x], [src], dst)
 
 
@@ -885,6 +1019,7 @@ def _convert_transpose(ct, x, new_dtype, weak_type=False):
 jvp_rules[convert_element_type_p] = _convert_jvp
 transpose_rules[convert_element_type_p] = _convert_transpose
 batching_rules[convert_element_type_p] = batch_elementwise(convert_element_type_p)
+simplify_rules[convert_element_type_p] = unchanged_operand
 
 
 # --- bitcast_convert_type ------------------------------------------------------------
@@ -922,7 +1057,7 @@ def _bitcast_impl(x, new_dtype):
 bitcast_convert_type_p = declare(
     "bitcast_convert_type", _bitcast_shape, _bitcast_impl,
     lambda ctx, ai, ao, x, new_dtype: ctx.op("stablehlo.bitcast_convert", [x], ai, ao[0]))
-_defjvp_zero(bitcast_convert_type_p)
+defjvp_zero(bitcast_convert_type_p)
 
 
 def _bitcast_batch(axis_data, args, dims, new_dtype):
@@ -942,3 +1077,4 @@ batching_rules[bitcast_convert_type_p] = _bitcast_batch
 copy_p = declare("copy", lambda x: x, np.copy, lambda ctx, ai, ao, x: x)
 deflinear_unary(copy_p, lambda ct, aval: copy_p.bind(ct))
 batching_rules[copy_p] = batch_elementwise(copy_p)
+simplify_rules[copy_p] = unchanged_operand

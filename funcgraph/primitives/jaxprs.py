@@ -23,7 +23,6 @@ def const_free(closed):
     return converted, list(closed.consts)
 
 
-
 def jvp_jaxpr(closed, tangent_mask, force=None):
     """A jaxpr computing (primal outputs, tangent outputs) from (primals, the tangents
     marked in tangent_mask), and which outputs have a tangent there.

@@ -3,16 +3,17 @@ triangular_solve.  Both act on the last two axes; leading axes are batch axes.""
 import numpy as np
 
 from funcgraph import core
+from funcgraph.array import Array
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.ad_util import Zero, is_zero
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
+from funcgraph.primitives.base import broadcast_in_dim_p, transpose_p
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.contractions import dot_general_p
 from funcgraph.primitives.elementwise import add_p, mul_p, neg_p
 from funcgraph.primitives.helpers import FLOAT, check_dtype, declare
-from funcgraph.primitives.structural import broadcast_in_dim_p, transpose_p
 
 
 def _check_square(name, aval, arg="operand"):
@@ -29,7 +30,6 @@ def _tri_mask(n, lower, unit_diagonal=False):
 def _mask_matrix(x, mask):
     """x (..., n, n) times a constant 0/1 mask on its last two axes (linear in x)."""
     aval = core.get_aval(x)
-    from funcgraph.array import Array
     m = mask.astype(aval.dtype)
     m = Array(m, ShapedArray(m.shape, aval.dtype))
     nd = aval.ndim

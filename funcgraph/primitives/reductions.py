@@ -1,99 +1,27 @@
-"""Reductions: reduce_sum/max/min/prod/and/or, argmax/argmin and cumulative ops."""
+"""Reductions: reduce_max/min/prod/and/or, argmax/argmin and cumulative ops.  The
+family helper `reduction` and reduce_sum, which broadcast_in_dim's transpose binds,
+are in base.py (reduce_sum is importable from here too)."""
 import numpy as np
 
 from funcgraph import core, dtypes
+from funcgraph.array import scalar_array
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.ad_util import Zero, tangent_aval
-from funcgraph.array import scalar_array
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.lowering import i64_array
+from funcgraph.primitives.base import (  # noqa: F401 (reduce_sum_p is re-exported)
+    broadcast_in_dim_p, identity, kept_dims, reduce_axes_batch, reduce_sum_p, reduction,
+    reshape_p, transpose_p)
 from funcgraph.primitives.elementwise import (
     abs_p, add_p, convert_element_type_p, div_p, eq_p, exp_p, log1p_p, max_p, min_p, mul_p,
     ne_p, neg_p, select_n_p, sub_p)
 from funcgraph.primitives.helpers import (
-    ANY, BOOL, INT, FLOAT, NUMBER, check_dtype, compare_type, declare, deflinear_unary)
-from funcgraph.primitives.slicing import slice_p
-from funcgraph.primitives.structural import (
-    broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, transpose_p)
-
-
-def _reduced_shape(name, x, axes, kinds):
-    check_dtype(name, x, kinds)
-    axes = tuple(axes)
-    if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes):
-        raise ValueError(f"{name}: axes {axes} are invalid for an array of rank {x.ndim} "
-                         f"({x.str_short()}); each must be in [0, {x.ndim}) and appear once")
-    shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-    return ShapedArray(shape, x.dtype, x.weak_type)
-
-
-def _identity(dtype, which):
-    """The identity element of a monoid over `dtype` ("add", "mul", "max", "min", ...)."""
-    if which in ("add", "or"):
-        return np.zeros((), dtype)
-    if which == "mul":
-        return np.ones((), dtype)
-    if which == "and":  # all bits set: True, or -1 / the max of an unsigned type
-        return np.invert(np.zeros((), dtype))
-    if dtype == dtypes.bool_:
-        return np.array(which == "min")
-    if dtypes.is_int(dtype):
-        info = np.iinfo(dtype)
-        return np.array(info.min if which == "max" else info.max, dtype)
-    return np.array(-np.inf if which == "max" else np.inf, dtype)
-
-
-def reduction(name, np_fn, monoid, hlo_op, kinds):
-    """A reduction primitive over static `axes` with a monoid (identity + op)."""
-    def impl(x, axes):
-        if x.size == 0:
-            shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-            return np.full(shape, _identity(x.dtype, monoid), x.dtype)
-        return np.asarray(np_fn(x, axis=tuple(axes))).astype(x.dtype)
-
-    def lower(ctx, avals_in, avals_out, x, axes):
-        dtype = avals_in[0].dtype
-        scalar = ShapedArray((), dtype)
-        init = ctx.constant(_identity(dtype, monoid), scalar)
-        body = ctx.scalar_region(dtype, 2, hlo_op)
-        return ctx.op("stablehlo.reduce", [x, init], [avals_in[0], scalar], avals_out[0],
-                      {"dimensions": i64_array(axes)}, regions=[body])
-
-    prim = declare(name, lambda x, axes: _reduced_shape(name, x, axes, kinds), impl, lower)
-    batching_rules[prim] = _reduce_axes_batch(prim)
-    return prim
-
-
-def _shift_past(axis, batch_dim):
-    """A lane axis as an axis of the batched operand, whose batch axis is batch_dim."""
-    return axis + (axis >= batch_dim)
-
-
-def _reduce_axes_batch(prim):
-    """Batching rule of a primitive reducing `axes` (and any other params): the axes are
-    renumbered around the batch axis, which stays where it is, so nothing moves."""
-    def rule(axis_data, args, dims, axes, **params):
-        (x,), (d,) = args, dims
-        axes = tuple(_shift_past(a, d) for a in axes)
-        out_dim = d - sum(a < d for a in axes)
-        return prim.bind(x, axes=axes, **params), out_dim
-    return rule
+    ANY, BOOL, FLOAT, INT, NUMBER, check_dtype, declare, deflinear_unary, defjvp_zero,
+    lower_compare)
+from funcgraph.primitives.structural import concatenate_p, rev_p, slice_p
 
 
 # Differentiation helpers shared by the reductions.
-
-def _kept_dims(ndim, axes):
-    return tuple(d for d in range(ndim) if d not in axes)
-
-
-def _no_tangent_jvp(prim):
-    """JVP of a primitive whose outputs have no tangent (integer or boolean results)."""
-    def rule(primals, tangents, **params):
-        out = prim.bind(*primals, **params)
-        return out, Zero(tangent_aval(core.get_aval(out)))
-    jvp_rules[prim] = rule
-
 
 def _full(value, aval):
     scalar = scalar_array(value, aval.dtype)
@@ -107,15 +35,6 @@ def _slice_axis(x, start, stop, axis, stride=1):
     return slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits),
                         strides=tuple(strides))
 
-
-def _reduce_sum_transpose(ct, aval, axes):
-    # Every element of a reduced group fed the same output: broadcast ct back over the group.
-    return broadcast_in_dim_p.bind(ct, shape=aval.shape,
-                                   broadcast_dimensions=_kept_dims(aval.ndim, axes))
-
-
-reduce_sum_p = reduction("reduce_sum", np.sum, "add", "stablehlo.add", NUMBER)
-deflinear_unary(reduce_sum_p, _reduce_sum_transpose)
 
 reduce_prod_p = reduction("reduce_prod", np.prod, "mul", "stablehlo.multiply", NUMBER)
 
@@ -137,7 +56,7 @@ def _product_of_others(x, axes):
     the product of an exclusive cumulative product from each side: no division, so it
     is right (and differentiable again) where x has zeros."""
     aval = core.get_aval(x)
-    kept = _kept_dims(aval.ndim, axes)
+    kept = kept_dims(aval.ndim, axes)
     perm = kept + tuple(axes)
     moved_shape = tuple(aval.shape[d] for d in perm)
     n = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
@@ -172,7 +91,7 @@ def _chooser_jvp(prim):
         out = prim.bind(x, axes=axes)
         aval = core.get_aval(x)
         spread = broadcast_in_dim_p.bind(out, shape=aval.shape,
-                                         broadcast_dimensions=_kept_dims(aval.ndim, axes))
+                                         broadcast_dimensions=kept_dims(aval.ndim, axes))
         at_extremum = convert_element_type_p.bind(eq_p.bind(x, spread), new_dtype=aval.dtype,
                                                   weak_type=aval.weak_type)
         count = reduce_sum_p.bind(at_extremum, axes=axes)
@@ -187,9 +106,9 @@ _chooser_jvp(reduce_min_p)
 # Bitwise on integers (logical on bools), as XLA's and/or.
 reduce_and_p = reduction("reduce_and", np.bitwise_and.reduce, "and", "stablehlo.and",
                          (BOOL, INT))
-_no_tangent_jvp(reduce_and_p)
+defjvp_zero(reduce_and_p)
 reduce_or_p = reduction("reduce_or", np.bitwise_or.reduce, "or", "stablehlo.or", (BOOL, INT))
-_no_tangent_jvp(reduce_or_p)
+defjvp_zero(reduce_or_p)
 
 
 # --- argmax / argmin: index of the first max (min) along one axis ---------------------
@@ -223,12 +142,6 @@ def _argminmax_impl(np_fn):
     return impl
 
 
-def _compare(ctx, x, y, aval, direction):
-    return ctx.op("stablehlo.compare", [x, y], [aval, aval], aval.update(dtype=dtypes.bool_),
-                  {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
-                   "compare_type": compare_type(aval.dtype)})
-
-
 def _bool_op(ctx, name, *args):
     scalar = ShapedArray((), dtypes.bool_)
     return ctx.op(name, list(args), [scalar] * len(args), scalar)
@@ -244,22 +157,22 @@ def _argminmax_lowering(direction, monoid):
         val = ShapedArray((), aval.dtype)
         idx = ShapedArray((), index_dtype)
         iota = ctx.op("stablehlo.iota", [], [], idx_aval, {"iota_dimension": f"{axes[0]} : i64"})
-        init_val = ctx.constant(_identity(aval.dtype, monoid), val)
+        init_val = ctx.constant(identity(aval.dtype, monoid), val)
         init_idx = ctx.constant(np.zeros((), index_dtype), idx)
 
         def body(c, args):
             a, a_idx, b, b_idx = args
-            better = _compare(c, b, a, val, direction)
-            same = _compare(c, b, a, val, "EQ")
+            better = lower_compare(c, b, a, val, direction)
+            same = lower_compare(c, b, a, val, "EQ")
             if dtypes.is_float(aval.dtype):
-                a_nan = _compare(c, a, a, val, "NE")
-                b_nan = _compare(c, b, b, val, "NE")
+                a_nan = lower_compare(c, a, a, val, "NE")
+                b_nan = lower_compare(c, b, b, val, "NE")
                 a_num = _bool_op(c, "stablehlo.not", a_nan)
                 better = _bool_op(c, "stablehlo.or", better,
                                   _bool_op(c, "stablehlo.and", b_nan, a_num))
                 same = _bool_op(c, "stablehlo.or", same,
                                 _bool_op(c, "stablehlo.and", b_nan, a_nan))
-            earlier = _compare(c, b_idx, a_idx, idx, "LT")
+            earlier = lower_compare(c, b_idx, a_idx, idx, "LT")
             pick_b = _bool_op(c, "stablehlo.or", better,
                               _bool_op(c, "stablehlo.and", same, earlier))
             pred = ShapedArray((), dtypes.bool_)
@@ -281,14 +194,14 @@ def _argminmax(name, np_fn, direction, monoid):
         return _argminmax_shape(name, x, axes, index_dtype)
     prim = declare(name, shape_rule, _argminmax_impl(np_fn),
                    _argminmax_lowering(direction, monoid))
-    batching_rules[prim] = _reduce_axes_batch(prim)
+    batching_rules[prim] = reduce_axes_batch(prim)
     return prim
 
 
 argmax_p = _argminmax("argmax", np.argmax, "GT", "max")
-_no_tangent_jvp(argmax_p)
+defjvp_zero(argmax_p)
 argmin_p = _argminmax("argmin", np.argmin, "LT", "min")
-_no_tangent_jvp(argmin_p)
+defjvp_zero(argmin_p)
 
 
 # --- cumulative reductions along one axis -------------------------------------------
@@ -333,7 +246,7 @@ def _cumulative_lowering(monoid, region_fn):
         padding = [[0, 0] for _ in aval.shape]
         padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
         scalar = ShapedArray((), aval.dtype)
-        init = ctx.constant(_identity(aval.dtype, monoid), scalar)
+        init = ctx.constant(identity(aval.dtype, monoid), scalar)
         attrs = {"window_dimensions": i64_array(window),
                  "window_strides": i64_array([1] * aval.ndim),
                  "padding": f"dense<{padding}> : tensor<{aval.ndim}x2xi64>"}
@@ -359,7 +272,7 @@ def _logaddexp_region(ctx, dtype):
         soft = c.op("stablehlo.log_plus_one", [c.op("stablehlo.exponential", [neg], [s], s)],
                     [s], s)
         total = c.op("stablehlo.add", [hi, soft], [s, s], s)
-        same = _compare(c, a, b, s, "EQ")
+        same = lower_compare(c, a, b, s, "EQ")
         pred = ShapedArray((), dtypes.bool_)
         return [c.op("stablehlo.select", [same, hi, total], [pred, s, s], s)], [s]
     return ctx.region([s, s], body)
@@ -374,6 +287,11 @@ def cumulative(name, accumulate, monoid, region_fn, kinds):
                    _cumulative_lowering(monoid, region_fn))
     batching_rules[prim] = _cumulative_batch(prim)
     return prim
+
+
+def _shift_past(axis, batch_dim):
+    """A lane axis as an axis of the batched operand, whose batch axis is batch_dim."""
+    return axis + (axis >= batch_dim)
 
 
 def _cumulative_batch(prim):

@@ -1,5 +1,6 @@
-"""Slicing and indexing primitives: slice, dynamic_slice, dynamic_update_slice,
-gather and the scatter family.
+"""Slicing and indexing primitives: dynamic_slice, dynamic_update_slice, gather and
+the scatter family (the static slice, pad's inverse, is in structural.py and
+importable from here too).
 
 gather and scatter follow XLA's semantics with JAX's conventions: the index
 vector is always the last dimension of the indices, and `mode` says what
@@ -10,20 +11,21 @@ from typing import NamedTuple
 import numpy as np
 
 from funcgraph import core, dtypes
-from funcgraph.core import ShapedArray
-from funcgraph.interpreters.batching import batching_rules
-from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval, zeros_of
 from funcgraph.array import scalar_array
+from funcgraph.core import ShapedArray
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval, zeros_of
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import i64_array
-from funcgraph.primitives.batching_helpers import batch_at, broadcast_batched, move_batch_dim
+from funcgraph.primitives.base import broadcast_in_dim_p, move_batch_dim, reshape_p
+from funcgraph.primitives.batching_helpers import batch_at, broadcast_batched
 from funcgraph.primitives.elementwise import add_p, div_p, eq_p, mul_p, select_n_p, sub_p
 from funcgraph.primitives.helpers import (
-    ANY, BOOL, FLOAT, INT, NUMBER, check_dtype, check_same_dtypes, compare_type, declare,
-    deflinear_unary)
-from funcgraph.primitives.structural import (
-    broadcast_in_dim_p, concatenate_p, iota_p, pad_p, reshape_p)
+    ANY, BOOL, FLOAT, INT, NUMBER, aval_of, check_dtype, check_same_dtypes, compare_type,
+    declare, inserted, shift_dims)
+from funcgraph.primitives.structural import (  # noqa: F401 (slice_p is re-exported)
+    concatenate_p, iota_p, slice_p)
 
 
 def _check_scalar_indices(name, operand, indices):
@@ -45,27 +47,12 @@ def _clamped_starts(indices, shape, sizes):
     return [min(max(int(i), 0), d - s) for i, d, s in zip(indices, shape, sizes)]
 
 
-def _aval_of(x):
-    """The type of a transpose-rule argument, linear (UndefinedPrimal) or not."""
-    return x.aval if is_undefined(x) else core.get_aval(x)
-
-
 def _full(value, aval):
     """A value of type aval filled with `value` (bound, so it is traced like any op)."""
     scalar = scalar_array(value, aval.dtype)
     if not aval.shape:
         return scalar
     return broadcast_in_dim_p.bind(scalar, shape=aval.shape, broadcast_dimensions=())
-
-
-def _shift(dims, inserted):
-    """Dimension indices after a new dimension is inserted at position `inserted`."""
-    return tuple(d + (d >= inserted) for d in dims)
-
-
-def _insert(items, position, item):
-    items = tuple(items)
-    return items[:position] + (item,) + items[position:]
 
 
 def _select(pred, on_false, on_true):
@@ -80,70 +67,6 @@ def _broadcast_scalar(ctx, value, aval):
         return const
     return ctx.op("stablehlo.broadcast_in_dim", [const], [scalar], aval,
                   {"broadcast_dimensions": "array<i64>"})
-
-
-# --- slice: static start/limit/stride per dimension --------------------------------
-
-def _slice_shape(x, start_indices, limit_indices, strides=None):
-    n = x.ndim
-    if len(start_indices) != n or len(limit_indices) != n:
-        raise TypeError(f"slice: start_indices {start_indices} and limit_indices "
-                        f"{limit_indices} need one entry per dimension of {x.str_short()}")
-    strides = (1,) * n if strides is None else strides
-    if len(strides) != n or any(s < 1 for s in strides):
-        raise TypeError(f"slice: strides {strides} need one positive entry per dimension of "
-                        f"{x.str_short()}")
-    shape = []
-    for d, (start, limit, stride, size) in enumerate(zip(start_indices, limit_indices, strides,
-                                                         x.shape)):
-        if not 0 <= start <= limit <= size:
-            raise TypeError(f"slice: dimension {d} of {x.str_short()} cannot be sliced from "
-                            f"{start} to {limit}; need 0 <= start <= limit <= {size} "
-                            f"(start_indices={start_indices}, limit_indices={limit_indices})")
-        shape.append(-(-(limit - start) // stride))
-    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
-
-
-def _slice_impl(x, start_indices, limit_indices, strides=None):
-    strides = (1,) * x.ndim if strides is None else strides
-    return x[tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
-
-
-def _slice_lowering(ctx, avals_in, avals_out, x, start_indices, limit_indices, strides=None):
-    strides = (1,) * len(start_indices) if strides is None else strides
-    return ctx.op("stablehlo.slice", [x], avals_in, avals_out[0],
-                  {"start_indices": i64_array(start_indices),
-                   "limit_indices": i64_array(limit_indices), "strides": i64_array(strides)})
-
-
-slice_p = declare("slice", _slice_shape, _slice_impl, _slice_lowering)
-
-
-def _slice_transpose(ct, aval, start_indices, limit_indices, strides=None):
-    """Pad ct with zeros back to the operand: edges before and after the slice, and
-    stride - 1 zeros between consecutive elements."""
-    strides = (1,) * aval.ndim if strides is None else strides
-    config = []
-    for start, stride, n, size in zip(start_indices, strides, core.get_aval(ct).shape,
-                                      aval.shape):
-        end = start + (n - 1) * stride + 1 if n else start
-        config.append((start, size - end, stride - 1))
-    return pad_p.bind(ct, scalar_array(0, aval.dtype), padding_config=tuple(config))
-
-
-deflinear_unary(slice_p, _slice_transpose)
-
-
-def _slice_batch(axis_data, args, dims, start_indices, limit_indices, strides=None):
-    """The whole batch axis is kept: a full range is inserted for it."""
-    (x,), (d,) = args, dims
-    strides = None if strides is None else _insert(strides, d, 1)
-    return slice_p.bind(x, start_indices=_insert(start_indices, d, 0),
-                        limit_indices=_insert(limit_indices, d, axis_data.size),
-                        strides=strides), d
-
-
-batching_rules[slice_p] = _slice_batch
 
 
 # --- dynamic_slice: operand, *scalar start indices (clamped into range) -------------
@@ -215,8 +138,8 @@ def _dynamic_slice_batch(axis_data, args, dims, slice_sizes):
     x, *indices = args
     xd, *index_dims = dims
     if all(d is None for d in index_dims):
-        indices = _insert(indices, xd, _zero_index(indices))
-        return dynamic_slice_p.bind(x, *indices, slice_sizes=_insert(slice_sizes, xd,
+        indices = inserted(indices, xd, _zero_index(indices))
+        return dynamic_slice_p.bind(x, *indices, slice_sizes=inserted(slice_sizes, xd,
                                                                       axis_data.size)), xd
     vectors = _stacked_indices(indices, index_dims, axis_data.size)
     every = tuple(range(len(indices)))
@@ -267,7 +190,7 @@ def _dynamic_update_slice_transpose(ct, x, update, *indices):
     """Operand: ct with the updated window zeroed; update: that window of ct."""
     if is_zero(ct):
         return [None] * (2 + len(indices))
-    update_aval = _aval_of(update)
+    update_aval = aval_of(update)
     ct_x = ct_update = None
     if is_undefined(x):
         ct_x = dynamic_update_slice_p.bind(ct, zeros_of(update_aval), *indices)
@@ -289,7 +212,7 @@ def _dynamic_update_slice_batch(axis_data, args, dims):
         target = ud if xd is None else xd
         x = batch_at(x, xd, axis_data.size, target)
         update = batch_at(update, ud, axis_data.size, target)
-        indices = _insert(indices, target, _zero_index(indices))
+        indices = inserted(indices, target, _zero_index(indices))
         return dynamic_update_slice_p.bind(x, update, *indices), target
     vectors = _stacked_indices(indices, index_dims, axis_data.size)
     every = tuple(range(len(indices)))
@@ -639,9 +562,9 @@ def _new_position(rank, dims, k, prefer):
 
 def _pair_batching(operand_dims, index_dims, od, idd):
     """Batching dimension lists with the pair (od, idd) added (operand dims stay sorted)."""
-    operand_dims, index_dims = _shift(operand_dims, od), _shift(index_dims, idd)
+    operand_dims, index_dims = shift_dims(operand_dims, od), shift_dims(index_dims, idd)
     pos = sum(1 for b in operand_dims if b < od)
-    return _insert(operand_dims, pos, od), _insert(index_dims, pos, idd)
+    return inserted(operand_dims, pos, od), inserted(index_dims, pos, idd)
 
 
 def _gather_batch(axis_data, args, dims, *, dimension_numbers, slice_sizes, indices_are_sorted,
@@ -661,32 +584,32 @@ def _gather_batch(axis_data, args, dims, *, dimension_numbers, slice_sizes, indi
         lane_rank = core.get_aval(indices).ndim - 1 + len(dn.offset_dims)
         out_dim = _new_position(lane_rank, dn.offset_dims, k, od)
         new_dn = dn._replace(
-            offset_dims=_insert(_shift(dn.offset_dims, out_dim), k, out_dim),
-            collapsed_slice_dims=_shift(dn.collapsed_slice_dims, od),
-            start_index_map=_shift(dn.start_index_map, od),
-            operand_batching_dims=_shift(dn.operand_batching_dims, od))
-        sizes = _insert(slice_sizes, od, axis_data.size)
+            offset_dims=inserted(shift_dims(dn.offset_dims, out_dim), k, out_dim),
+            collapsed_slice_dims=shift_dims(dn.collapsed_slice_dims, od),
+            start_index_map=shift_dims(dn.start_index_map, od),
+            operand_batching_dims=shift_dims(dn.operand_batching_dims, od))
+        sizes = inserted(slice_sizes, od, axis_data.size)
         return gather_p.bind(operand, indices, dimension_numbers=new_dn, slice_sizes=sizes,
                              **params), out_dim
     indices, idd = _indices_batch_off_vector(indices, idd)
     lane_rank = core.get_aval(indices).ndim - 2 + len(dn.offset_dims)
     out_dim = _new_position(lane_rank, _batch_positions(lane_rank, dn.offset_dims), idd,
                             idd if od is None else od)
-    offset_dims = _shift(dn.offset_dims, out_dim)
+    offset_dims = shift_dims(dn.offset_dims, out_dim)
     if od is None:
         # Lanes may share indices: the whole index set is neither sorted nor unique.
         params.update(indices_are_sorted=False, unique_indices=False)
-        new_dn = dn._replace(offset_dims=offset_dims, start_indices_batching_dims=_shift(
+        new_dn = dn._replace(offset_dims=offset_dims, start_indices_batching_dims=shift_dims(
             dn.start_indices_batching_dims, idd))
         return gather_p.bind(operand, indices, dimension_numbers=new_dn,
                              slice_sizes=tuple(slice_sizes), **params), out_dim
     operand_bdims, index_bdims = _pair_batching(dn.operand_batching_dims,
                                                 dn.start_indices_batching_dims, od, idd)
     new_dn = GatherDimensionNumbers(
-        offset_dims=offset_dims, collapsed_slice_dims=_shift(dn.collapsed_slice_dims, od),
-        start_index_map=_shift(dn.start_index_map, od), operand_batching_dims=operand_bdims,
+        offset_dims=offset_dims, collapsed_slice_dims=shift_dims(dn.collapsed_slice_dims, od),
+        start_index_map=shift_dims(dn.start_index_map, od), operand_batching_dims=operand_bdims,
         start_indices_batching_dims=index_bdims)
-    sizes = _insert(slice_sizes, od, min(1, axis_data.size))
+    sizes = inserted(slice_sizes, od, min(1, axis_data.size))
     return gather_p.bind(operand, indices, dimension_numbers=new_dn, slice_sizes=sizes,
                          **params), out_dim
 
@@ -880,10 +803,10 @@ def _scatter_batch_rule(prim):
             target = _new_position(lane_updates_rank, window, k, od if ud is None else ud)
             updates = batch_at(updates, ud, size, target)
             new_dn = dn._replace(
-                update_window_dims=_insert(_shift(window, target), k, target),
-                inserted_window_dims=_shift(dn.inserted_window_dims, od),
-                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims, od),
-                operand_batching_dims=_shift(dn.operand_batching_dims, od))
+                update_window_dims=inserted(shift_dims(window, target), k, target),
+                inserted_window_dims=shift_dims(dn.inserted_window_dims, od),
+                scatter_dims_to_operand_dims=shift_dims(dn.scatter_dims_to_operand_dims, od),
+                operand_batching_dims=shift_dims(dn.operand_batching_dims, od))
         else:
             scatter_positions = _batch_positions(lane_updates_rank, window)
             if ud is None:
@@ -897,9 +820,9 @@ def _scatter_batch_rule(prim):
             operand_bdims, index_bdims = _pair_batching(
                 dn.operand_batching_dims, dn.scatter_indices_batching_dims, od, idd)
             new_dn = ScatterDimensionNumbers(
-                update_window_dims=_shift(window, ud),
-                inserted_window_dims=_shift(dn.inserted_window_dims, od),
-                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims, od),
+                update_window_dims=shift_dims(window, ud),
+                inserted_window_dims=shift_dims(dn.inserted_window_dims, od),
+                scatter_dims_to_operand_dims=shift_dims(dn.scatter_dims_to_operand_dims, od),
                 operand_batching_dims=operand_bdims, scatter_indices_batching_dims=index_bdims)
         return prim.bind(operand, indices, updates, dimension_numbers=new_dn,
                          indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
@@ -986,7 +909,7 @@ def _scatter_transpose(ct, x, indices, updates, **params):
     unique)."""
     if is_zero(ct):
         return [None, None, None]
-    u_aval = _aval_of(updates)
+    u_aval = aval_of(updates)
     ct_aval = core.get_aval(ct)
     ct_x = ct_updates = None
     if is_undefined(x):
@@ -998,7 +921,7 @@ def _scatter_transpose(ct, x, indices, updates, **params):
                                      indices_are_sorted=params["indices_are_sorted"],
                                      unique_indices=params["unique_indices"])
         if not params["unique_indices"]:
-            _, won = _scatter_winners(_aval_of(x), indices, u_aval, dn, mode)
+            _, won = _scatter_winners(aval_of(x), indices, u_aval, dn, mode)
             ct_updates = _select(won, zeros_of(core.get_aval(ct_updates)), ct_updates)
     return [ct_x, None, ct_updates]
 

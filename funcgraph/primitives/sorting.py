@@ -7,18 +7,12 @@ from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.ad_util import Zero, is_zero, tangent_aval
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.primitives.batching_helpers import batch_at
-from funcgraph.primitives.helpers import (
-    BOOL, FLOAT, INT, check_dtype, compare_type, declare)
+from funcgraph.primitives.base import reshape_p
+from funcgraph.primitives.helpers import BOOL, FLOAT, INT, check_dtype, declare, lower_compare
 from funcgraph.primitives.slicing import GatherDimensionNumbers, GatherScatterMode, gather_p
-from funcgraph.primitives.structural import iota_p, reshape_p
+from funcgraph.primitives.structural import iota_p
 
 _PRED = ShapedArray((), dtypes.bool_)
-
-
-def _compare(ctx, x, y, aval, direction):
-    return ctx.op("stablehlo.compare", [x, y], [aval, aval], _PRED,
-                  {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
-                   "compare_type": compare_type(aval.dtype)})
 
 
 def _logic(ctx, name, *args):
@@ -71,14 +65,14 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
 
 def _float_lt_eq(ctx, a, b, aval, need_eq):
     """(a < b, a == b or None) in the sort order: NaNs last and all equal."""
-    a_nan = _compare(ctx, a, a, aval, "NE")
-    b_nan = _compare(ctx, b, b, aval, "NE")
+    a_nan = lower_compare(ctx, a, a, aval, "NE")
+    b_nan = lower_compare(ctx, b, b, aval, "NE")
     a_num = _logic(ctx, "stablehlo.not", a_nan)
-    lt = _logic(ctx, "stablehlo.or", _compare(ctx, a, b, aval, "LT"),
+    lt = _logic(ctx, "stablehlo.or", lower_compare(ctx, a, b, aval, "LT"),
                 _logic(ctx, "stablehlo.and", a_num, b_nan))
     if not need_eq:
         return lt, None
-    eq = _logic(ctx, "stablehlo.or", _compare(ctx, a, b, aval, "EQ"),
+    eq = _logic(ctx, "stablehlo.or", lower_compare(ctx, a, b, aval, "EQ"),
                 _logic(ctx, "stablehlo.and", a_nan, b_nan))
     return lt, eq
 
@@ -95,8 +89,8 @@ def _key_lt_eq(ctx, a, b, aval, need_eq):
         return lt, _logic(ctx, "stablehlo.and", re_eq, im_eq) if need_eq else None
     if dtypes.is_float(aval.dtype):
         return _float_lt_eq(ctx, a, b, aval, need_eq)
-    eq = _compare(ctx, a, b, aval, "EQ") if need_eq else None
-    return _compare(ctx, a, b, aval, "LT"), eq
+    eq = lower_compare(ctx, a, b, aval, "EQ") if need_eq else None
+    return lower_compare(ctx, a, b, aval, "LT"), eq
 
 
 def _sort_lowering(ctx, avals_in, avals_out, *operands, dimension, is_stable, num_keys):

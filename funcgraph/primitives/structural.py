@@ -1,183 +1,28 @@
-"""Shape-changing primitives: broadcast_in_dim, reshape, squeeze, expand_dims,
-transpose, rev, pad, concatenate, iota."""
+"""Shape-changing primitives: squeeze, expand_dims, rev, pad, slice, concatenate and
+iota.  broadcast_in_dim, reshape and transpose, which every family's rules bind, are
+in base.py (and importable from here too)."""
 import numpy as np
 
 from funcgraph import core, dtypes
-from funcgraph.core import ShapedArray
-from funcgraph.interpreters.batching import batching_rules
 from funcgraph.array import scalar_array
-from funcgraph.interpreters.ad_util import ad_ops, instantiate, is_zero
+from funcgraph.core import ShapedArray
+from funcgraph.interpreters.ad_util import instantiate, is_zero
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
+from funcgraph.ir import simplify_rules
 from funcgraph.lowering import i64_array
-from funcgraph.primitives.batching_helpers import batch_at, move_batch_dim
-from funcgraph.primitives.helpers import check_same_dtypes, declare, deflinear_unary
-
-# Differentiation rules bind reduce_sum, sub and slice, whose modules may import this
-# one (it is the most basic), so those are imported inside the rules.
+from funcgraph.primitives.base import (  # noqa: F401 (re-exported)
+    broadcast_in_dim_p, reduce_sum_p, reshape_p, transpose_p)
+from funcgraph.primitives.batching_helpers import batch_at
+from funcgraph.primitives.elementwise import select_n_p, sub_p
+from funcgraph.primitives.helpers import (
+    aval_of, between, check_same_dtypes, declare, deflinear_unary, inserted, shape_tuple,
+    shift_dims, unchanged_operand)
 
 
 def _sum_all(x):
-    from funcgraph.primitives.reductions import reduce_sum_p
     return reduce_sum_p.bind(x, axes=tuple(range(core.get_aval(x).ndim)))
-
-
-def _shift_dims(dims, inserted):
-    """Dimension indices after a new dimension is inserted at position `inserted`."""
-    return tuple(d + (d >= inserted) for d in dims)
-
-
-def _aval_of(x):
-    """The type of a transpose-rule argument, linear (UndefinedPrimal) or not."""
-    return x.aval if is_undefined(x) else core.get_aval(x)
-
-
-def _shape_tuple(name, shape):
-    try:
-        shape = tuple(int(d) for d in shape)
-    except TypeError:
-        raise TypeError(f"{name}: shape must be a tuple of Python ints, got {shape!r} "
-                        f"(shapes must be static; use static_argnums for shapes passed to jit)")
-    if any(d < 0 for d in shape):
-        raise ValueError(f"{name}: negative dimension in shape {shape}")
-    return shape
-
-
-# --- broadcast_in_dim: operand dim i goes to result dim broadcast_dimensions[i] ---
-
-def _broadcast_in_dim_shape(x, shape, broadcast_dimensions):
-    shape = _shape_tuple("broadcast_in_dim", shape)
-    if len(broadcast_dimensions) != x.ndim:
-        raise TypeError(f"broadcast_in_dim: broadcast_dimensions {broadcast_dimensions} must "
-                        f"have one entry per operand dimension (operand {x.str_short()})")
-    for i, d in enumerate(broadcast_dimensions):
-        if not 0 <= d < len(shape) or x.shape[i] not in (1, shape[d]):
-            raise TypeError(f"broadcast_in_dim: operand {x.str_short()} cannot broadcast to "
-                            f"{shape} with broadcast_dimensions={broadcast_dimensions}")
-    if list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
-        raise TypeError(f"broadcast_in_dim: broadcast_dimensions {broadcast_dimensions} must "
-                        f"be strictly increasing")
-    return ShapedArray(shape, x.dtype, x.weak_type)
-
-
-def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
-    expanded = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = x.shape[i]
-    return np.broadcast_to(np.reshape(x, expanded), shape)
-
-
-def _broadcast_in_dim_lowering(ctx, avals_in, avals_out, x, shape, broadcast_dimensions):
-    return ctx.op("stablehlo.broadcast_in_dim", [x], avals_in, avals_out[0],
-                  {"broadcast_dimensions": i64_array(broadcast_dimensions)})
-
-
-broadcast_in_dim_p = declare("broadcast_in_dim", _broadcast_in_dim_shape, _broadcast_in_dim_impl,
-                             _broadcast_in_dim_lowering)
-
-
-def _broadcast_in_dim_transpose(ct, aval, shape, broadcast_dimensions):
-    """Sum over the result dimensions the operand was broadcast along: new ones and
-    size-1 operand dimensions that were stretched (put back with a reshape)."""
-    from funcgraph.primitives.reductions import reduce_sum_p
-    kept = [d for i, d in enumerate(broadcast_dimensions) if aval.shape[i] == shape[d]]
-    summed = tuple(d for d in range(len(shape)) if d not in kept)
-    out = reduce_sum_p.bind(ct, axes=summed) if summed else ct
-    if len(kept) != aval.ndim:
-        out = reshape_p.bind(out, new_sizes=aval.shape, dimensions=None)
-    return out
-
-
-deflinear_unary(broadcast_in_dim_p, _broadcast_in_dim_transpose)
-
-
-def _zeros(aval):
-    """A zero array of type aval: how the differentiation interpreters materialize zeros."""
-    zero = scalar_array(0, aval.dtype, aval.weak_type)
-    return broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=()) \
-        if aval.shape else zero
-
-
-ad_ops["zeros"] = _zeros
-
-
-def _between(dims, k, rank, prefer):
-    """A position for a new dimension that comes after dims[k - 1] and before dims[k]
-    once inserted (dims sorted, among `rank` dimensions), as near to `prefer` as possible."""
-    lo = dims[k - 1] + 1 if k > 0 else 0
-    hi = dims[k] if k < len(dims) else rank
-    return min(max(prefer, lo), hi)
-
-
-def _broadcast_in_dim_batch(axis_data, args, dims, shape, broadcast_dimensions):
-    """The batch axis stays an operand axis, placed in the result between the result
-    axes of its operand neighbours (so broadcast_dimensions stay increasing)."""
-    (x,), (d,) = args, dims
-    out_dim = _between(broadcast_dimensions, d, len(shape), d)
-    new_shape = shape[:out_dim] + (axis_data.size,) + shape[out_dim:]
-    shifted = _shift_dims(broadcast_dimensions, out_dim)
-    new_dims = shifted[:d] + (out_dim,) + shifted[d:]
-    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_dims), out_dim
-
-
-batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
-
-
-# --- reshape -------------------------------------------------------------------------
-
-def _reshape_shape(x, new_sizes, dimensions=None):
-    new_sizes = _shape_tuple("reshape", new_sizes)
-    if int(np.prod(new_sizes)) != x.size:
-        raise TypeError(f"reshape: cannot reshape {x.str_short()} ({x.size} elements) into "
-                        f"shape {new_sizes} ({int(np.prod(new_sizes))} elements)")
-    if dimensions is not None:
-        raise NotImplementedError("reshape with dimensions= (use transpose first)")
-    return ShapedArray(new_sizes, x.dtype, x.weak_type)
-
-
-reshape_p = declare(
-    "reshape", _reshape_shape, lambda x, new_sizes, dimensions=None: np.reshape(x, new_sizes),
-    lambda ctx, ai, ao, x, new_sizes, dimensions=None: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
-deflinear_unary(reshape_p, lambda ct, aval, new_sizes, dimensions=None: reshape_p.bind(
-    ct, new_sizes=aval.shape, dimensions=None))
-
-
-def _reshape_batch(axis_data, args, dims, new_sizes, dimensions=None):
-    """A reshape mixes dimensions in row-major order, so the batch axis must lead."""
-    x = move_batch_dim(args[0], dims[0], 0)
-    return reshape_p.bind(x, new_sizes=(axis_data.size,) + tuple(new_sizes),
-                          dimensions=dimensions), 0
-
-
-batching_rules[reshape_p] = _reshape_batch
-
-
-# --- transpose ------------------------------------------------------------------------
-
-def _transpose_shape(x, permutation):
-    if sorted(permutation) != list(range(x.ndim)):
-        raise TypeError(f"transpose: permutation {permutation} is not a permutation of the "
-                        f"{x.ndim} dimensions of {x.str_short()}")
-    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
-
-
-transpose_p = declare(
-    "transpose", _transpose_shape, lambda x, permutation: np.transpose(x, permutation),
-    lambda ctx, ai, ao, x, permutation: ctx.op("stablehlo.transpose", [x], ai, ao[0],
-                                               {"permutation": i64_array(permutation)}))
-deflinear_unary(transpose_p, lambda ct, aval, permutation: transpose_p.bind(
-    ct, permutation=tuple(int(i) for i in np.argsort(permutation))))
-
-
-def _transpose_batch(axis_data, args, dims, permutation):
-    """The batch axis keeps its position; the permutation moves the other axes around it."""
-    (x,), (d,) = args, dims
-    perm = list(_shift_dims(permutation, d))
-    perm.insert(d, d)
-    return transpose_p.bind(x, permutation=tuple(perm)), d
-
-
-batching_rules[transpose_p] = _transpose_batch
 
 
 # --- squeeze / expand_dims: remove or insert dimensions of size 1 ---------------
@@ -199,10 +44,11 @@ squeeze_p = declare(
 def _squeeze_batch(axis_data, args, dims, dimensions):
     (x,), (d,) = args, dims
     out_dim = d - sum(1 for k in dimensions if k < d)
-    return squeeze_p.bind(x, dimensions=_shift_dims(dimensions, d)), out_dim
+    return squeeze_p.bind(x, dimensions=shift_dims(dimensions, d)), out_dim
 
 
 batching_rules[squeeze_p] = _squeeze_batch
+simplify_rules[squeeze_p] = unchanged_operand
 
 
 def _expand_dims_shape(x, dimensions):
@@ -229,11 +75,12 @@ def _expand_dims_batch(axis_data, args, dims, dimensions):
     (x,), (d,) = args, dims
     out_ndim = core.get_aval(x).ndim - 1 + len(dimensions)
     kept = [i for i in range(out_ndim) if i not in dimensions]
-    out_dim = _between(kept, d, out_ndim, d)
-    return expand_dims_p.bind(x, dimensions=_shift_dims(dimensions, out_dim)), out_dim
+    out_dim = between(kept, d, out_ndim, d)
+    return expand_dims_p.bind(x, dimensions=shift_dims(dimensions, out_dim)), out_dim
 
 
 batching_rules[expand_dims_p] = _expand_dims_batch
+simplify_rules[expand_dims_p] = unchanged_operand
 
 
 # --- rev: reverse the order of elements along some dimensions -------------------
@@ -255,10 +102,18 @@ deflinear_unary(rev_p, lambda ct, aval, dimensions: rev_p.bind(ct, dimensions=di
 
 def _rev_batch(axis_data, args, dims, dimensions):
     (x,), (d,) = args, dims
-    return rev_p.bind(x, dimensions=_shift_dims(dimensions, d)), d
+    return rev_p.bind(x, dimensions=shift_dims(dimensions, d)), d
+
+
+def _rev_simplify(invars, params, outvar, producers):
+    """Reversing dimensions of size 0 or 1 changes nothing."""
+    if any(outvar.aval.shape[d] > 1 for d in params["dimensions"]):
+        return None
+    return unchanged_operand(invars, params, outvar, producers)
 
 
 batching_rules[rev_p] = _rev_batch
+simplify_rules[rev_p] = _rev_simplify
 
 
 # --- pad: (low, high, interior) padding per dimension; low/high may be negative ----
@@ -325,8 +180,6 @@ def _pad_jvp(primals, tangents, padding_config):
 def _pad_transpose(ct, x, padding_value, padding_config):
     """Operand: undo the edge padding (negative edges become zeros), then take every
     (interior + 1)-th element.  Padding value: whatever of ct the operand did not get."""
-    from funcgraph.primitives.elementwise import sub_p
-    from funcgraph.primitives.slicing import slice_p
     if is_zero(ct):
         return [None, None]
     ct_aval = core.get_aval(ct)
@@ -347,7 +200,6 @@ def _pad_batch(axis_data, args, dims, padding_config):
     """No padding along the batch axis.  A batched padding value cannot be a pad
     operand (it must be a scalar): pad with zeros, then select each lane's value
     where a padded mask says the element is padding."""
-    from funcgraph.primitives.elementwise import select_n_p
     x, value = args
     xd, vd = dims
     out_dim = 0 if xd is None else xd
@@ -366,6 +218,70 @@ def _pad_batch(axis_data, args, dims, padding_config):
 
 
 batching_rules[pad_p] = _pad_batch
+
+
+# --- slice: static start/limit/stride per dimension --------------------------------
+
+def _slice_shape(x, start_indices, limit_indices, strides=None):
+    n = x.ndim
+    if len(start_indices) != n or len(limit_indices) != n:
+        raise TypeError(f"slice: start_indices {start_indices} and limit_indices "
+                        f"{limit_indices} need one entry per dimension of {x.str_short()}")
+    strides = (1,) * n if strides is None else strides
+    if len(strides) != n or any(s < 1 for s in strides):
+        raise TypeError(f"slice: strides {strides} need one positive entry per dimension of "
+                        f"{x.str_short()}")
+    shape = []
+    for d, (start, limit, stride, size) in enumerate(zip(start_indices, limit_indices, strides,
+                                                         x.shape)):
+        if not 0 <= start <= limit <= size:
+            raise TypeError(f"slice: dimension {d} of {x.str_short()} cannot be sliced from "
+                            f"{start} to {limit}; need 0 <= start <= limit <= {size} "
+                            f"(start_indices={start_indices}, limit_indices={limit_indices})")
+        shape.append(-(-(limit - start) // stride))
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _slice_impl(x, start_indices, limit_indices, strides=None):
+    strides = (1,) * x.ndim if strides is None else strides
+    return x[tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+
+
+def _slice_lowering(ctx, avals_in, avals_out, x, start_indices, limit_indices, strides=None):
+    strides = (1,) * len(start_indices) if strides is None else strides
+    return ctx.op("stablehlo.slice", [x], avals_in, avals_out[0],
+                  {"start_indices": i64_array(start_indices),
+                   "limit_indices": i64_array(limit_indices), "strides": i64_array(strides)})
+
+
+slice_p = declare("slice", _slice_shape, _slice_impl, _slice_lowering)
+
+
+def _slice_transpose(ct, aval, start_indices, limit_indices, strides=None):
+    """Pad ct with zeros back to the operand: edges before and after the slice, and
+    stride - 1 zeros between consecutive elements."""
+    strides = (1,) * aval.ndim if strides is None else strides
+    config = []
+    for start, stride, n, size in zip(start_indices, strides, core.get_aval(ct).shape,
+                                      aval.shape):
+        end = start + (n - 1) * stride + 1 if n else start
+        config.append((start, size - end, stride - 1))
+    return pad_p.bind(ct, scalar_array(0, aval.dtype), padding_config=tuple(config))
+
+
+deflinear_unary(slice_p, _slice_transpose)
+
+
+def _slice_batch(axis_data, args, dims, start_indices, limit_indices, strides=None):
+    """The whole batch axis is kept: a full range is inserted for it."""
+    (x,), (d,) = args, dims
+    strides = None if strides is None else inserted(strides, d, 1)
+    return slice_p.bind(x, start_indices=inserted(start_indices, d, 0),
+                        limit_indices=inserted(limit_indices, d, axis_data.size),
+                        strides=strides), d
+
+
+batching_rules[slice_p] = _slice_batch
 
 
 # --- concatenate: join operands along one dimension ------------------------------
@@ -404,13 +320,12 @@ def _concatenate_jvp(primals, tangents, dimension):
 
 def _concatenate_transpose(ct, *operands, dimension):
     """Each linear operand's cotangent is its slice of ct along `dimension`."""
-    from funcgraph.primitives.slicing import slice_p
     if is_zero(ct):
         return [None] * len(operands)
     shape = core.get_aval(ct).shape
     cts, start = [], 0
     for x in operands:
-        size = _aval_of(x).shape[dimension]
+        size = aval_of(x).shape[dimension]
         if is_undefined(x):
             starts = tuple(start if d == dimension else 0 for d in range(len(shape)))
             limits = tuple(start + size if d == dimension else n for d, n in enumerate(shape))
@@ -442,7 +357,7 @@ batching_rules[concatenate_p] = _concatenate_batch
 # --- iota: 0, 1, 2, ... along one dimension, broadcast along the others -------------
 
 def _iota_shape(*, dtype, shape, dimension):
-    shape = _shape_tuple("iota", shape)
+    shape = shape_tuple("iota", shape)
     if dtype == dtypes.bool_ or dtype not in dtypes.SUPPORTED:
         raise TypeError(f"iota does not accept dtype {np.dtype(dtype).name}; it accepts integer, "
                         f"floating and complex dtypes")
