@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from funcgraph import core, dtypes, lax
+from funcgraph.config import config
 import funcgraph.numpy as fnp
 from funcgraph.transforms.jit import jit
 
@@ -192,7 +193,6 @@ def _seed_words(seed):
 
 
 def _x64():
-    from funcgraph.config import config
     return config.jax_enable_x64
 
 

@@ -2,18 +2,16 @@
 import numpy as np
 
 from funcgraph import core, dtypes, tree_util
+from funcgraph.array import Array
 from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.staging import trace_flat
+from funcgraph.lax._elementwise import add, clamp, convert_element_type, lt, ne
+from funcgraph.lax._operands import as_operand
+from funcgraph.lax._shapes import expand_dims, reshape
+from funcgraph.lax._slicing import concatenate, rev, slice_in_dim
 from funcgraph.primitives import control_flow as cf
 from funcgraph.primitives.batching_helpers import vmap_flat
 from funcgraph.primitives.jaxprs import const_free
-
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan"]
-
-
-def _lax():
-    from funcgraph import lax
-    return lax
 
 
 def _avals(leaves):
@@ -39,19 +37,18 @@ def _strong(x):
     """Loop carries and branch operands are strongly typed (as in JAX's control flow)."""
     aval = core.get_aval(x)
     if aval.weak_type:
-        return _lax().convert_element_type(x, aval.dtype, weak_type=False)
-    return x if not core.is_python_scalar(x) else _lax()._as_operand(x)
+        return convert_element_type(x, aval.dtype, weak_type=False)
+    return x if not core.is_python_scalar(x) else as_operand(x)
 
 
 def _match_output_types(outs, avals):
     """Weakly typed outputs of a branch/body adopt the expected (strong) types; outputs
     beyond `avals` (a scan's ys) pass unchanged."""
-    lax = _lax()
     fixed = list(outs[len(avals):])
     for o, a in reversed(list(zip(outs, avals))):
         oa = core.get_aval(o)
         if oa.dtype == a.dtype and oa.shape == a.shape and oa.weak_type != a.weak_type:
-            o = lax.convert_element_type(o, a.dtype, weak_type=a.weak_type)
+            o = convert_element_type(o, a.dtype, weak_type=a.weak_type)
         fixed.insert(0, o)
     return fixed
 
@@ -60,11 +57,10 @@ def _match_output_types(outs, avals):
 
 def switch(index, branches, *operands):
     """branches[clamp(index, 0, len(branches) - 1)](*operands)."""
-    return _switch(index, branches, operands, clamp=True)
+    return _switch(index, branches, operands, clamp_index=True)
 
 
-def _switch(index, branches, operands, clamp):
-    lax = _lax()
+def _switch(index, branches, operands, clamp_index):
     branches = list(branches)
     if not branches:
         raise ValueError("switch: branches must contain at least one function")
@@ -72,9 +68,9 @@ def _switch(index, branches, operands, clamp):
     if index_aval.shape != () or not dtypes.is_int(index_aval.dtype):
         raise TypeError(f"switch: the index must be a scalar integer, got "
                         f"{index_aval.str_short()}")
-    index = lax.convert_element_type(index, dtypes.int32)
-    if clamp and len(branches) > 1:
-        index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    index = convert_element_type(index, dtypes.int32)
+    if clamp_index and len(branches) > 1:
+        index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
     leaves, in_tree = tree_util.tree_flatten(operands)
     leaves = [_strong(x) if core.is_python_scalar(x) else x for x in leaves]
     avals = _avals(leaves)
@@ -107,11 +103,10 @@ def cond(pred, true_fun, false_fun, *operands):
     if pred_aval.shape != ():
         raise TypeError(f"cond: the predicate must be a scalar, got {pred_aval.str_short()}; "
                         f"use funcgraph.numpy.where for elementwise selection")
-    lax = _lax()
     if pred_aval.dtype != dtypes.bool_:
-        pred = lax.ne(pred, np.zeros((), pred_aval.dtype))
-    return _switch(lax.convert_element_type(pred, dtypes.int32), [false_fun, true_fun],
-                   operands, clamp=False)
+        pred = ne(pred, np.zeros((), pred_aval.dtype))
+    return _switch(convert_element_type(pred, dtypes.int32), [false_fun, true_fun],
+                   operands, clamp_index=False)
 
 
 # --- while_loop and fori_loop ------------------------------------------------------------
@@ -162,12 +157,11 @@ def _check_carry(what, carry_avals, out_avals, tree):
 
 def _promote_weak_carry(leaves, weak, out_avals):
     """As in JAX: a weakly typed initial carry takes the dtype the body gives it."""
-    lax = _lax()
     changed, new = False, []
     for x, w, o in zip(leaves, weak, out_avals):
         a = core.get_aval(x)
         if w and a.shape == o.shape and a.dtype != o.dtype:
-            x = lax.convert_element_type(x, o.dtype)
+            x = convert_element_type(x, o.dtype)
             changed = True
         new.append(x)
     return new, changed
@@ -178,7 +172,6 @@ def _concrete_int(x):
         return int(x)
     if isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu":
         return int(x)
-    from funcgraph.array import Array
     if type(x) is Array and not x.shape and x.dtype.kind in "iu":
         return int(x)
     return None
@@ -188,26 +181,25 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """for i in range(lower, upper): val = body_fun(i, val).  With concrete (Python int)
     bounds it is a scan, so reverse-mode differentiation works; otherwise a while_loop."""
     lo, hi = _concrete_int(lower), _concrete_int(upper)
-    lax = _lax()
     if lo is not None and hi is not None:
         def step(carry, _):
             i, val = carry
-            return (lax.add(i, np.int32(1)), body_fun(i, val)), None
+            return (add(i, np.int32(1)), body_fun(i, val)), None
         (_, result), _ = scan(step, (np.int32(lo), init_val), None, length=max(hi - lo, 0),
                               unroll=unroll or 1)
         return result
     dtype = core.get_aval(lower).dtype if not core.is_python_scalar(lower) else \
         core.get_aval(upper).dtype
-    lower = lax.convert_element_type(lower, dtype)
-    upper = lax.convert_element_type(upper, dtype)
+    lower = convert_element_type(lower, dtype)
+    upper = convert_element_type(upper, dtype)
 
     def cond_fn(carry):
         i, u, _ = carry
-        return lax.lt(i, u)
+        return lt(i, u)
 
     def body(carry):
         i, u, val = carry
-        return lax.add(i, lax.convert_element_type(1, dtype)), u, body_fun(i, val)
+        return add(i, convert_element_type(1, dtype)), u, body_fun(i, val)
     return while_loop(cond_fn, body, (lower, upper, init_val))[2]
 
 
@@ -287,22 +279,21 @@ def map(f, xs, *, batch_size=None):
     leaves, tree = tree_util.tree_flatten(xs)
     n = core.get_aval(leaves[0]).shape[0]
     full, rest = divmod(n, batch_size)
-    lax = _lax()
     pieces = []
     if full:
-        batched = [lax.reshape(lax.slice_in_dim(x, 0, full * batch_size),
-                               (full, batch_size) + core.get_aval(x).shape[1:]) for x in leaves]
+        batched = [reshape(slice_in_dim(x, 0, full * batch_size),
+                           (full, batch_size) + core.get_aval(x).shape[1:]) for x in leaves]
         ys = scan(lambda _, b: (None, _vmapped(f, tree, b)), None, batched)[1]
         pieces.append(tree_util.tree_map(
-            lambda y: lax.reshape(y, (full * batch_size,) + core.get_aval(y).shape[2:]), ys))
+            lambda y: reshape(y, (full * batch_size,) + core.get_aval(y).shape[2:]), ys))
     if rest:
-        tail = [lax.slice_in_dim(x, full * batch_size, n) for x in leaves]
+        tail = [slice_in_dim(x, full * batch_size, n) for x in leaves]
         pieces.append(_vmapped(f, tree, tail))
     if not pieces:
         return scan(lambda _, x: (None, f(x)), None, xs)[1]
     if len(pieces) == 1:
         return pieces[0]
-    return tree_util.tree_map(lambda a, b: lax.concatenate([a, b], 0), *pieces)
+    return tree_util.tree_map(lambda a, b: concatenate([a, b], 0), *pieces)
 
 
 def _vmapped(f, tree, leaves):
@@ -321,7 +312,6 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     """All prefix combinations of elems along `axis` under the associative fn, in
     O(log n) rounds: combine neighbouring pairs, scan the half-length sequence of pairs,
     then fill in the elements between (the classic odd/even recursion)."""
-    lax = _lax()
     leaves, tree = tree_util.tree_flatten(elems)
     if not leaves:
         return elems
@@ -335,19 +325,19 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         return tree_util.tree_leaves(out)
 
     def slice_(xs, start, stop, step=1):
-        return [lax.slice_in_dim(x, start, stop, step, axis) for x in xs]
+        return [slice_in_dim(x, start, stop, step, axis) for x in xs]
 
     def interleave(evens, odds):
         out = []
         for e, o in zip(evens, odds):
-            ne, no = core.get_aval(e).shape[axis], core.get_aval(o).shape[axis]
+            n_even, n_odd = core.get_aval(e).shape[axis], core.get_aval(o).shape[axis]
             shape = core.get_aval(e).shape
-            stacked = lax.concatenate(
-                [lax.expand_dims(e[_idx(axis, slice(0, no))], (axis + 1,)),
-                 lax.expand_dims(o, (axis + 1,))], axis + 1)
-            merged = lax.reshape(stacked, shape[:axis] + (2 * no,) + shape[axis + 1:])
-            if ne > no:
-                merged = lax.concatenate([merged, slice_([e], ne - 1, ne)[0]], axis)
+            stacked = concatenate(
+                [expand_dims(e[_idx(axis, slice(0, n_odd))], (axis + 1,)),
+                 expand_dims(o, (axis + 1,))], axis + 1)
+            merged = reshape(stacked, shape[:axis] + (2 * n_odd,) + shape[axis + 1:])
+            if n_even > n_odd:
+                merged = concatenate([merged, slice_([e], n_even - 1, n_even)[0]], axis)
             out.append(merged)
         return out
 
@@ -361,7 +351,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
             even_rest = combine(slice_(odd, 0, len_(odd) - 1), slice_(xs, 2, length, 2))
         else:
             even_rest = combine(odd, slice_(xs, 2, length, 2))
-        evens = [lax.concatenate([slice_([x], 0, 1)[0], r], axis)
+        evens = [concatenate([slice_([x], 0, 1)[0], r], axis)
                  for x, r in zip(xs, even_rest)]
         return interleave(evens, odd)
 
@@ -369,10 +359,10 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         return core.get_aval(xs[0]).shape[axis]
 
     if reverse:
-        leaves = [lax.rev(x, (axis,)) for x in leaves]
+        leaves = [rev(x, (axis,)) for x in leaves]
     out = scan(leaves)
     if reverse:
-        out = [lax.rev(x, (axis,)) for x in out]
+        out = [rev(x, (axis,)) for x in out]
     return tree_util.tree_unflatten(tree, out)
 
 

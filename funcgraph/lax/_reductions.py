@@ -1,13 +1,26 @@
-"""lax wrappers for argmax/argmin, cumulative ops, sort and top_k."""
+"""Reductions (reduce_sum, ...), argmax/argmin, cumulative ops, sort and top_k."""
 import operator
 
 from funcgraph import dtypes
-from funcgraph import lax as _lax
+from funcgraph.lax._operands import as_operand
+from funcgraph.lax._shapes import transpose
 from funcgraph.primitives import reductions as _red
 from funcgraph.primitives import sorting as _sorting
 
-__all__ = ["argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
-           "sort", "sort_key_val", "top_k"]
+
+def _reducer(prim):
+    def fn(x, axes):
+        return prim.bind(as_operand(x), axes=tuple(int(a) for a in axes))
+    fn.__name__ = prim.name
+    return fn
+
+
+reduce_sum = _reducer(_red.reduce_sum_p)
+reduce_prod = _reducer(_red.reduce_prod_p)
+reduce_max = _reducer(_red.reduce_max_p)
+reduce_min = _reducer(_red.reduce_min_p)
+reduce_and = _reducer(_red.reduce_and_p)
+reduce_or = _reducer(_red.reduce_or_p)
 
 
 def _axis(name, axis, ndim):
@@ -20,7 +33,7 @@ def _axis(name, axis, ndim):
 
 
 def _argminmax(prim, operand, axis, index_dtype):
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     axis = _axis(prim.name, axis, x.aval.ndim)
     return prim.bind(x, axes=(axis,), index_dtype=dtypes.canonicalize(index_dtype))
 
@@ -37,7 +50,7 @@ def argmin(operand, axis, index_dtype):
 
 def _cumulative(prim, doc):
     def fn(operand, axis=0, reverse=False):
-        x = _lax._as_operand(operand)
+        x = as_operand(operand)
         return prim.bind(x, axis=_axis(prim.name, axis, x.aval.ndim), reverse=bool(reverse))
     fn.__name__ = prim.name
     fn.__doc__ = doc
@@ -56,7 +69,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """Sort one array, or a sequence of arrays of one shape by their first num_keys
     (lexicographically); a sequence gives back a tuple."""
     single = not isinstance(operand, (list, tuple))
-    operands = [_lax._as_operand(x) for x in ([operand] if single else operand)]
+    operands = [as_operand(x) for x in ([operand] if single else operand)]
     if not operands:
         raise TypeError("lax.sort needs at least one operand")
     dimension = _axis("sort", dimension, operands[0].aval.ndim)
@@ -73,7 +86,7 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 def top_k(operand, k, *, axis=-1):
     """The k largest entries along `axis` (largest first, ties to the lower index) and
     their int32 indices."""
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     if x.aval.ndim == 0:
         raise ValueError(f"top_k needs an operand of rank >= 1, got {x.aval.str_short()}")
     axis = _axis("top_k", axis, x.aval.ndim)
@@ -83,5 +96,5 @@ def top_k(operand, k, *, axis=-1):
     # The primitive works on the last axis: swap `axis` there and back (a self-inverse perm).
     perm = list(range(x.aval.ndim))
     perm[axis], perm[last] = last, axis
-    outs = _sorting.top_k_p.bind(_lax.transpose(x, perm), k=operator.index(k))
-    return tuple(_lax.transpose(o, perm) for o in outs)
+    outs = _sorting.top_k_p.bind(transpose(x, perm), k=operator.index(k))
+    return tuple(transpose(o, perm) for o in outs)

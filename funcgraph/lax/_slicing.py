@@ -4,21 +4,15 @@ import operator
 import numpy as np
 
 from funcgraph import core, dtypes
-from funcgraph import lax as _lax
 from funcgraph.array import Array
+from funcgraph.lax._elementwise import add, clamp, convert_element_type, lt, select
+from funcgraph.lax._operands import as_operand
+from funcgraph.lax._shapes import expand_dims, reshape, squeeze
 from funcgraph.primitives import slicing as _sl
 from funcgraph.primitives import structural as _st
 from funcgraph.primitives.slicing import (
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers)
 
-__all__ = [
-    "rev", "pad", "concatenate", "iota", "broadcasted_iota",
-    "slice", "slice_in_dim", "index_in_dim",
-    "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
-    "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim",
-    "gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
-    "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",
-]
 
 def _ints(name, values):
     try:
@@ -37,9 +31,9 @@ def _axis(name, axis, ndim):
 
 def _matching_scalar(value, dtype):
     """A weakly typed scalar (a Python number) adopts `dtype`; anything else is kept."""
-    value = _lax._as_operand(value)
+    value = as_operand(value)
     if value.aval.weak_type and value.aval.dtype != dtype:
-        return _lax.convert_element_type(value, dtype)
+        return convert_element_type(value, dtype)
     return value
 
 
@@ -47,14 +41,13 @@ def _matching_scalar(value, dtype):
 
 def rev(operand, dimensions):
     """Reverse `operand` along each of `dimensions`."""
-    return _st.rev_p.bind(_lax._as_operand(operand), dimensions=_ints("rev dimensions",
-                                                                        dimensions))
+    return _st.rev_p.bind(as_operand(operand), dimensions=_ints("rev dimensions", dimensions))
 
 
 def pad(operand, padding_value, padding_config):
     """Pad with `padding_value`: padding_config is one (low, high, interior) per dimension;
     negative low/high remove elements."""
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     config = tuple(_ints("pad padding_config entries", triple) for triple in padding_config)
     return _st.pad_p.bind(x, _matching_scalar(padding_value, x.aval.dtype),
                           padding_config=config)
@@ -62,7 +55,7 @@ def pad(operand, padding_value, padding_config):
 
 def concatenate(operands, dimension):
     """Join `operands` (same dtype; shapes equal except along `dimension`)."""
-    operands = [_lax._as_operand(x) for x in operands]
+    operands = [as_operand(x) for x in operands]
     if not operands:
         raise ValueError("concatenate needs a non-empty sequence of arrays")
     if len(operands) == 1:
@@ -88,7 +81,7 @@ def iota(dtype, size, sharding=None):
 def slice(operand, start_indices, limit_indices, strides=None):
     """operand[start:limit:stride] in every dimension (all static)."""
     return _sl.slice_p.bind(
-        _lax._as_operand(operand), start_indices=_ints("slice start_indices", start_indices),
+        as_operand(operand), start_indices=_ints("slice start_indices", start_indices),
         limit_indices=_ints("slice limit_indices", limit_indices),
         strides=None if strides is None else _ints("slice strides", strides))
 
@@ -96,7 +89,7 @@ def slice(operand, start_indices, limit_indices, strides=None):
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     """operand[..., start_index:limit_index:stride] along `axis` (negative indices count
     from the end; None means the start or the end)."""
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     axis = operator.index(axis)
     size = x.aval.shape[axis]
     start = 0 if start_index is None else operator.index(start_index)
@@ -111,14 +104,14 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
 
 def index_in_dim(operand, index, axis=0, keepdims=True):
     """operand[..., index] along `axis` (static index; negative counts from the end)."""
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     index, axis = operator.index(index), operator.index(axis)
     size = x.aval.shape[axis]
     wrapped = index + size if index < 0 else index
     if not 0 <= wrapped < size:
         raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
     out = slice_in_dim(x, wrapped, wrapped + 1, 1, axis)
-    return out if keepdims else _lax.squeeze(out, (axis,))
+    return out if keepdims else squeeze(out, (axis,))
 
 
 # --- dynamic slices ----------------------------------------------------------------
@@ -129,7 +122,7 @@ def _split_indices(start_indices):
         if start_indices.aval.ndim != 1:
             raise ValueError(f"start indices must be a 1-D sequence, got "
                              f"{start_indices.aval.str_short()}")
-        return [_lax.reshape(slice(start_indices, (k,), (k + 1,)), ())
+        return [reshape(slice(start_indices, (k,), (k + 1,)), ())
                 for k in range(start_indices.aval.shape[0])]
     if isinstance(start_indices, np.ndarray):
         if start_indices.ndim != 1:
@@ -150,8 +143,8 @@ def _start_index(name, i, size, allow_negative):
                                  f"{size} with allow_negative_indices=False")
             i += size
         # Any start outside [0, size] clamps like size or 0 does; that range fits int32.
-        return _lax._as_operand(np.int32(min(max(i, 0), size)))
-    i = _lax._as_operand(i)
+        return as_operand(np.int32(min(max(i, 0), size)))
+    i = as_operand(i)
     aval = i.aval
     if aval.shape != () or not dtypes.is_int(aval.dtype):
         raise TypeError(f"{name}: start indices must be integer scalars, got {aval.str_short()}")
@@ -160,10 +153,10 @@ def _start_index(name, i, size, allow_negative):
         # Bring wide indices into [-size, size] first, so converting to int32 is exact
         # and the result (after wrapping negatives and clamping) is unchanged.
         lo = -size if signed else 0
-        i = _lax.clamp(np.array(lo, aval.dtype), i, np.array(size, aval.dtype))
-    i = _lax.convert_element_type(i, dtypes.int32)
+        i = clamp(np.array(lo, aval.dtype), i, np.array(size, aval.dtype))
+    i = convert_element_type(i, dtypes.int32)
     if signed and allow_negative:
-        i = _lax.select(_lax.lt(i, np.int32(0)), _lax.add(i, np.int32(size)), i)
+        i = select(lt(i, np.int32(0)), add(i, np.int32(size)), i)
     return i
 
 
@@ -181,7 +174,7 @@ def _dynamic_indices(name, operand, start_indices, allow_negative_indices):
 def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
     """The slice of `slice_sizes` starting at the (possibly traced) start_indices; starts
     are clamped so the slice stays in bounds."""
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     indices = _dynamic_indices("dynamic_slice", x, start_indices, allow_negative_indices)
     return _sl.dynamic_slice_p.bind(x, *indices,
                                     slice_sizes=_ints("dynamic_slice slice_sizes", slice_sizes))
@@ -189,7 +182,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
 
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
     """operand with `update` written at start_indices (clamped so it fits)."""
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     update = _matching_scalar(update, x.aval.dtype)
     indices = _dynamic_indices("dynamic_update_slice", x, start_indices, allow_negative_indices)
     return _sl.dynamic_update_slice_p.bind(x, update, *indices)
@@ -204,7 +197,7 @@ def _axis_only(ndim, axis, value, default):
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
                          allow_negative_indices=True):
     """operand[..., start_index:start_index + slice_size] along `axis` (clamped)."""
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     axis = operator.index(axis)
     ndim = x.aval.ndim
     sizes = list(x.aval.shape)
@@ -218,13 +211,13 @@ def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *, allow_negativ
     """operand[..., index] along `axis` for a possibly traced index (clamped)."""
     out = dynamic_slice_in_dim(operand, index, 1, axis,
                                allow_negative_indices=allow_negative_indices)
-    return out if keepdims else _lax.squeeze(out, (axis,))
+    return out if keepdims else squeeze(out, (axis,))
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
                                 allow_negative_indices=True):
     """operand with `update` written at start_index along `axis` (0 elsewhere)."""
-    x = _lax._as_operand(operand)
+    x = as_operand(operand)
     axis = operator.index(axis)
     ndim = x.aval.ndim
     return dynamic_update_slice(x, update, _axis_only(ndim, axis, start_index, 0),
@@ -234,11 +227,11 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
 
 def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
     """operand with `update` written at `index` along `axis`; update may lack that axis."""
-    x = _lax._as_operand(operand)
-    update = _lax._as_operand(update)
+    x = as_operand(operand)
+    update = as_operand(update)
     axis = operator.index(axis)
     if update.aval.ndim == x.aval.ndim - 1:
-        update = _lax.expand_dims(update, (axis,))
+        update = expand_dims(update, (axis,))
     elif update.aval.ndim != x.aval.ndim:
         raise TypeError(f"dynamic_update_index_in_dim: update {update.aval.str_short()} must "
                         f"have the rank of operand {x.aval.str_short()} or one less")
@@ -288,8 +281,8 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
            indices_are_sorted=False, mode=None, fill_value=None):
     """XLA's gather: slices of `slice_sizes` from operand at start_indices (see
     GatherDimensionNumbers). mode None means PROMISE_IN_BOUNDS, as in JAX."""
-    x = _lax._as_operand(operand)
-    indices = _lax._as_operand(start_indices)
+    x = as_operand(operand)
+    indices = as_operand(start_indices)
     mode = GatherScatterMode.from_any(
         GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode)
     fill = _fill_param(fill_value, x.aval.dtype) if mode == GatherScatterMode.FILL_OR_DROP \
@@ -304,9 +297,9 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
 def _scatter(prim):
     def fn(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
            unique_indices=False, mode=None):
-        x = _lax._as_operand(operand)
+        x = as_operand(operand)
         return prim.bind(
-            x, _lax._as_operand(scatter_indices), _matching_scalar(updates, x.aval.dtype),
+            x, as_operand(scatter_indices), _matching_scalar(updates, x.aval.dtype),
             dimension_numbers=_dnums(ScatterDimensionNumbers, dimension_numbers),
             indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
             mode=GatherScatterMode.from_any(mode))

@@ -219,7 +219,6 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
 
     Shapes [B, T, N, H] for the query and [B, S, K, H] for key and value (or the same
     without B); N must be a multiple of K (grouped-query attention)."""
-    import funcgraph.numpy as fnp
     if query_seq_lengths is not None or key_value_seq_lengths is not None or \
             local_window_size is not None:
         raise NotImplementedError("dot_product_attention: sequence lengths and local windows "

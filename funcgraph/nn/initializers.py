@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import dtypes, random
 import funcgraph.numpy as fnp
 
 __all__ = [
@@ -38,8 +38,6 @@ def constant(value, dtype=None):
 
 def uniform(scale=1e-2, dtype=None):
     """Uniform on [0, scale)."""
-    from funcgraph import random
-
     def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return random.uniform(key, _shape(shape), dtype) * fnp.array(scale, dtype)
@@ -47,8 +45,6 @@ def uniform(scale=1e-2, dtype=None):
 
 
 def normal(stddev=1e-2, dtype=None):
-    from funcgraph import random
-
     def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return random.normal(key, _shape(shape), dtype) * fnp.array(stddev, dtype)
@@ -56,8 +52,6 @@ def normal(stddev=1e-2, dtype=None):
 
 
 def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
-    from funcgraph import random
-
     def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return (random.truncated_normal(key, lower, upper, _shape(shape), dtype)
@@ -87,8 +81,6 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
                      dtype=None):
     """Samples with variance scale / fan (fan_in, fan_out, fan_avg or fan_geo_avg), from a
     truncated normal, a normal or a uniform distribution (real dtypes)."""
-    from funcgraph import random
-
     def init(key, shape, dtype=dtype):
         shape = _shape(shape)
         dtype = _dtype(dtype)

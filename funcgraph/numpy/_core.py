@@ -1,17 +1,15 @@
-"""The machinery of funcgraph.numpy: operands, promotion and broadcasting."""
+"""The machinery of funcgraph.numpy: operands (and arrays made from Python objects),
+dtype conversion, promotion and broadcasting."""
 import math
 
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, lax
 from funcgraph.array import Array
 from funcgraph.core import Tracer
 from funcgraph.interpreters.eval import impl_rules
-from funcgraph import lax
 from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives import structural as st
-
-ArrayLike = (Array, Tracer)
 
 
 def aval_of(x):
@@ -34,7 +32,6 @@ def asarray_operand(x):
         aval = core.aval_of_python_scalar(x)
         return Array(np.array(x, aval.dtype), aval)
     if isinstance(x, (list, tuple)):
-        from funcgraph.numpy import array
         return array(x)
     if isinstance(x, (np.ndarray, np.generic)):
         x = core.canonical_numpy(x)
@@ -57,8 +54,6 @@ def convert(x, dtype, weak_type=False):
         value = impl_rules[ew.convert_element_type_p](x._value, new_dtype=dtype)
         return Array(np.asarray(value), core.scalar_aval(dtype, weak_type))
     return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
-    return ew.convert_element_type_p.bind(asarray_operand(x), new_dtype=dtype,
-                                          weak_type=weak_type)
 
 
 _scalar_arrays = {}
@@ -203,9 +198,89 @@ def canonical_axes(axis, ndim):
     return (check_axis(axis, ndim),)
 
 
-def reshape(x, shape):
-    x = asarray_operand(x)
-    shape = tuple(int(d) for d in shape)
-    if x.aval.shape == shape:
-        return x
-    return lax.reshape(x, shape)
+def canonical_dtype(dtype):
+    return None if dtype is None else dtypes.canonicalize(np.dtype(dtype))
+
+
+def shape_arg(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a tuple of ints (static values), got "
+                        f"{shape!r}; under jit, pass shapes with static_argnums") from None
+
+
+def check_same_shapes(arrays, name):
+    first = aval_of(arrays[0]).shape
+    for i, a in enumerate(arrays[1:], 1):
+        if aval_of(a).shape != first:
+            raise ValueError(f"{name}: all input arrays must have the same shape, but arrays[0] "
+                             f"has shape {first} and arrays[{i}] has shape {aval_of(a).shape}")
+
+
+def astype(x, dtype, /, copy=False):
+    dtype = dtypes.canonicalize(np.dtype(dtype))
+    return convert(x, dtype, False)
+
+
+# --- arrays from Python objects -----------------------------------------------------------
+
+def array(object, dtype=None, copy=True, ndmin=0):
+    if isinstance(object, (Array, Tracer)):
+        out = object if dtype is None else astype(object, dtype)
+    elif isinstance(object, (list, tuple)) and contains_traced(object):
+        out = _stack_nested(object)
+        out = astype(out, aval_of(out).dtype if dtype is None else dtype)
+    else:
+        if core.is_python_scalar(object) and dtype is None:
+            aval = core.aval_of_python_scalar(object)
+            value = np.array(object, aval.dtype)
+            out = Array(value, core.ShapedArray((), aval.dtype, False))
+        else:
+            value = np.array(object, dtype=canonical_dtype(dtype))
+            if value.dtype == object_dtype:
+                raise TypeError(f"funcgraph.numpy.array: cannot make an array of objects "
+                                f"from {object!r}")
+            if dtype is None and value.dtype == np.float64 and not _all_numpy(object):
+                value = value.astype(dtypes.default_float())
+            value = core.canonical_numpy(value)
+            out = Array(value, core.aval_of_numpy(value))
+    for _ in range(ndmin - aval_of(out).ndim):
+        out = lax.expand_dims(out, (0,))
+    return out
+
+
+object_dtype = np.dtype(object)
+
+
+def _all_numpy(x):
+    return isinstance(x, (np.ndarray, np.generic))
+
+
+def _stack_nested(seq):
+    """Nested sequences holding traced values, stacked; Python scalars stay weakly typed
+    (so [x_f16, 1.0] is float16, as in JAX)."""
+    items = [_stack_nested(o) if isinstance(o, (list, tuple)) else asarray_operand(o)
+             for o in seq]
+    if not items:
+        raise ValueError("stack: need at least one array to stack")
+    check_same_shapes(items, "stack")
+    items = promote_dtypes(*[lax.expand_dims(a, (0,)) for a in items])
+    return items[0] if len(items) == 1 else lax.concatenate(items, 0)
+
+
+def contains_traced(seq):
+    for o in seq:
+        if isinstance(o, (Array, Tracer)):
+            return True
+        if isinstance(o, (list, tuple)) and contains_traced(o):
+            return True
+    return False
+
+
+def asarray(a, dtype=None, order=None, copy=None):
+    if isinstance(a, (Array, Tracer)) and dtype is None:
+        return a
+    return array(a, dtype=dtype)

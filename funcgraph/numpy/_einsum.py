@@ -12,7 +12,8 @@ from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives import reductions as red
 
 
-def einsum(subscripts, *operands, optimize="auto", preferred_element_type=None):
+def einsum(subscripts, *operands, optimize="auto", precision=None,
+           preferred_element_type=None):
     if not isinstance(subscripts, str):
         # the interleaved form einsum(op0, sublist0, op1, sublist1, ..., [out])
         subscripts, operands = _interleaved_to_subscripts((subscripts,) + operands)

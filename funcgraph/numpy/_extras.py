@@ -2,8 +2,14 @@
 trapezoid, block."""
 import numpy as np
 
-from funcgraph import core
+from funcgraph import core, lax
 from funcgraph.array import Array
+from funcgraph.numpy._core import asarray
+from funcgraph.numpy._creation import zeros_like
+from funcgraph.numpy._joining import concatenate
+from funcgraph.numpy._manipulation import diff
+from funcgraph.numpy._reductions import sum
+from funcgraph.numpy._shapes import moveaxis, ndim, reshape
 
 
 def _index_array(values):
@@ -38,11 +44,10 @@ def tril_indices_from(arr, k=0):
 
 def polyval(p, x):
     """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule."""
-    import funcgraph.numpy as fnp
-    p = fnp.asarray(p)
+    p = asarray(p)
     if p.ndim != 1:
         raise ValueError(f"polyval: p must be 1-d, got shape {p.shape}")
-    result = fnp.zeros_like(fnp.asarray(x) * p[0]) if p.shape[0] else fnp.zeros_like(x)
+    result = zeros_like(asarray(x) * p[0]) if p.shape[0] else zeros_like(x)
     for i in range(p.shape[0]):
         result = result * x + p[i]
     return result
@@ -50,9 +55,7 @@ def polyval(p, x):
 
 def lexsort(keys, axis=-1):
     """Indices that sort by the last key first, then the one before it, ... (stable)."""
-    import funcgraph.numpy as fnp
-    from funcgraph import lax
-    keys = [fnp.asarray(k) for k in keys]
+    keys = [asarray(k) for k in keys]
     if not keys:
         raise TypeError("lexsort: need at least one key")
     shape = keys[0].shape
@@ -65,20 +68,18 @@ def lexsort(keys, axis=-1):
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Integral of y by the trapezoidal rule along axis (samples at x, or spaced dx)."""
-    import funcgraph.numpy as fnp
-    y = fnp.moveaxis(fnp.asarray(y), axis, -1)
+    y = moveaxis(asarray(y), axis, -1)
     if x is None:
         widths = dx
     else:
-        x = fnp.asarray(x)
-        widths = fnp.diff(x if x.ndim == 1 else fnp.moveaxis(x, axis, -1), axis=-1)
-    return fnp.sum(widths * (y[..., 1:] + y[..., :-1]) * 0.5, axis=-1)
+        x = asarray(x)
+        widths = diff(x if x.ndim == 1 else moveaxis(x, axis, -1), axis=-1)
+    return sum(widths * (y[..., 1:] + y[..., :-1]) * 0.5, axis=-1)
 
 
 def block(arrays):
     """An array assembled from nested lists of blocks, as numpy.block: the innermost lists
     join along the last axis, the next ones along the one before, and so on."""
-    import funcgraph.numpy as fnp
 
     def depth(x):
         if isinstance(x, tuple):
@@ -89,13 +90,13 @@ def block(arrays):
 
     def leaves(x):
         return [y for item in x for y in leaves(item)] if isinstance(x, list) else [x]
-    ndim = max([d] + [fnp.ndim(x) for x in leaves(arrays)])
+    rank = max([d] + [ndim(x) for x in leaves(arrays)])
 
     def build(x, level):
         if not isinstance(x, list):
-            x = fnp.asarray(x)
-            return fnp.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+            x = asarray(x)
+            return reshape(x, (1,) * (rank - x.ndim) + x.shape)
         if not x:
             raise ValueError("block: lists must not be empty")
-        return fnp.concatenate([build(item, level + 1) for item in x], axis=ndim - d + level)
+        return concatenate([build(item, level + 1) for item in x], axis=rank - d + level)
     return build(arrays, 0)

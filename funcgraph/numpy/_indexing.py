@@ -23,7 +23,10 @@ import numpy as np
 from funcgraph import core, dtypes, lax
 from funcgraph.array import Array
 from funcgraph.numpy._core import (
-    asarray_operand, aval_of, broadcast_shapes, broadcast_to_shape, convert)
+    array, asarray_operand, aval_of, broadcast_shapes, broadcast_to_shape, contains_traced,
+    convert)
+from funcgraph.numpy._creation import ones_like, zeros
+from funcgraph.numpy._ufuncs import divide, negative, power, where_values
 
 
 class NonConcreteBooleanIndexError(core.ConcretizationTypeError):
@@ -80,8 +83,7 @@ def _classify(item):
 
 
 def _sequence_index(seq):
-    from funcgraph.numpy import _contains_traced, array
-    if _contains_traced(seq):
+    if contains_traced(seq):
         return array(seq)
     value = np.asarray(seq)
     return value.astype(np.intp) if value.size == 0 else value
@@ -528,7 +530,6 @@ class IndexUpdateRef:
         return self._update(values, "add", indices_are_sorted, unique_indices, mode)
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        from funcgraph.numpy import negative
         values = convert(values, aval_of(self.array).dtype)
         return self._update(negative(values), "add", indices_are_sorted, unique_indices, mode)
 
@@ -544,28 +545,24 @@ class IndexUpdateRef:
         return self._update(values, "max", indices_are_sorted, unique_indices, mode)
 
     def _factors(self, values, indices_are_sorted, unique_indices, mode):
-        from funcgraph.numpy import ones_like
         ones = IndexUpdateRef(ones_like(self.array), self.index)
         return ones.multiply(values, indices_are_sorted=indices_are_sorted,
                              unique_indices=unique_indices, mode=mode)
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        from funcgraph.numpy import divide
         return divide(self.array, self._factors(values, indices_are_sorted, unique_indices, mode))
 
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        from funcgraph.numpy import power
         return power(self.array, self._factors(values, indices_are_sorted, unique_indices, mode))
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """func (elementwise) applied to the indexed elements, once per occurrence of an
         element in the index (as JAX's scatter does; with traced index arrays, once)."""
-        from funcgraph.numpy import where, zeros
         x = asarray_operand(self.array)
         counts = IndexUpdateRef(zeros(x.aval.shape, np.int32), self.index).add(
             1, indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
         for r in range(_static_multiplicity(x.aval.shape, self.index)):
-            x = where(counts > r, convert(func(x), x.aval.dtype, x.aval.weak_type), x)
+            x = where_values(counts > r, convert(func(x), x.aval.dtype, x.aval.weak_type), x)
         return x
 
 

@@ -4,8 +4,10 @@ import operator
 
 import numpy as np
 
-import funcgraph.numpy as fnp
-from funcgraph.numpy._core import aval_of, asarray_operand, check_axis, promote_to_inexact
+from funcgraph.numpy._core import asarray_operand, aval_of, check_axis, promote_to_inexact
+from funcgraph.numpy._reductions import max, min, sum
+from funcgraph.numpy._shapes import reshape
+from funcgraph.numpy._ufuncs import abs, not_equal, power, sqrt
 
 
 def _axes(axis, nd):
@@ -25,7 +27,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     (x,) = promote_to_inexact(x)
     nd = aval_of(x).ndim
     if axis is None and ord is None:
-        return _keep(fnp.sqrt(_sum_sq(x, None)), x, tuple(range(nd)), keepdims)
+        return _keep(sqrt(_sum_sq(x, None)), x, tuple(range(nd)), keepdims)
     axes = _axes(axis, nd)
     if len(axes) == 1:
         out = _vector_norm(x, ord, axes[0])
@@ -41,44 +43,44 @@ def _keep(out, x, axes, keepdims):
     if not keepdims:
         return out
     shape = tuple(1 if i in axes else d for i, d in enumerate(aval_of(x).shape))
-    return fnp.reshape(out, shape)
+    return reshape(out, shape)
 
 
 def _sum_sq(x, axis):
-    a = fnp.abs(x)
-    return fnp.sum(a * a, axis=axis)
+    a = abs(x)
+    return sum(a * a, axis=axis)
 
 
 def _vector_norm(x, ord, axis):
     if isinstance(ord, str):
         raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
     if ord is None or ord == 2:
-        return fnp.sqrt(_sum_sq(x, axis))
-    a = fnp.abs(x)
+        return sqrt(_sum_sq(x, axis))
+    a = abs(x)
     if ord == np.inf:
-        return fnp.max(a, axis=axis)
+        return max(a, axis=axis)
     if ord == -np.inf:
-        return fnp.min(a, axis=axis)
+        return min(a, axis=axis)
     if ord == 0:
-        return fnp.sum(fnp.not_equal(x, 0), axis=axis).astype(aval_of(a).dtype)
+        return sum(not_equal(x, 0), axis=axis).astype(aval_of(a).dtype)
     if ord == 1:
-        return fnp.sum(a, axis=axis)
+        return sum(a, axis=axis)
     p = float(ord)
-    return fnp.power(fnp.sum(fnp.power(a, p), axis=axis), 1.0 / p)
+    return power(sum(power(a, p), axis=axis), 1.0 / p)
 
 
 def _matrix_norm(x, ord, axes):
     row, col = axes
     if ord is None or ord == "fro":
-        return fnp.sqrt(_sum_sq(x, axes))
-    a = fnp.abs(x)
+        return sqrt(_sum_sq(x, axes))
+    a = abs(x)
     if ord in (1, -1):
         # column sums (over rows), then the extreme over columns
-        pick = fnp.max if ord == 1 else fnp.min
-        return pick(fnp.sum(a, axis=row), axis=col - (col > row))
+        pick = max if ord == 1 else min
+        return pick(sum(a, axis=row), axis=col - (col > row))
     if ord in (np.inf, -np.inf):
-        pick = fnp.max if ord == np.inf else fnp.min
-        return pick(fnp.sum(a, axis=col), axis=row - (row > col))
+        pick = max if ord == np.inf else min
+        return pick(sum(a, axis=col), axis=row - (row > col))
     if ord in (2, -2, "nuc"):
         raise NotImplementedError(f"norm: matrix ord={ord!r} needs a singular value "
                                   f"decomposition, which funcgraph does not have yet")

@@ -5,9 +5,14 @@ import operator
 
 import numpy as np
 
-import funcgraph.numpy as fnp
 from funcgraph import core, dtypes, lax
-from funcgraph.numpy._core import aval_of, asarray_operand, check_axis, promote_dtypes
+from funcgraph.array import Array
+from funcgraph.numpy._core import asarray_operand, astype, aval_of, check_axis, promote_dtypes
+from funcgraph.numpy._creation import full, zeros_like
+from funcgraph.numpy._joining import concatenate, flip, stack
+from funcgraph.numpy._shapes import broadcast_to, moveaxis, ravel, reshape, transpose
+from funcgraph.numpy._taking import take
+from funcgraph.numpy._ufuncs import not_equal, remainder, subtract
 
 
 def _index_arg(value, name):
@@ -37,29 +42,29 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         if aval_of(extra).ndim == 0:
             shape = list(aval_of(a).shape)
             shape[axis] = 1
-            extra = fnp.broadcast_to(extra, tuple(shape))
+            extra = broadcast_to(extra, tuple(shape))
         parts.append(extra)
     pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
     if len(pieces) > 1:
-        a = fnp.concatenate(pieces, axis=axis)
+        a = concatenate(pieces, axis=axis)
     boolean = aval_of(a).dtype == np.bool_
     for _ in range(n):
         size = aval_of(a).shape[axis]
         upper = lax.slice_in_dim(a, 1, builtins.max(size, 1), axis=axis) if size else a
         lower = lax.slice_in_dim(a, 0, builtins.max(size - 1, 0), axis=axis)
-        a = fnp.not_equal(upper, lower) if boolean else fnp.subtract(upper, lower)
+        a = not_equal(upper, lower) if boolean else subtract(upper, lower)
     return a
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
-    ary = fnp.ravel(ary)
+    ary = ravel(ary)
     out = diff(ary)
     pieces = [out]
     if to_begin is not None:
-        pieces.insert(0, fnp.ravel(fnp.astype(to_begin, aval_of(ary).dtype)))
+        pieces.insert(0, ravel(astype(to_begin, aval_of(ary).dtype)))
     if to_end is not None:
-        pieces.append(fnp.ravel(fnp.astype(to_end, aval_of(ary).dtype)))
-    return fnp.concatenate(pieces) if len(pieces) > 1 else out
+        pieces.append(ravel(astype(to_end, aval_of(ary).dtype)))
+    return concatenate(pieces) if len(pieces) > 1 else out
 
 
 def tile(A, reps):
@@ -72,11 +77,11 @@ def tile(A, reps):
     nd = builtins.max(len(shape), len(reps))
     shape = (1,) * (nd - len(shape)) + shape
     reps = (1,) * (nd - len(reps)) + reps
-    A = fnp.reshape(A, shape)
+    A = reshape(A, shape)
     # A as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged pairwise
-    spread = fnp.reshape(A, tuple(d for s in shape for d in (1, s)))
-    wide = fnp.broadcast_to(spread, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
-    return fnp.reshape(wide, tuple(r * s for r, s in zip(reps, shape)))
+    spread = reshape(A, tuple(d for s in shape for d in (1, s)))
+    wide = broadcast_to(spread, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return reshape(wide, tuple(r * s for r, s in zip(reps, shape)))
 
 
 def _roll_static(a, shift, axis):
@@ -86,26 +91,26 @@ def _roll_static(a, shift, axis):
     shift %= n
     if shift == 0:
         return a
-    return fnp.concatenate([lax.slice_in_dim(a, n - shift, n, axis=axis),
-                            lax.slice_in_dim(a, 0, n - shift, axis=axis)], axis=axis)
+    return concatenate([lax.slice_in_dim(a, n - shift, n, axis=axis),
+                        lax.slice_in_dim(a, 0, n - shift, axis=axis)], axis=axis)
 
 
 def _roll_traced(a, shift, axis):
     n = aval_of(a).shape[axis]
     if n == 0:
         return a
-    start = fnp.remainder(n - fnp.remainder(shift, n), n).astype(dtypes.default_int())
-    doubled = fnp.concatenate([a, a], axis=axis)
+    start = remainder(n - remainder(shift, n), n).astype(dtypes.default_int())
+    doubled = concatenate([a, a], axis=axis)
     return lax.dynamic_slice_in_dim(doubled, start, n, axis=axis)
 
 
 def roll(a, shift, axis=None):
     a = asarray_operand(a)
     if axis is None:
-        return fnp.reshape(roll(fnp.ravel(a), shift, 0), aval_of(a).shape)
+        return reshape(roll(ravel(a), shift, 0), aval_of(a).shape)
     nd = aval_of(a).ndim
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
-    if isinstance(shift, core.Tracer) or isinstance(shift, fnp.ndarray):
+    if isinstance(shift, core.Tracer) or isinstance(shift, Array):
         shifts = [shift] if aval_of(shift).ndim == 0 else [shift[i] for i in
                                                             range(aval_of(shift).shape[0])]
     else:
@@ -122,7 +127,7 @@ def roll(a, shift, axis=None):
         if isinstance(s, core.Tracer):
             a = _roll_traced(a, s, ax)
         else:
-            a = _roll_static(a, _index_arg(int(np.asarray(s)) if isinstance(s, fnp.ndarray)
+            a = _roll_static(a, _index_arg(int(np.asarray(s)) if isinstance(s, Array)
                                            else s, "roll: shift"), ax)
     return a
 
@@ -139,12 +144,12 @@ def rot90(m, k=1, axes=(0, 1)):
     if k == 0:
         return m
     if k == 2:
-        return fnp.flip(fnp.flip(m, ax0), ax1)
+        return flip(flip(m, ax0), ax1)
     perm = list(range(nd))
     perm[ax0], perm[ax1] = perm[ax1], perm[ax0]
     if k == 1:
-        return fnp.transpose(fnp.flip(m, ax1), perm)
-    return fnp.flip(fnp.transpose(m, perm), ax1)
+        return transpose(flip(m, ax1), perm)
+    return flip(transpose(m, perm), ax1)
 
 
 # --- pad ---------------------------------------------------------------------------------------
@@ -193,7 +198,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
                              f"'constant' or 'empty'")
         # NumPy's own pad of the positions gives the source of every output position
         source = np.pad(np.arange(n), (before, after), mode=mode).astype(np.int32)
-        array = fnp.take(array, source, axis=axis, mode="promise_in_bounds")
+        array = take(array, source, axis=axis, mode="promise_in_bounds")
     return array
 
 
@@ -201,7 +206,7 @@ def _pad_constant(array, widths, constant_values):
     nd = aval_of(array).ndim
     dtype = aval_of(array).dtype
     if isinstance(constant_values, core.Tracer) or (
-            isinstance(constant_values, fnp.ndarray) and aval_of(constant_values).ndim == 0):
+            isinstance(constant_values, Array) and aval_of(constant_values).ndim == 0):
         values = [(constant_values, constant_values)] * nd
     else:
         values = _pairs(constant_values, nd, "constant_values", False)
@@ -214,12 +219,12 @@ def _pad_constant(array, widths, constant_values):
         pieces = []
         if before:
             shape[axis] = before
-            pieces.append(fnp.full(tuple(shape), fnp.astype(v_before, dtype), dtype))
+            pieces.append(full(tuple(shape), astype(v_before, dtype), dtype))
         pieces.append(array)
         if after:
             shape[axis] = after
-            pieces.append(fnp.full(tuple(shape), fnp.astype(v_after, dtype), dtype))
-        array = fnp.concatenate(pieces, axis=axis)
+            pieces.append(full(tuple(shape), astype(v_after, dtype), dtype))
+        array = concatenate(pieces, axis=axis)
     return array
 
 
@@ -230,17 +235,17 @@ def kron(a, b):
     sa, sb = aval_of(a).shape, aval_of(b).shape
     nd = builtins.max(len(sa), len(sb))
     sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
-    a = fnp.reshape(a, tuple(d for s in sa for d in (s, 1)))
-    b = fnp.reshape(b, tuple(d for s in sb for d in (1, s)))
-    return fnp.reshape(a * b, tuple(x * y for x, y in zip(sa, sb)))
+    a = reshape(a, tuple(d for s in sa for d in (s, 1)))
+    b = reshape(b, tuple(d for s in sb for d in (1, s)))
+    return reshape(a * b, tuple(x * y for x, y in zip(sa, sb)))
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = promote_dtypes(a, b)
-    a = fnp.moveaxis(a, check_axis(axisa, aval_of(a).ndim, "axisa"), -1)
-    b = fnp.moveaxis(b, check_axis(axisb, aval_of(b).ndim, "axisb"), -1)
+    a = moveaxis(a, check_axis(axisa, aval_of(a).ndim, "axisa"), -1)
+    b = moveaxis(b, check_axis(axisb, aval_of(b).ndim, "axisb"), -1)
     na, nb = aval_of(a).shape[-1], aval_of(b).shape[-1]
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError(f"cross: incompatible dimensions for cross product (dimension must "
@@ -249,18 +254,18 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     b0, b1 = b[..., 0], b[..., 1]
     if na == 2 and nb == 2:
         return a0 * b1 - a1 * b0
-    a2 = a[..., 2] if na == 3 else fnp.zeros_like(a0)
-    b2 = b[..., 2] if nb == 3 else fnp.zeros_like(b0)
-    c = fnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return fnp.moveaxis(c, -1, check_axis(axisc, aval_of(c).ndim, "axisc"))
+    a2 = a[..., 2] if na == 3 else zeros_like(a0)
+    b2 = b[..., 2] if nb == 3 else zeros_like(b0)
+    c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(c, -1, check_axis(axisc, aval_of(c).ndim, "axisc"))
 
 
 # --- append, delete, insert -------------------------------------------------------------------
 
 def append(arr, values, axis=None):
     if axis is None:
-        return fnp.concatenate([fnp.ravel(arr), fnp.ravel(values)])
-    return fnp.concatenate([arr, values], axis=axis)
+        return concatenate([ravel(arr), ravel(values)])
+    return concatenate([arr, values], axis=axis)
 
 
 def _static_positions(obj, n, name):
@@ -279,7 +284,7 @@ def _static_positions(obj, n, name):
 def delete(arr, obj, axis=None):
     arr = asarray_operand(arr)
     if axis is None:
-        arr, axis = fnp.ravel(arr), 0
+        arr, axis = ravel(arr), 0
     axis = check_axis(axis, aval_of(arr).ndim)
     n = aval_of(arr).shape[axis]
     pos = _static_positions(obj, n, "delete")
@@ -287,14 +292,14 @@ def delete(arr, obj, axis=None):
         raise IndexError(f"delete: index out of bounds for axis {axis} with size {n}")
     keep = np.ones(n, bool)
     keep[pos % n if n else pos] = False
-    return fnp.take(arr, np.flatnonzero(keep).astype(np.int32), axis=axis,
-                    mode="promise_in_bounds")
+    return take(arr, np.flatnonzero(keep).astype(np.int32), axis=axis,
+                mode="promise_in_bounds")
 
 
 def insert(arr, obj, values, axis=None):
     arr = asarray_operand(arr)
     if axis is None:
-        arr, axis = fnp.ravel(arr), 0
+        arr, axis = ravel(arr), 0
     axis = check_axis(axis, aval_of(arr).ndim)
     n = aval_of(arr).shape[axis]
     pos = _static_positions(obj, n + 1, "insert")
@@ -303,21 +308,21 @@ def insert(arr, obj, values, axis=None):
     if pos.size and (pos.min() < -n or pos.max() > n):
         raise IndexError(f"insert: index out of bounds for axis {axis} with size {n}")
     pos = np.where(pos < 0, pos + n, pos)
-    values = fnp.astype(values, aval_of(arr).dtype)
+    values = astype(values, aval_of(arr).dtype)
     shape = list(aval_of(arr).shape)
     vshape = aval_of(values).shape
     if scalar_pos:
         # as NumPy: values get the array's rank (leading ones), then their first axis
         # moves into place, and all of it is inserted at the one position
         nd = aval_of(arr).ndim
-        values = fnp.reshape(values, (1,) * (nd - len(vshape)) + vshape)
-        values = fnp.moveaxis(values, 0, axis)
+        values = reshape(values, (1,) * (nd - len(vshape)) + vshape)
+        values = moveaxis(values, 0, axis)
         pos = np.full(aval_of(values).shape[axis], pos[0])
     shape[axis] = pos.size
-    values = fnp.broadcast_to(values, tuple(shape))
+    values = broadcast_to(values, tuple(shape))
     # stable ordering of old positions and new ones: new ones go before the old one at pos
     order = np.argsort(np.concatenate([np.arange(n), pos]) * 2
                        - np.concatenate([np.zeros(n, int), np.ones(pos.size, int)]),
                        kind="stable")
-    joined = fnp.concatenate([arr, values], axis=axis)
-    return fnp.take(joined, order.astype(np.int32), axis=axis, mode="promise_in_bounds")
+    joined = concatenate([arr, values], axis=axis)
+    return take(joined, order.astype(np.int32), axis=axis, mode="promise_in_bounds")

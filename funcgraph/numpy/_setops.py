@@ -2,9 +2,15 @@
 static size= under tracing, as in JAX."""
 import numpy as np
 
-import funcgraph.numpy as fnp
 from funcgraph import core, dtypes
-from funcgraph.numpy._core import aval_of, asarray_operand, promote_dtypes
+from funcgraph.numpy._core import asarray, asarray_operand, astype, aval_of, promote_dtypes
+from funcgraph.numpy._creation import arange, ones, zeros
+from funcgraph.numpy._joining import concatenate
+from funcgraph.numpy._reductions import any, sum
+from funcgraph.numpy._shapes import expand_dims, ravel, reshape
+from funcgraph.numpy._sorting import argsort, cumsum, nonzero, where
+from funcgraph.numpy._taking import take
+from funcgraph.numpy._ufuncs import equal, isnan, less, less_equal, minimum, not_equal
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -18,21 +24,21 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         raise ValueError(f"searchsorted: a must be one-dimensional, got shape "
                          f"{aval_of(a).shape}")
     if sorter is not None:
-        a = fnp.take(a, sorter, mode="clip")
+        a = take(a, sorter, mode="clip")
     a, v = promote_dtypes(a, v)
     n = aval_of(a).shape[0]
     index_dtype = dtypes.default_int()
     if method == "compare_all":
-        below = fnp.less if side == "left" else fnp.less_equal
-        return fnp.sum(below(a, fnp.expand_dims(v, -1)), axis=-1, dtype=index_dtype)
-    idx = fnp.zeros(aval_of(v).shape, index_dtype)
+        below = less if side == "left" else less_equal
+        return sum(below(a, expand_dims(v, -1)), axis=-1, dtype=index_dtype)
+    idx = zeros(aval_of(v).shape, index_dtype)
     step = 1 << max(n.bit_length() - 1, 0)
     while n and step:
         cand = idx + step
-        ok = fnp.less_equal(cand, n)
-        probe = fnp.take(a, fnp.minimum(cand, n) - 1, mode="promise_in_bounds")
+        ok = less_equal(cand, n)
+        probe = take(a, minimum(cand, n) - 1, mode="promise_in_bounds")
         go = _sort_lt(probe, v) if side == "left" else ~_sort_lt(v, probe)
-        idx = fnp.where(ok & go, cand, idx)
+        idx = where(ok & go, cand, idx)
         step >>= 1
     return idx
 
@@ -40,30 +46,30 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
 def _sort_lt(x, y):
     """x < y in sort order: NaN after everything, like the sort that made a."""
     if not dtypes.is_float(aval_of(x).dtype):
-        return fnp.less(x, y)
-    return fnp.less(x, y) | (~fnp.isnan(x) & fnp.isnan(y))
+        return less(x, y)
+    return less(x, y) | (~isnan(x) & isnan(y))
 
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
     element = asarray_operand(element)
-    tests = fnp.ravel(test_elements)
+    tests = ravel(test_elements)
     element, tests = promote_dtypes(element, tests)
-    found = fnp.any(fnp.equal(fnp.expand_dims(element, -1), tests), axis=-1)
+    found = any(equal(expand_dims(element, -1), tests), axis=-1)
     return ~found if invert else found
 
 
 def _unique_parts(ar, equal_nan):
     """The sorted values, the permutation that sorts, and where each new value starts."""
-    flat = fnp.ravel(ar)
-    perm = fnp.argsort(flat, stable=True)
+    flat = ravel(ar)
+    perm = argsort(flat, stable=True)
     s = flat[perm]
     n = aval_of(s).shape[0]
     if n == 0:
-        return s, perm, fnp.zeros((0,), bool)
-    diff = fnp.not_equal(s[1:], s[:-1])
+        return s, perm, zeros((0,), bool)
+    diff = not_equal(s[1:], s[:-1])
     if equal_nan and dtypes.is_inexact(aval_of(s).dtype):
-        diff = diff & ~(fnp.isnan(s[1:]) & fnp.isnan(s[:-1]))
-    starts = fnp.concatenate([fnp.ones((1,), bool), diff])
+        diff = diff & ~(isnan(s[1:]) & isnan(s[:-1]))
+    starts = concatenate([ones((1,), bool), diff])
     return s, perm, starts
 
 
@@ -87,13 +93,13 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     size = int(size)
     if size < 0:
         raise ValueError(f"unique: size must be non-negative, got {size}")
-    (pos,) = fnp.nonzero(starts, size=size, fill_value=0) if n else (
-        fnp.zeros((size,), index_dtype),)
-    valid = fnp.less(fnp.arange(size, dtype=index_dtype), fnp.sum(starts, dtype=index_dtype))
+    (pos,) = nonzero(starts, size=size, fill_value=0) if n else (
+        zeros((size,), index_dtype),)
+    valid = less(arange(size, dtype=index_dtype), sum(starts, dtype=index_dtype))
     if n:
         values = s[pos]
-        fill = s[0] if fill_value is None else fnp.astype(fill_value, aval_of(s).dtype)
-        values = fnp.where(valid, values, fill)
+        fill = s[0] if fill_value is None else astype(fill_value, aval_of(s).dtype)
+        values = where(valid, values, fill)
     else:
         if size:
             raise ValueError("unique: size > 0 with an empty input needs values to fill; "
@@ -102,13 +108,13 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     out = [values]
     if return_index:
         # padding entries point at the first (smallest) value, as in JAX
-        out.append(perm[pos] if n else fnp.zeros((size,), index_dtype))
-    group = fnp.cumsum(starts, dtype=index_dtype) - 1
+        out.append(perm[pos] if n else zeros((size,), index_dtype))
+    group = cumsum(starts, dtype=index_dtype) - 1
     if return_inverse:
-        inverse = fnp.zeros((n,), index_dtype).at[perm].set(group, unique_indices=True)
-        out.append(fnp.reshape(inverse, aval_of(ar).shape) if aval_of(ar).ndim else inverse)
+        inverse = zeros((n,), index_dtype).at[perm].set(group, unique_indices=True)
+        out.append(reshape(inverse, aval_of(ar).shape) if aval_of(ar).ndim else inverse)
     if return_counts:
-        out.append(fnp.zeros((size,), index_dtype).at[group].add(1, mode="drop"))
+        out.append(zeros((size,), index_dtype).at[group].add(1, mode="drop"))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -130,7 +136,7 @@ def unique_all(x, *, size=None, fill_value=None):
 
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
-    return unique(fnp.concatenate([fnp.ravel(ar1), fnp.ravel(ar2)]), size=size,
+    return unique(concatenate([ravel(ar1), ravel(ar2)]), size=size,
                   fill_value=fill_value)
 
 
@@ -138,13 +144,13 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
                 fill_value=None):
     if return_indices:
         raise NotImplementedError("intersect1d: return_indices=True is not supported")
-    ar1 = fnp.ravel(ar1)
+    ar1 = ravel(ar1)
     keep = isin(ar1, ar2)
     return _masked_unique(ar1, keep, size, fill_value, "intersect1d")
 
 
 def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
-    ar1 = fnp.ravel(ar1)
+    ar1 = ravel(ar1)
     keep = isin(ar1, ar2, invert=True)
     return _masked_unique(ar1, keep, size, fill_value, "setdiff1d")
 
@@ -157,17 +163,17 @@ def _masked_unique(ar, keep, size, fill_value, name):
             raise core.ConcretizationTypeError(
                 f"{name} of traced arrays: the result size is not known while tracing; pass "
                 f"a static size=...")
-        return unique(fnp.asarray(np.asarray(ar)[np.asarray(keep)]))
+        return unique(asarray(np.asarray(ar)[np.asarray(keep)]))
     n = aval_of(ar).shape[0]
     if n == 0:
         return unique(ar, size=size, fill_value=fill_value)
     # sort dropped values to the end with a sort key, then count only kept ones
-    order = fnp.argsort(~keep, stable=True)
+    order = argsort(~keep, stable=True)
     ar, keep = ar[order], keep[order]
-    s, perm, starts = _unique_parts(fnp.where(keep, ar, ar[0]), True)
+    s, perm, starts = _unique_parts(where(keep, ar, ar[0]), True)
     kept_sorted = keep[perm]
     starts = starts & kept_sorted
-    (pos,) = fnp.nonzero(starts, size=size, fill_value=0)
-    valid = fnp.less(fnp.arange(size), fnp.sum(starts, dtype=dtypes.default_int()))
-    fill = s[0] if fill_value is None else fnp.astype(fill_value, aval_of(s).dtype)
-    return fnp.where(valid, s[pos], fill)
+    (pos,) = nonzero(starts, size=size, fill_value=0)
+    valid = less(arange(size), sum(starts, dtype=dtypes.default_int()))
+    fill = s[0] if fill_value is None else astype(fill_value, aval_of(s).dtype)
+    return where(valid, s[pos], fill)

@@ -5,10 +5,21 @@ import operator
 
 import numpy as np
 
-import funcgraph.numpy as fnp
 from funcgraph import core, dtypes
 from funcgraph.numpy._core import (
-    aval_of, asarray_operand, canonical_axes, promote_dtypes, promote_to_inexact)
+    asarray, asarray_operand, astype, aval_of, canonical_axes, promote_dtypes,
+    promote_to_inexact)
+from funcgraph.numpy._creation import full, ones, ones_like, zeros
+from funcgraph.numpy._manipulation import diff, pad
+from funcgraph.numpy._products import matmul
+from funcgraph.numpy._ranges import linspace
+from funcgraph.numpy._reductions import all, any, max, mean, min, prod, sum, var
+from funcgraph.numpy._setops import searchsorted
+from funcgraph.numpy._shapes import broadcast_to, moveaxis, ravel, reshape, transpose
+from funcgraph.numpy._sorting import argmax, argmin, cumprod, cumsum, sort
+from funcgraph.numpy._taking import take, take_along_axis
+from funcgraph.numpy._ufuncs import (
+    ceil, clip, conj, equal, floor, greater_equal, isnan, real, round, sqrt, where_values)
 
 _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
@@ -38,24 +49,24 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, name):
     out_shape = _reduced_shape(shape, axes, keepdims)
     rest = [i for i in range(len(shape)) if i not in axes]
     # gather the reduced axes at the end, flattened into one
-    a = fnp.transpose(a, rest + list(axes))
+    a = transpose(a, rest + list(axes))
     n = int(np.prod([shape[i] for i in axes]))
     if n == 0:
         raise ValueError(f"{name}: cannot take a quantile over an empty axis")
-    a = fnp.reshape(a, tuple(shape[i] for i in rest) + (n,))
-    s = fnp.sort(a, axis=-1)  # NaNs sort last
+    a = reshape(a, tuple(shape[i] for i in rest) + (n,))
+    s = sort(a, axis=-1)  # NaNs sort last
     q_shape = aval_of(q).shape
-    qf = fnp.ravel(q)
+    qf = ravel(q)
     lead = aval_of(s).shape[:-1]
     if squash_nans:
-        counts = fnp.sum(~fnp.isnan(s), axis=-1, keepdims=True).astype(aval_of(s).dtype)
+        counts = sum(~isnan(s), axis=-1, keepdims=True).astype(aval_of(s).dtype)
     else:
-        counts = fnp.full(lead + (1,), n, aval_of(s).dtype)
+        counts = full(lead + (1,), n, aval_of(s).dtype)
     pos = qf * (counts - 1)  # (..., Q)
-    lo = fnp.clip(fnp.floor(pos), 0, n - 1)
-    hi = fnp.clip(fnp.ceil(pos), 0, n - 1)
-    lo_v = fnp.take_along_axis(s, lo.astype(dtypes.default_int()), axis=-1)
-    hi_v = fnp.take_along_axis(s, hi.astype(dtypes.default_int()), axis=-1)
+    lo = clip(floor(pos), 0, n - 1)
+    hi = clip(ceil(pos), 0, n - 1)
+    lo_v = take_along_axis(s, lo.astype(dtypes.default_int()), axis=-1)
+    hi_v = take_along_axis(s, hi.astype(dtypes.default_int()), axis=-1)
     if method == "linear":
         w = pos - lo
         out = lo_v * (1 - w) + hi_v * w
@@ -66,13 +77,13 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, name):
     elif method == "midpoint":
         out = (lo_v + hi_v) * 0.5
     else:
-        near = fnp.clip(fnp.round(pos), 0, n - 1).astype(dtypes.default_int())
-        out = fnp.take_along_axis(s, near, axis=-1)
+        near = clip(round(pos), 0, n - 1).astype(dtypes.default_int())
+        out = take_along_axis(s, near, axis=-1)
     if not squash_nans:
-        out = fnp.where(fnp.any(fnp.isnan(s), axis=-1, keepdims=True), np.nan, out)
+        out = where_values(any(isnan(s), axis=-1, keepdims=True), np.nan, out)
     # (..., Q) -> q_shape + out_shape
-    out = fnp.moveaxis(out, -1, 0)
-    return fnp.reshape(out, q_shape + out_shape)
+    out = moveaxis(out, -1, 0)
+    return reshape(out, q_shape + out_shape)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -119,18 +130,18 @@ def _nan_replaced(a, value):
     a = asarray_operand(a)
     if not dtypes.is_inexact(aval_of(a).dtype):
         return a, None
-    mask = fnp.isnan(a)
-    return fnp.where(mask, value, a), mask
+    mask = isnan(a)
+    return where_values(mask, value, a), mask
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     a, _ = _nan_replaced(a, 0)
-    return fnp.sum(a, axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+    return sum(a, axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     a, _ = _nan_replaced(a, 1)
-    return fnp.prod(a, axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+    return prod(a, axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 def _nan_extremum(reduce, fill, a, axis, keepdims, initial, where):
@@ -139,15 +150,15 @@ def _nan_extremum(reduce, fill, a, axis, keepdims, initial, where):
     out = reduce(replaced, axis, keepdims=keepdims, initial=initial, where=where)
     if mask is None:
         return out
-    return fnp.where(fnp.all(mask, axis=axis, keepdims=keepdims), np.nan, out)
+    return where_values(all(mask, axis=axis, keepdims=keepdims), np.nan, out)
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    return _nan_extremum(fnp.max, -np.inf, a, axis, keepdims, initial, where)
+    return _nan_extremum(max, -np.inf, a, axis, keepdims, initial, where)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    return _nan_extremum(fnp.min, np.inf, a, axis, keepdims, initial, where)
+    return _nan_extremum(min, np.inf, a, axis, keepdims, initial, where)
 
 
 def _nan_arg(arg, fill, a, axis, keepdims):
@@ -155,63 +166,59 @@ def _nan_arg(arg, fill, a, axis, keepdims):
     out = arg(replaced, axis, keepdims=keepdims)
     if mask is None:
         return out
-    return fnp.where(fnp.all(mask, axis=axis, keepdims=bool(keepdims)), -1, out)
+    return where_values(all(mask, axis=axis, keepdims=bool(keepdims)), -1, out)
 
 
 def nanargmax(a, axis=None, out=None, keepdims=None):
-    return _nan_arg(fnp.argmax, -np.inf, a, axis, keepdims)
+    return _nan_arg(argmax, -np.inf, a, axis, keepdims)
 
 
 def nanargmin(a, axis=None, out=None, keepdims=None):
-    return _nan_arg(fnp.argmin, np.inf, a, axis, keepdims)
-
-
-def _nan_count(a, axis, keepdims, dtype):
-    return fnp.sum(~fnp.isnan(a), axis=axis, keepdims=keepdims).astype(dtype)
+    return _nan_arg(argmin, np.inf, a, axis, keepdims)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     a = asarray_operand(a)
     if not dtypes.is_inexact(aval_of(a).dtype):
-        return fnp.mean(a, axis, dtype=dtype, keepdims=keepdims, where=where)
+        return mean(a, axis, dtype=dtype, keepdims=keepdims, where=where)
     if dtype is not None:
-        a = fnp.astype(a, dtype)
-    mask = ~fnp.isnan(a)
+        a = astype(a, dtype)
+    mask = ~isnan(a)
     if where is not None:
-        mask = mask & fnp.broadcast_to(where, aval_of(a).shape)
-    total = fnp.sum(fnp.where(mask, a, 0), axis=axis, keepdims=keepdims)
-    count = fnp.sum(mask, axis=axis, keepdims=keepdims).astype(aval_of(total).dtype)
+        mask = mask & broadcast_to(where, aval_of(a).shape)
+    total = sum(where_values(mask, a, 0), axis=axis, keepdims=keepdims)
+    count = sum(mask, axis=axis, keepdims=keepdims).astype(aval_of(total).dtype)
     return total / count
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     a = asarray_operand(a)
     if not dtypes.is_inexact(aval_of(a).dtype):
-        return fnp.var(a, axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
+        return var(a, axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
     if dtype is not None:
-        a = fnp.astype(a, dtype)
-    mask = ~fnp.isnan(a)
+        a = astype(a, dtype)
+    mask = ~isnan(a)
     if where is not None:
-        mask = mask & fnp.broadcast_to(where, aval_of(a).shape)
-    centered = fnp.where(mask, a - nanmean(a, axis, keepdims=True, where=where), 0)
-    sq = fnp.real(centered * fnp.conj(centered)) if dtypes.is_complex(aval_of(a).dtype) \
+        mask = mask & broadcast_to(where, aval_of(a).shape)
+    centered = where_values(mask, a - nanmean(a, axis, keepdims=True, where=where), 0)
+    sq = real(centered * conj(centered)) if dtypes.is_complex(aval_of(a).dtype) \
         else centered * centered
-    count = fnp.sum(mask, axis=axis, keepdims=keepdims).astype(aval_of(sq).dtype)
-    return fnp.sum(sq, axis=axis, keepdims=keepdims) / (count - ddof)
+    count = sum(mask, axis=axis, keepdims=keepdims).astype(aval_of(sq).dtype)
+    return sum(sq, axis=axis, keepdims=keepdims) / (count - ddof)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    return fnp.sqrt(nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where))
+    return sqrt(nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where))
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
     a, _ = _nan_replaced(a, 0)
-    return fnp.cumsum(a, axis, dtype=dtype)
+    return cumsum(a, axis, dtype=dtype)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
     a, _ = _nan_replaced(a, 1)
-    return fnp.cumprod(a, axis, dtype=dtype)
+    return cumprod(a, axis, dtype=dtype)
 
 
 # --- weighted averages ------------------------------------------------------------------------
@@ -220,10 +227,10 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     a = asarray_operand(a)
     shape = aval_of(a).shape
     if weights is None:
-        avg = fnp.mean(a, axis, keepdims=keepdims)
+        avg = mean(a, axis, keepdims=keepdims)
         axes = canonical_axes(axis, len(shape))
         count = int(np.prod([shape[i] for i in axes]))
-        weights_sum = fnp.full(aval_of(avg).shape, count, aval_of(avg).dtype)
+        weights_sum = full(aval_of(avg).shape, count, aval_of(avg).dtype)
     else:
         weights = asarray_operand(weights)
         a, weights = promote_to_inexact(a, weights)
@@ -244,11 +251,11 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
                                  f"with axis {axis} of a, of size {shape[ax]}")
             lone = [1] * len(shape)
             lone[ax] = w_shape[0]
-            weights = fnp.broadcast_to(fnp.reshape(weights, lone), shape)
-        weights_sum = fnp.sum(weights, axis=axis, keepdims=keepdims)
-        avg = fnp.sum(a * weights, axis=axis, keepdims=keepdims) / weights_sum
+            weights = broadcast_to(reshape(weights, lone), shape)
+        weights_sum = sum(weights, axis=axis, keepdims=keepdims)
+        avg = sum(a * weights, axis=axis, keepdims=keepdims) / weights_sum
     if returned:
-        return avg, fnp.broadcast_to(weights_sum, aval_of(avg).shape)
+        return avg, broadcast_to(weights_sum, aval_of(avg).shape)
     return avg
 
 
@@ -270,40 +277,40 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
         raise ValueError(f"histogram: bins must be a positive integer, got {bins}")
     (a,) = promote_to_inexact(a)
     if range is None:
-        first, last = fnp.min(a), fnp.max(a)
+        first, last = min(a), max(a)
     else:
         if len(range) != 2:
             raise ValueError(f"histogram: range must be a pair (min, max), got {range!r}")
-        first, last = (fnp.asarray(r).astype(aval_of(a).dtype) for r in range)
+        first, last = (asarray(r).astype(aval_of(a).dtype) for r in range)
         if not isinstance(first, core.Tracer) and not isinstance(last, core.Tracer) and \
                 float(first) > float(last):
             raise ValueError(f"histogram: max must be larger than min in range, got {range!r}")
-    same = fnp.equal(first, last)
-    first = fnp.where(same, first - 0.5, first)
-    last = fnp.where(same, last + 0.5, last)
-    return fnp.linspace(first, last, bins + 1, dtype=aval_of(a).dtype)
+    same = equal(first, last)
+    first = where_values(same, first - 0.5, first)
+    last = where_values(same, last + 0.5, last)
+    return linspace(first, last, bins + 1, dtype=aval_of(a).dtype)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
     a = asarray_operand(a)
     edges = histogram_bin_edges(a, bins, range, weights)
-    (a,) = promote_to_inexact(fnp.ravel(a))
+    (a,) = promote_to_inexact(ravel(a))
     if weights is None:
-        weights = fnp.ones_like(a)
+        weights = ones_like(a)
     else:
         weights = asarray_operand(weights)
         if aval_of(weights).size != aval_of(a).size:
             raise ValueError(f"histogram: weights must have the shape of a, got "
                              f"{aval_of(weights).shape}")
-        weights = fnp.ravel(weights)
+        weights = ravel(weights)
     n_edges = aval_of(edges).shape[0]
-    idx = fnp.searchsorted(edges, a, side="right")
+    idx = searchsorted(edges, a, side="right")
     # the last bin is closed on the right
-    idx = fnp.where(fnp.equal(a, edges[-1]), n_edges - 1, idx)
-    counts = fnp.zeros(n_edges, aval_of(weights).dtype).at[idx].add(weights, mode="drop")[1:]
+    idx = where_values(equal(a, edges[-1]), n_edges - 1, idx)
+    counts = zeros(n_edges, aval_of(weights).dtype).at[idx].add(weights, mode="drop")[1:]
     if density:
-        widths = fnp.diff(edges)
-        counts = counts / widths / fnp.sum(counts)
+        widths = diff(edges)
+        counts = counts / widths / sum(counts)
     return counts, edges
 
 
@@ -325,13 +332,13 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         length = builtins.max(minlength, int(values.max()) + 1 if values.size else 0)
     length = operator.index(length)
     if weights is None:
-        weights = fnp.ones(aval_of(x).shape, dtypes.default_int())
+        weights = ones(aval_of(x).shape, dtypes.default_int())
     else:
         weights = asarray_operand(weights)
         if aval_of(weights).shape != aval_of(x).shape:
             raise ValueError(f"bincount: weights must have the shape of x {aval_of(x).shape}, "
                              f"got {aval_of(weights).shape}")
-    return fnp.zeros(length, aval_of(weights).dtype).at[fnp.clip(x, 0)].add(weights, mode="drop")
+    return zeros(length, aval_of(weights).dtype).at[clip(x, 0)].add(weights, mode="drop")
 
 
 def digitize(x, bins, right=False):
@@ -343,10 +350,10 @@ def digitize(x, bins, right=False):
     side = "left" if right else "right"
     n = aval_of(bins).shape[0]
     if n == 0:
-        return fnp.zeros(aval_of(x).shape, dtypes.default_int())
-    up = fnp.searchsorted(bins, x, side=side)
-    down = n - fnp.searchsorted(bins[::-1], x, side=side)
-    return fnp.where(fnp.greater_equal(bins[-1], bins[0]), up, down)
+        return zeros(aval_of(x).shape, dtypes.default_int())
+    up = searchsorted(bins, x, side=side)
+    down = n - searchsorted(bins[::-1], x, side=side)
+    return where_values(greater_equal(bins[-1], bins[0]), up, down)
 
 
 # --- convolutions -------------------------------------------------------------------------------
@@ -369,21 +376,21 @@ def _full_convolution(a, v):
     """sum_j a[k - j] v[j] for every k: the windows of the zero-padded a, gathered as one
     (n + m - 1, m) matrix, times the reversed v."""
     n, m = aval_of(a).shape[0], aval_of(v).shape[0]
-    padded = fnp.pad(a, (m - 1, m - 1))
+    padded = pad(a, (m - 1, m - 1))
     windows = np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]
-    return fnp.matmul(fnp.take(padded, windows.astype(np.int32), axis=0,
-                               mode="promise_in_bounds"), v[::-1])
+    return matmul(take(padded, windows.astype(np.int32), axis=0,
+                       mode="promise_in_bounds"), v[::-1])
 
 
-def _convolve_mode(full, n, m, mode, reversed_=False):
+def _convolve_mode(whole, n, m, mode, reversed_=False):
     if mode == "full":
-        return full
+        return whole
     big, small = builtins.max(n, m), builtins.min(n, m)
     if mode == "same":
         # NumPy centres the result of the swapped (and reversed) correlation
         start = small // 2 if reversed_ else (small - 1) // 2
-        return full[start:start + big]
-    return full[small - 1:big]
+        return whole[start:start + big]
+    return whole[small - 1:big]
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
@@ -397,7 +404,7 @@ def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None
     a, v, n, m = _conv_1d(a, v, mode, "correlate")
     if m > n:
         # correlate(a, v) reversed is correlate(v, a) with conjugates swapped
-        full = fnp.conj(_full_convolution(v, fnp.conj(a)[::-1]))[::-1]
+        whole = conj(_full_convolution(v, conj(a)[::-1]))[::-1]
     else:
-        full = _full_convolution(a, fnp.conj(v)[::-1])
-    return _convolve_mode(full, n, m, mode, reversed_=m > n)
+        whole = _full_convolution(a, conj(v)[::-1])
+    return _convolve_mode(whole, n, m, mode, reversed_=m > n)

@@ -10,13 +10,23 @@ from collections import namedtuple
 import numpy as np
 
 from funcgraph import dtypes, lax
+# The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
+# under private names.
+from funcgraph.numpy._core import aval_of, promote_to_inexact, asarray as _asarray
+from funcgraph.numpy._creation import (
+    arange as _arange, eye as _eye, zeros as _zeros, zeros_like as _zeros_like)
+from funcgraph.numpy._diagonals import diagonal as _diagonal, tril as _tril, triu as _triu
+from funcgraph.numpy._joining import concatenate as _concatenate
+from funcgraph.numpy._linalg_norm import norm  # noqa: F401  (fnp.linalg.norm)
+from funcgraph.numpy._products import matmul as _matmul
+from funcgraph.numpy._reductions import any as _any, max as _max, prod as _prod, sum as _sum
+from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
+from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
+from funcgraph.numpy._ufuncs import (
+    abs as _abs, log as _log, sign as _sign, sqrt as _sqrt, where_values as _where)
+from funcgraph.primitives import linalg as _prims
 from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.transforms.jit import jit
-from funcgraph.primitives import linalg as _prims
-import funcgraph.numpy as fnp
-from funcgraph.numpy._core import aval_of, promote_to_inexact
-
-from funcgraph.numpy._linalg_norm import norm  # noqa: F401  (fnp.linalg.norm)
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -29,7 +39,7 @@ _MAX_SWEEPS = 30
 # --- helpers -------------------------------------------------------------------------
 
 def _real_float(name, *args):
-    args = promote_to_inexact(*[fnp.asarray(a) for a in args])
+    args = promote_to_inexact(*[_asarray(a) for a in args])
     dtype = aval_of(args[0]).dtype
     if dtypes.is_complex(dtype):
         raise TypeError(f"funcgraph.numpy.linalg.{name} supports real floating dtypes only, "
@@ -54,28 +64,28 @@ def _matrix(name, a):
 
 
 def _mT(x):
-    return fnp.swapaxes(x, -1, -2)
+    return _swapaxes(x, -1, -2)
 
 
 def _const(value, dtype):
-    return fnp.asarray(np.asarray(value).astype(dtype))
+    return _asarray(np.asarray(value).astype(dtype))
 
 
 def _onehot(idx, n, dtype):
     """(..., k) integer indices -> (..., k, n) one-hot rows."""
-    return (idx[..., None] == fnp.arange(n, dtype=idx.dtype)).astype(dtype)
+    return (idx[..., None] == _arange(n, dtype=idx.dtype)).astype(dtype)
 
 
 def _diag(x):
-    return fnp.diagonal(x, axis1=-2, axis2=-1)
+    return _diagonal(x, axis1=-2, axis2=-1)
 
 
 def _eye_like(x):
-    return fnp.broadcast_to(fnp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+    return _broadcast_to(_eye(x.shape[-1], dtype=x.dtype), x.shape)
 
 
 def _trace(x):
-    return fnp.sum(_diag(x), axis=-1)
+    return _sum(_diag(x), axis=-1)
 
 
 def _eps(dtype):
@@ -89,35 +99,35 @@ def _lu_factor_impl(a):
     a[perm] = L U with L unit lower triangular."""
     n = a.shape[-1]
     dt = a.dtype
-    idx = fnp.arange(n, dtype=np.int32)
+    idx = _arange(n, dtype=np.int32)
     batch = a.shape[:-2]
 
     def step(k, carry):
         a, perm, swaps = carry
         ek = idx == k
-        col = fnp.sum(fnp.where(ek, a, 0), axis=-1)
-        p = fnp.argmax(fnp.where(idx >= k, fnp.abs(col), -1), axis=-1).astype(np.int32)
+        col = _sum(_where(ek, a, 0), axis=-1)
+        p = _argmax(_where(idx >= k, _abs(col), -1), axis=-1).astype(np.int32)
         ep = idx == p[..., None]
-        row_k = fnp.sum(fnp.where(ek[:, None], a, 0), axis=-2)
-        row_p = fnp.sum(fnp.where(ep[..., :, None], a, 0), axis=-2)
-        a = fnp.where(ek[:, None], row_p[..., None, :],
-                      fnp.where(ep[..., :, None], row_k[..., None, :], a))
-        perm_k = fnp.sum(fnp.where(ek, perm, 0), axis=-1)
-        perm_p = fnp.sum(fnp.where(ep, perm, 0), axis=-1)
-        perm = fnp.where(ek, perm_p[..., None], fnp.where(ep, perm_k[..., None], perm))
+        row_k = _sum(_where(ek[:, None], a, 0), axis=-2)
+        row_p = _sum(_where(ep[..., :, None], a, 0), axis=-2)
+        a = _where(ek[:, None], row_p[..., None, :],
+                   _where(ep[..., :, None], row_k[..., None, :], a))
+        perm_k = _sum(_where(ek, perm, 0), axis=-1)
+        perm_p = _sum(_where(ep, perm, 0), axis=-1)
+        perm = _where(ek, perm_p[..., None], _where(ep, perm_k[..., None], perm))
         swaps = swaps + (p != k).astype(np.int32)
-        pivot = fnp.sum(fnp.where(ek, row_p, 0), axis=-1)
-        pivot = fnp.where(pivot == 0, 1, pivot)  # singular: leave a zero pivot, no NaN
-        col = fnp.sum(fnp.where(ek, a, 0), axis=-1)
+        pivot = _sum(_where(ek, row_p, 0), axis=-1)
+        pivot = _where(pivot == 0, 1, pivot)  # singular: leave a zero pivot, no NaN
+        col = _sum(_where(ek, a, 0), axis=-1)
         below = idx > k
-        l = fnp.where(below, col / pivot[..., None], 0)
-        u = fnp.where(below, row_p, 0)
+        l = _where(below, col / pivot[..., None], 0)
+        u = _where(below, row_p, 0)
         a = a - l[..., :, None] * u[..., None, :]
-        a = fnp.where(below[:, None] & ek[None, :], l[..., :, None], a)
+        a = _where(below[:, None] & ek[None, :], l[..., :, None], a)
         return a, perm, swaps
 
-    perm0 = fnp.broadcast_to(idx, batch + (n,))
-    swaps0 = fnp.zeros(batch, np.int32)
+    perm0 = _broadcast_to(idx, batch + (n,))
+    swaps0 = _zeros(batch, np.int32)
     return lax.fori_loop(0, n, step, (a.astype(dt), perm0, swaps0))
 
 
@@ -127,7 +137,7 @@ _lu_factor = jit(_lu_factor_impl)
 def _lu_solve(lu, perm, b):
     """Solve a x = b from a's packed LU; b (..., n, k) with lu's batch shape.  Linear in b
     through ops with transpose rules (a permutation matmul and triangular solves)."""
-    pb = fnp.matmul(_onehot(perm, lu.shape[-1], lu.dtype), b)
+    pb = _matmul(_onehot(perm, lu.shape[-1], lu.dtype), b)
     y = _prims.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
     return _prims.triangular_solve(lu, y, left_side=True, lower=False)
 
@@ -135,7 +145,7 @@ def _lu_solve(lu, perm, b):
 def _broadcast_batch(a, b):
     """a (..., n, n) and b (..., n, k) broadcast to one batch shape."""
     batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-    return fnp.broadcast_to(a, batch + a.shape[-2:]), fnp.broadcast_to(b, batch + b.shape[-2:])
+    return _broadcast_to(a, batch + a.shape[-2:]), _broadcast_to(b, batch + b.shape[-2:])
 
 
 @custom_jvp
@@ -150,7 +160,7 @@ def _solve_jvp(primals, tangents):
     da, db = tangents
     lu, perm, _ = _lu_factor(a)
     x = _lu_solve(lu, perm, b)
-    return x, _lu_solve(lu, perm, db - fnp.matmul(da, x))
+    return x, _lu_solve(lu, perm, db - _matmul(da, x))
 
 
 def solve(a, b):
@@ -178,7 +188,7 @@ def _inv(a):
 def _inv_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     ainv = _inv(a)
-    return ainv, -fnp.matmul(ainv, fnp.matmul(da, ainv))
+    return ainv, -_matmul(ainv, _matmul(da, ainv))
 
 
 def inv(a):
@@ -198,14 +208,14 @@ def _trace_solve(lu, perm, da):
 @custom_jvp
 def _det(a):
     _, _, d, parity = _det_parts(a)
-    return parity * fnp.prod(d, axis=-1)
+    return parity * _prod(d, axis=-1)
 
 
 @_det.defjvp
 def _det_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     lu, perm, d, parity = _det_parts(a)
-    det_a = parity * fnp.prod(d, axis=-1)
+    det_a = parity * _prod(d, axis=-1)
     return det_a, det_a * _trace_solve(lu, perm, da)
 
 
@@ -216,17 +226,17 @@ def det(a):
 @custom_jvp
 def _slogdet(a):
     _, _, d, parity = _det_parts(a)
-    sign = parity * fnp.prod(fnp.sign(d), axis=-1)
-    return sign, fnp.sum(fnp.log(fnp.abs(d)), axis=-1)
+    sign = parity * _prod(_sign(d), axis=-1)
+    return sign, _sum(_log(_abs(d)), axis=-1)
 
 
 @_slogdet.defjvp
 def _slogdet_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     lu, perm, d, parity = _det_parts(a)
-    sign = parity * fnp.prod(fnp.sign(d), axis=-1)
-    logabs = fnp.sum(fnp.log(fnp.abs(d)), axis=-1)
-    return (sign, logabs), (fnp.zeros_like(sign), _trace_solve(lu, perm, da))
+    sign = parity * _prod(_sign(d), axis=-1)
+    logabs = _sum(_log(_abs(d)), axis=-1)
+    return (sign, logabs), (_zeros_like(sign), _trace_solve(lu, perm, da))
 
 
 def slogdet(a):
@@ -255,34 +265,30 @@ def _householder_impl(a):
     when the column below the diagonal is already zero): (q (..., m, m), r (..., m, n))."""
     m, n = a.shape[-2:]
     dt = a.dtype
-    rows = fnp.arange(m, dtype=np.int32)
-    cols = fnp.arange(n, dtype=np.int32)
-    q0 = fnp.broadcast_to(fnp.eye(m, dtype=dt), a.shape[:-2] + (m, m))
+    rows = _arange(m, dtype=np.int32)
+    cols = _arange(n, dtype=np.int32)
+    q0 = _broadcast_to(_eye(m, dtype=dt), a.shape[:-2] + (m, m))
 
     def step(k, carry):
         q, r = carry
-        x = fnp.sum(fnp.where(cols == k, r, 0), axis=-1)       # column k
-        x = fnp.where(rows >= k, x, 0)
-        alpha = fnp.sum(fnp.where(rows == k, x, 0), axis=-1)
-        sigma2 = fnp.sum(fnp.where(rows > k, x * x, 0), axis=-1)
-        length = fnp.sqrt(alpha * alpha + sigma2)
-        beta = fnp.where(alpha >= 0, -length, length)
-        v = x - fnp.where(rows == k, beta[..., None], 0)
-        vtv = fnp.sum(v * v, axis=-1)
+        x = _sum(_where(cols == k, r, 0), axis=-1)       # column k
+        x = _where(rows >= k, x, 0)
+        alpha = _sum(_where(rows == k, x, 0), axis=-1)
+        sigma2 = _sum(_where(rows > k, x * x, 0), axis=-1)
+        length = _sqrt(alpha * alpha + sigma2)
+        beta = _where(alpha >= 0, -length, length)
+        v = x - _where(rows == k, beta[..., None], 0)
+        vtv = _sum(v * v, axis=-1)
         skip = sigma2 == 0
-        scale = fnp.where(skip, 0, 2 / fnp.where(skip, 1, vtv))
-        r = r - (scale[..., None] * v)[..., :, None] * fnp.matmul(v[..., None, :], r)
-        q = q - fnp.matmul(q, v[..., :, None]) * (scale[..., None] * v)[..., None, :]
+        scale = _where(skip, 0, 2 / _where(skip, 1, vtv))
+        r = r - (scale[..., None] * v)[..., :, None] * _matmul(v[..., None, :], r)
+        q = q - _matmul(q, v[..., :, None]) * (scale[..., None] * v)[..., None, :]
         return q, r
 
     return lax.fori_loop(0, min(m, n), step, (q0, a))
 
 
 _householder = jit(_householder_impl)
-
-
-def _triu(x):
-    return fnp.triu(x)
 
 
 def _qr_reduced_impl(a):
@@ -307,10 +313,10 @@ def _qr_jvp(primals, tangents):
                                   "matrices) is not implemented")
     q, r = _qr_reduced_impl(a)
     da_rinv = _prims.triangular_solve(r, da, left_side=False, lower=False)
-    c = fnp.matmul(_mT(q), da_rinv)
-    low = fnp.tril(c, -1)
+    c = _matmul(_mT(q), da_rinv)
+    low = _tril(c, -1)
     omega = low - _mT(low)
-    return (q, r), (da_rinv - fnp.matmul(q, c - omega), fnp.matmul(c - omega, r))
+    return (q, r), (da_rinv - _matmul(q, c - omega), _matmul(c - omega, r))
 
 
 @custom_jvp
@@ -363,20 +369,20 @@ def _rotation_tables(m, dtype):
 def _jacobi_rotation(g, pm, qm):
     """The rotation J (..., m, m) that zeroes g[p, q] of the symmetric g in J^T g J, for
     the disjoint pairs (p, q) one-hot in pm, qm (m/2, m) (Golub & Van Loan, sym.schur2)."""
-    gp = fnp.matmul(pm, g)
-    app = fnp.sum(gp * pm, axis=-1)
-    apq = fnp.sum(gp * qm, axis=-1)
-    aqq = fnp.sum(fnp.matmul(qm, g) * qm, axis=-1)
+    gp = _matmul(pm, g)
+    app = _sum(gp * pm, axis=-1)
+    apq = _sum(gp * qm, axis=-1)
+    aqq = _sum(_matmul(qm, g) * qm, axis=-1)
     zero = apq == 0
-    tau = (aqq - app) / (2 * fnp.where(zero, 1, apq))
-    t = fnp.where(tau >= 0, 1, -1) / (fnp.abs(tau) + fnp.sqrt(1 + tau * tau))
-    t = fnp.where(zero, 0, t)
-    c = 1 / fnp.sqrt(1 + t * t)
+    tau = (aqq - app) / (2 * _where(zero, 1, apq))
+    t = _where(tau >= 0, 1, -1) / (_abs(tau) + _sqrt(1 + tau * tau))
+    t = _where(zero, 0, t)
+    c = 1 / _sqrt(1 + t * t)
     s = t * c
     pT, qT = _mT(pm), _mT(qm)
     return (_eye_like(g)
-            + fnp.matmul(pT * (c - 1)[..., None, :], pm) + fnp.matmul(qT * (c - 1)[..., None, :], qm)
-            + fnp.matmul(pT * s[..., None, :], qm) - fnp.matmul(qT * s[..., None, :], pm))
+            + _matmul(pT * (c - 1)[..., None, :], pm) + _matmul(qT * (c - 1)[..., None, :], qm)
+            + _matmul(pT * s[..., None, :], qm) - _matmul(qT * s[..., None, :], pm))
 
 
 def _pad_even(x, axes):
@@ -391,8 +397,8 @@ def _pad_even(x, axes):
 
 
 def _off_norm(g):
-    off = g - fnp.where(fnp.eye(g.shape[-1], dtype=bool), g, 0)
-    return fnp.sqrt(fnp.sum(off * off, axis=(-2, -1)))
+    off = g - _where(_eye(g.shape[-1], dtype=bool), g, 0)
+    return _sqrt(_sum(off * off, axis=(-2, -1)))
 
 
 def _eigh_jacobi_impl(a):
@@ -402,7 +408,7 @@ def _eigh_jacobi_impl(a):
     m = g.shape[-1]
     pms, qms = _rotation_tables(m, a.dtype)
     tol = _eps(a.dtype) * n
-    scale = fnp.sqrt(fnp.sum(a * a, axis=(-2, -1)))
+    scale = _sqrt(_sum(a * a, axis=(-2, -1)))
 
     def sweep(carry):
         g, v, it = carry
@@ -410,14 +416,14 @@ def _eigh_jacobi_impl(a):
         def one_round(state, pq):
             g, v = state
             j = _jacobi_rotation(g, *pq)
-            g = fnp.matmul(_mT(j), fnp.matmul(g, j))
-            return (_symmetrize(g), fnp.matmul(v, j)), None
+            g = _matmul(_mT(j), _matmul(g, j))
+            return (_symmetrize(g), _matmul(v, j)), None
         (g, v), _ = lax.scan(one_round, (g, v), (pms, qms))
         return g, v, it + 1
 
     def not_done(carry):
         g, _, it = carry
-        return (it < _MAX_SWEEPS) & fnp.any(_off_norm(g) > tol * scale)
+        return (it < _MAX_SWEEPS) & _any(_off_norm(g) > tol * scale)
 
     g, v, _ = lax.while_loop(not_done, sweep, (g, _eye_like(g), np.int32(0)))
     return _diag(g)[..., :n], v[..., :n, :n]
@@ -428,14 +434,14 @@ _eigh_jacobi = jit(_eigh_jacobi_impl)
 
 def _sort_permutation(w, descending=False):
     """The permutation matrix P sorting w: (w P)[j] = w[order[j]], P[i, j] = (order[j] == i)."""
-    order = fnp.argsort(-w if descending else w, axis=-1).astype(np.int32)
+    order = _argsort(-w if descending else w, axis=-1).astype(np.int32)
     return _mT(_onehot(order, w.shape[-1], w.dtype))
 
 
 def _sort_columns(w, v, descending=False):
     """Sort w along its last axis, and v's columns with it (an exact one-hot matmul)."""
     perm = _sort_permutation(w, descending)
-    return fnp.sum(w[..., :, None] * perm, axis=-2), fnp.matmul(v, perm)
+    return _sum(w[..., :, None] * perm, axis=-2), _matmul(v, perm)
 
 
 @custom_jvp
@@ -449,11 +455,11 @@ def _eigh_jvp(primals, tangents):
     """dw = diag(V^T dA V); dV = V (F * V^T dA V) with F[i, j] = 1 / (w[j] - w[i]), i != j."""
     (a,), (da,) = primals, tangents
     w, v = _eigh(a)
-    vdv = fnp.matmul(_mT(v), fnp.matmul(da, v))
-    eye = fnp.eye(a.shape[-1], dtype=bool)
+    vdv = _matmul(_mT(v), _matmul(da, v))
+    eye = _eye(a.shape[-1], dtype=bool)
     diff = w[..., None, :] - w[..., :, None]
-    f = fnp.where(eye, 0, 1 / fnp.where(eye, 1, diff))
-    return (w, v), (_diag(vdv), fnp.matmul(v, f * vdv))
+    f = _where(eye, 0, 1 / _where(eye, 1, diff))
+    return (w, v), (_diag(vdv), _matmul(v, f * vdv))
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):
@@ -463,8 +469,8 @@ def eigh(a, UPLO=None, symmetrize_input=True):
         a = _symmetrize(a)
     else:
         lower = UPLO is None or UPLO == "L"
-        tri = fnp.tril(a) if lower else fnp.triu(a)
-        a = tri + _mT(tri) - fnp.where(fnp.eye(a.shape[-1], dtype=bool), a, 0)
+        tri = _tril(a) if lower else _triu(a)
+        a = tri + _mT(tri) - _where(_eye(a.shape[-1], dtype=bool), a, 0)
     return EighResult(*_eigh(a))
 
 
@@ -482,38 +488,38 @@ def _svd_tall_impl(a):
     k = x.shape[-1]
     pms, qms = _rotation_tables(k, a.dtype)
     tol = _eps(a.dtype) * a.shape[-2]
-    v0 = fnp.broadcast_to(fnp.eye(k, dtype=a.dtype), a.shape[:-2] + (k, k))
+    v0 = _broadcast_to(_eye(k, dtype=a.dtype), a.shape[:-2] + (k, k))
 
     def sweep(carry):
         x, v, it = carry
 
         def one_round(state, pq):
             x, v = state
-            j = _jacobi_rotation(fnp.matmul(_mT(x), x), *pq)
-            return (fnp.matmul(x, j), fnp.matmul(v, j)), None
+            j = _jacobi_rotation(_matmul(_mT(x), x), *pq)
+            return (_matmul(x, j), _matmul(v, j)), None
         (x, v), _ = lax.scan(one_round, (x, v), (pms, qms))
         return x, v, it + 1
 
     def not_done(carry):
         x, _, it = carry
-        g = fnp.matmul(_mT(x), x)
-        d = fnp.sqrt(_diag(g))
+        g = _matmul(_mT(x), x)
+        d = _sqrt(_diag(g))
         denom = d[..., :, None] * d[..., None, :]
-        off = fnp.where(fnp.eye(k, dtype=bool) | (denom == 0), 0,
-                        fnp.abs(g) / fnp.where(denom == 0, 1, denom))
-        return (it < _MAX_SWEEPS) & fnp.any(off > tol)
+        off = _where(_eye(k, dtype=bool) | (denom == 0), 0,
+                     _abs(g) / _where(denom == 0, 1, denom))
+        return (it < _MAX_SWEEPS) & _any(off > tol)
 
     x, v, _ = lax.while_loop(not_done, sweep, (x, v0, np.int32(0)))
     x, v = x[..., :, :n], v[..., :n, :n]
-    s = fnp.sqrt(fnp.sum(x * x, axis=-2))
+    s = _sqrt(_sum(x * x, axis=-2))
     perm = _sort_permutation(s, descending=True)
-    s = fnp.sum(s[..., :, None] * perm, axis=-2)
-    x, v = fnp.matmul(x, perm), fnp.matmul(v, perm)
-    u = x / fnp.where(s == 0, 1, s)[..., None, :]
+    s = _sum(s[..., :, None] * perm, axis=-2)
+    x, v = _matmul(x, perm), _matmul(v, perm)
+    u = x / _where(s == 0, 1, s)[..., None, :]
     # Householder QR of u gives an orthonormal completion (and columns for zero s).
     q, r = _householder(u)
-    signs = fnp.where(_diag(r) < 0, -1, 1).astype(a.dtype)
-    q = fnp.concatenate([q[..., :, :n] * signs[..., None, :], q[..., :, n:]], axis=-1)
+    signs = _where(_diag(r) < 0, -1, 1).astype(a.dtype)
+    q = _concatenate([q[..., :, :n] * signs[..., None, :], q[..., :, n:]], axis=-1)
     return q, s, v
 
 
@@ -544,23 +550,23 @@ def _svd_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     u, s, vh = _svd_reduced(a)
     v = _mT(vh)
-    ds_mat = fnp.matmul(_mT(u), fnp.matmul(da, v))
+    ds_mat = _matmul(_mT(u), _matmul(da, v))
     k = s.shape[-1]
-    eye = fnp.eye(k, dtype=bool)
+    eye = _eye(k, dtype=bool)
     s2 = s * s
     diff = s2[..., None, :] - s2[..., :, None]
-    f = fnp.where(eye, 0, 1 / fnp.where(eye, 1, diff))
+    f = _where(eye, 0, 1 / _where(eye, 1, diff))
     dss = ds_mat * s[..., None, :]
     sds = s[..., :, None] * ds_mat
-    du = fnp.matmul(u, f * (dss + _mT(dss)))
-    dv = fnp.matmul(v, f * (sds + _mT(sds)))
+    du = _matmul(u, f * (dss + _mT(dss)))
+    dv = _matmul(v, f * (sds + _mT(sds)))
     m, n = a.shape[-2:]
     s_inv = 1 / s
     if m > k:
-        proj = fnp.matmul(da, v) - fnp.matmul(u, ds_mat)
+        proj = _matmul(da, v) - _matmul(u, ds_mat)
         du = du + proj * s_inv[..., None, :]
     if n > k:
-        proj = fnp.matmul(_mT(da), u) - fnp.matmul(v, _mT(ds_mat))
+        proj = _matmul(_mT(da), u) - _matmul(v, _mT(ds_mat))
         dv = dv + proj * s_inv[..., None, :]
     return (u, s, vh), (du, _diag(ds_mat), _mT(dv))
 
@@ -590,7 +596,7 @@ def _singular_values(a):
 def _singular_values_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     u, s, vh = _svd_reduced(a)
-    return s, _diag(fnp.matmul(_mT(u), fnp.matmul(da, _mT(vh))))
+    return s, _diag(_matmul(_mT(u), _matmul(da, _mT(vh))))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -613,14 +619,14 @@ def matrix_rank(M, rtol=None, *, tol=None):
     s = svd(M, compute_uv=False)
     if tol is None:
         rtol = max(M.shape[-2:]) * _eps(M.dtype) if rtol is None else rtol
-        tol = fnp.max(s, axis=-1, keepdims=True) * rtol
-    return fnp.sum(s > tol, axis=-1)
+        tol = _max(s, axis=-1, keepdims=True) * rtol
+    return _sum(s > tol, axis=-1)
 
 
 def pinv(a, rtol=None):
     a = _matrix("pinv", a)
     u, s, vh = svd(a, full_matrices=False)
     rtol = max(a.shape[-2:]) * 10 * _eps(a.dtype) if rtol is None else rtol
-    cutoff = rtol * fnp.max(s, axis=-1, keepdims=True)
-    s_inv = fnp.where(s > cutoff, 1 / fnp.where(s > cutoff, s, 1), 0)
-    return fnp.matmul(_mT(vh) * s_inv[..., None, :], _mT(u))
+    cutoff = rtol * _max(s, axis=-1, keepdims=True)
+    s_inv = _where(s > cutoff, 1 / _where(s > cutoff, s, 1), 0)
+    return _matmul(_mT(vh) * s_inv[..., None, :], _mT(u))

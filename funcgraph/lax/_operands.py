@@ -1,0 +1,30 @@
+"""The operands of lax functions: arrays and tracers pass; Python scalars and NumPy values
+become Arrays (weakly typed for Python scalars), with no promotion or broadcasting."""
+import numpy as np
+
+from funcgraph import core
+from funcgraph.array import Array
+
+
+def aval_of(x):
+    if isinstance(x, (Array, core.Tracer)):
+        return x.aval
+    if core.is_python_scalar(x):
+        return core.aval_of_python_scalar(x)
+    return core.aval_of_numpy(np.asarray(x))
+
+
+def as_operand(x):
+    if isinstance(x, (Array, core.Tracer)):
+        return x
+    if core.is_python_scalar(x):
+        aval = core.aval_of_python_scalar(x)
+        return Array(np.array(x, aval.dtype), aval)
+    x = core.canonical_numpy(x)
+    return Array(x, core.aval_of_numpy(x))
+
+
+def match_scalars(args):
+    """As in JAX's lax: a Python scalar becomes a weakly typed array of its default dtype
+    (float32, int32, ...), with no promotion, so its dtype must match the other operands'."""
+    return [as_operand(a) for a in args]

@@ -1,0 +1,90 @@
+"""Arrays made from shapes: zeros, ones, full, empty (and their *_like), arange, eye."""
+import numpy as np
+
+from funcgraph import core, dtypes
+from funcgraph.array import Array
+from funcgraph.numpy._core import (
+    asarray_operand, aval_of, broadcast_to_shape, canonical_dtype, convert, shape_arg)
+
+
+def zeros(shape, dtype=None):
+    dtype = canonical_dtype(dtype) or dtypes.default_float()
+    shape = shape_arg(shape)
+    return Array(np.zeros(shape, dtype), core.ShapedArray(shape, dtype))
+
+
+def ones(shape, dtype=None):
+    dtype = canonical_dtype(dtype) or dtypes.default_float()
+    shape = shape_arg(shape)
+    return Array(np.ones(shape, dtype), core.ShapedArray(shape, dtype))
+
+
+def full(shape, fill_value, dtype=None):
+    shape = shape_arg(shape)
+    if dtype is None:
+        fill = asarray_operand(fill_value)
+        if aval_of(fill).weak_type:
+            fill = convert(fill, aval_of(fill).dtype, False)
+    else:
+        fill = convert(fill_value, dtypes.canonicalize(np.dtype(dtype)))
+    return broadcast_to_shape(fill, shape)
+
+
+def empty(shape, dtype=None):
+    return zeros(shape, dtype)
+
+
+def _like(a, dtype, shape):
+    aval = aval_of(a)
+    return (aval.shape if shape is None else shape_arg(shape)), (dtype or aval.dtype)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    shape, dtype = _like(a, dtype, shape)
+    return full(shape, 0, dtype)
+
+
+def ones_like(a, dtype=None, shape=None):
+    shape, dtype = _like(a, dtype, shape)
+    return full(shape, 1, dtype)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    shape, dtype = _like(a, dtype, shape)
+    return full(shape, fill_value, dtype)
+
+
+def empty_like(a, dtype=None, shape=None):
+    return zeros_like(a, dtype, shape)
+
+
+def _static_number(x, name):
+    if isinstance(x, core.Tracer):
+        raise core.ConcretizationTypeError(
+            f"{name} must be a concrete value, got a traced {x.aval.str_short()}; under jit "
+            f"pass it with static_argnums")
+    return x.item() if isinstance(x, Array) else x
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    start = _static_number(start, "arange start")
+    stop = None if stop is None else _static_number(stop, "arange stop")
+    step = None if step is None else _static_number(step, "arange step")
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    value = np.arange(start, stop, step)
+    if dtype is None:
+        dtype = dtypes.default_int() if value.dtype.kind in "iu" else dtypes.default_float()
+    value = value.astype(dtypes.canonicalize(np.dtype(dtype)))
+    return Array(value, core.aval_of_numpy(value))
+
+
+def eye(N, M=None, k=0, dtype=None):
+    dtype = canonical_dtype(dtype) or dtypes.default_float()
+    value = np.eye(N, M, k, dtype=dtype)
+    return Array(value, core.aval_of_numpy(value))
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)

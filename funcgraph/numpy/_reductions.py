@@ -1,0 +1,137 @@
+"""Reductions: sum, prod, max, min, all, any, mean, var, std."""
+import builtins
+
+import numpy as np
+
+from funcgraph import core, dtypes
+from funcgraph.array import Array
+from funcgraph.numpy._core import asarray_operand, astype, aval_of, canonical_axes
+from funcgraph.numpy._shapes import broadcast_to, reshape
+from funcgraph.numpy._types import bool_
+from funcgraph.numpy._ufuncs import conjugate, maximum, minimum, real, sqrt, where_values
+from funcgraph.primitives import reductions as red
+
+
+def _reduce(prim, x, axis, keepdims, dtype=None, initial=None, where_=None, identity=None):
+    x = asarray_operand(x)
+    if dtype is not None:
+        x = astype(x, dtype)
+    aval = aval_of(x)
+    axes = canonical_axes(axis, aval.ndim)
+    if where_ is not None:
+        x = where_values(where_, x, identity)
+    out = prim.bind(x, axes=axes)
+    if initial is not None:
+        out = _initial_combine(prim, out, initial)
+    if keepdims:
+        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(aval.shape)))
+    return out
+
+
+def _initial_combine(prim, out, initial):
+    if prim is red.reduce_sum_p:
+        return out + initial
+    if prim is red.reduce_prod_p:
+        return out * initial
+    if prim is red.reduce_max_p:
+        return maximum(out, initial)
+    return minimum(out, initial)
+
+
+def _sum_dtype(x, dtype):
+    if dtype is not None:
+        return dtype
+    aval = aval_of(x)
+    if aval.dtype == dtypes.bool_ or (dtypes.is_int(aval.dtype) and aval.dtype.itemsize < 4):
+        return dtypes.default_uint() if dtypes.is_unsigned(aval.dtype) else dtypes.default_int()
+    return None
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    return _reduce(red.reduce_sum_p, a, axis, keepdims, _sum_dtype(a, dtype), initial, where, 0)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    return _reduce(red.reduce_prod_p, a, axis, keepdims, _sum_dtype(a, dtype), initial, where, 1)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _check_nonempty(a, axis, initial, "max")
+    return _reduce(red.reduce_max_p, a, axis, keepdims, None, initial, where,
+                   _lowest(aval_of(a).dtype))
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _check_nonempty(a, axis, initial, "min")
+    return _reduce(red.reduce_min_p, a, axis, keepdims, None, initial, where,
+                   _highest(aval_of(a).dtype))
+
+
+amax, amin = max, min
+
+
+def _lowest(dtype):
+    if dtypes.is_float(dtype):
+        return -np.inf
+    return np.iinfo(dtype).min if dtype.kind in "iu" else False
+
+
+def _highest(dtype):
+    if dtypes.is_float(dtype):
+        return np.inf
+    return np.iinfo(dtype).max if dtype.kind in "iu" else True
+
+
+def _check_nonempty(a, axis, initial, name):
+    aval = aval_of(a)
+    axes = canonical_axes(axis, aval.ndim)
+    if initial is None and builtins.any(aval.shape[ax] == 0 for ax in axes):
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+
+
+def all(a, axis=None, out=None, keepdims=False, where=None):
+    return _reduce(red.reduce_and_p, astype(a, bool_), axis, keepdims, where_=where,
+                   identity=True)
+
+
+def any(a, axis=None, out=None, keepdims=False, where=None):
+    return _reduce(red.reduce_or_p, astype(a, bool_), axis, keepdims, where_=where,
+                   identity=False)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    a = asarray_operand(a)
+    aval = aval_of(a)
+    axes = canonical_axes(axis, aval.ndim)
+    if where is None:
+        count = int(np.prod([aval.shape[i] for i in axes]))
+    else:
+        count = sum(broadcast_to(where, aval.shape), axis=axis, keepdims=keepdims)
+    if dtype is None:
+        dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float()
+    total = sum(astype(a, dtype), axis=axis, keepdims=keepdims, where=where)
+    return total / count if where is not None else total / _scalar(count, dtype)
+
+
+def _scalar(value, dtype):
+    return Array(np.array(value, dtype), core.ShapedArray((), np.dtype(dtype), True))
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    a = asarray_operand(a)
+    aval = aval_of(a)
+    if dtype is None:
+        dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float()
+    a = astype(a, dtype)
+    centered = a - mean(a, axis, keepdims=True, where=where)
+    sq = real(centered * conjugate(centered)) if dtypes.is_complex(dtype) else centered * centered
+    axes = canonical_axes(axis, aval.ndim)
+    if where is None:
+        count = builtins.max(int(np.prod([aval.shape[i] for i in axes])) - ddof, 0)
+        return sum(sq, axis, keepdims=keepdims) / _scalar(count, aval_of(sq).dtype)
+    count = sum(broadcast_to(where, aval.shape), axis=axis, keepdims=keepdims)
+    return sum(sq, axis, keepdims=keepdims, where=where) / (count - ddof)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    return sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where))

@@ -1,0 +1,137 @@
+"""Shapes and axes: shape, reshape, transpose, moveaxis, squeeze, expand_dims, broadcast_to,
+atleast_*d."""
+import numpy as np
+
+from funcgraph import lax
+from funcgraph.numpy._core import (
+    asarray_operand, aval_of, broadcast_shapes, broadcast_to_shape, canonical_axes,
+    check_axis, shape_arg)
+
+
+def shape(a):
+    return aval_of(a).shape
+
+
+def ndim(a):
+    return aval_of(a).ndim
+
+
+def size(a, axis=None):
+    aval = aval_of(a)
+    return aval.size if axis is None else aval.shape[axis]
+
+
+def reshape(a, shape=None, order="C", *, newshape=None):
+    shape = newshape if shape is None else shape
+    if order != "C":
+        raise NotImplementedError("reshape: only order='C' is supported")
+    a = asarray_operand(a)
+    shape = shape_arg(shape)
+    total = aval_of(a).size
+    if shape.count(-1) > 1:
+        raise ValueError(f"reshape: can only specify one unknown dimension, got {shape}")
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1]))
+        if known == 0 or total % known:
+            raise ValueError(f"cannot reshape array of size {total} into shape {shape}")
+        shape = tuple(total // known if d == -1 else d for d in shape)
+    if int(np.prod(shape)) != total:
+        raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {total}) "
+                         f"into shape {shape}")
+    return lax.reshape(a, shape)
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,))
+
+
+def transpose(a, axes=None):
+    a = asarray_operand(a)
+    nd = aval_of(a).ndim
+    axes = tuple(reversed(range(nd))) if axes is None else tuple(check_axis(x, nd) for x in axes)
+    if sorted(axes) != list(range(nd)):
+        raise ValueError(f"transpose: axes {axes} don't match an array of dimension {nd}")
+    return lax.transpose(a, axes)
+
+
+def permute_dims(a, axes):
+    return transpose(a, axes)
+
+
+def swapaxes(a, axis1, axis2):
+    nd = ndim(a)
+    perm = list(range(nd))
+    i, j = check_axis(axis1, nd, "axis1"), check_axis(axis2, nd, "axis2")
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    nd = ndim(a)
+    src = [check_axis(s, nd, "source") for s in ((source,) if isinstance(source, int) else source)]
+    dst = [check_axis(d, nd, "destination")
+           for d in ((destination,) if isinstance(destination, int) else destination)]
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of axes")
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def squeeze(a, axis=None):
+    a = asarray_operand(a)
+    aval = aval_of(a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(aval.shape) if d == 1)
+    else:
+        axes = canonical_axes(axis, aval.ndim)
+        for ax in axes:
+            if aval.shape[ax] != 1:
+                raise ValueError(f"cannot select an axis to squeeze out which has size not "
+                                 f"equal to one (axis {ax} of shape {aval.shape})")
+    return lax.squeeze(a, axes)
+
+
+def expand_dims(a, axis):
+    a = asarray_operand(a)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out_ndim = aval_of(a).ndim + len(axes)
+    axes = tuple(sorted(check_axis(ax, out_ndim) for ax in axes))
+    return lax.expand_dims(a, axes)
+
+
+def broadcast_to(array, shape):
+    return broadcast_to_shape(asarray_operand(array), shape_arg(shape))
+
+
+def broadcast_arrays(*args):
+    shape = broadcast_shapes(*(aval_of(a).shape for a in args))
+    return [broadcast_to_shape(asarray_operand(a), shape) for a in args]
+
+
+def atleast_1d(*arys):
+    out = [reshape(a, (1,)) if ndim(a) == 0 else asarray_operand(a) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = []
+    for a in arys:
+        a = asarray_operand(a)
+        out.append(reshape(a, (1,) * (2 - ndim(a)) + shape(a)) if ndim(a) < 2 else a)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in arys:
+        a = asarray_operand(a)
+        if ndim(a) == 0:
+            a = reshape(a, (1, 1, 1))
+        elif ndim(a) == 1:
+            a = reshape(a, (1, -1, 1))
+        elif ndim(a) == 2:
+            a = expand_dims(a, -1)
+        out.append(a)
+    return out[0] if len(out) == 1 else out

@@ -1,0 +1,47 @@
+"""The dtypes, scalar types and constants that JAX's numpy module exports, and the dtype
+queries (result_type, promote_types, can_cast, ...)."""
+import numpy as np
+
+from funcgraph import core, dtypes
+from funcgraph.array import Array
+from funcgraph.numpy._core import aval_of
+
+ndarray = Array
+bool_ = np.bool_
+int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
+uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
+float16, float32, float64 = np.float16, np.float32, np.float64
+bfloat16 = dtypes.bfloat16.type
+complex64, complex128 = np.complex64, np.complex128
+dtype = np.dtype
+inf, nan, pi, e, euler_gamma = np.inf, np.nan, np.pi, np.e, np.euler_gamma
+newaxis = None
+integer, floating, complexfloating, inexact, number, signedinteger, unsignedinteger = (
+    np.integer, np.floating, np.complexfloating, np.inexact, np.number, np.signedinteger,
+    np.unsignedinteger)
+iinfo = dtypes.iinfo
+finfo = dtypes.finfo
+
+
+def issubdtype(arg1, arg2):
+    return np.issubdtype(arg1, arg2)
+
+
+def result_type(*args):
+    pairs = []
+    for a in args:
+        if isinstance(a, (type, np.dtype, str)) and not core.is_python_scalar(a):
+            pairs.append((dtypes.canonicalize(np.dtype(a)), False))
+        else:
+            aval = aval_of(a)
+            pairs.append((aval.dtype, aval.weak_type))
+    return dtypes.result_type(*pairs)[0]
+
+
+def promote_types(a, b):
+    return dtypes.result_type((dtypes.canonicalize(np.dtype(a)), False),
+                              (dtypes.canonicalize(np.dtype(b)), False))[0]
+
+
+def can_cast(from_, to, casting="safe"):
+    return np.can_cast(from_, to, casting)

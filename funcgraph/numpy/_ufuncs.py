@@ -1,0 +1,348 @@
+"""Elementwise functions (NumPy's ufuncs and their kin): math, arithmetic, comparisons,
+bitwise and logical operations, with JAX's promotion and NumPy's broadcasting."""
+import numpy as np
+
+from funcgraph import core, dtypes, lax
+from funcgraph.array import Array
+from funcgraph.numpy._core import (
+    asarray_operand, astype, aval_of, broadcast_shapes, broadcast_to_shape,
+    promote_and_broadcast, promote_dtypes, promote_to_inexact)
+from funcgraph.numpy._creation import full, ones_like, zeros_like
+from funcgraph.numpy._types import bool_, float32, float64
+from funcgraph.primitives import elementwise as ew
+
+
+_INEXACT = frozenset([dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
+                      dtypes.complex64, dtypes.complex128])
+
+
+def _inexact_unary(prim):
+    def fn(x, /):
+        if not ((type(x) is Array or isinstance(x, core.Tracer)) and x.aval.dtype in _INEXACT):
+            (x,) = promote_to_inexact(x)
+        return prim.bind(x)
+    fn.__name__ = prim.name
+    return fn
+
+
+def _binary(prim, inexact=False):
+    def fn(x1, x2, /):
+        if inexact:
+            x1, x2 = promote_to_inexact(x1, x2)
+        return prim.bind(*promote_and_broadcast(x1, x2, name=prim.name))
+    fn.__name__ = prim.name
+    return fn
+
+
+sin = _inexact_unary(ew.sin_p)
+cos = _inexact_unary(ew.cos_p)
+tan = _inexact_unary(ew.tan_p)
+arcsin = _inexact_unary(ew.asin_p)
+arccos = _inexact_unary(ew.acos_p)
+arctan = _inexact_unary(ew.atan_p)
+sinh = _inexact_unary(ew.sinh_p)
+cosh = _inexact_unary(ew.cosh_p)
+tanh = _inexact_unary(ew.tanh_p)
+arcsinh = _inexact_unary(ew.asinh_p)
+arccosh = _inexact_unary(ew.acosh_p)
+arctanh = _inexact_unary(ew.atanh_p)
+exp = _inexact_unary(ew.exp_p)
+exp2 = _inexact_unary(ew.exp2_p)
+expm1 = _inexact_unary(ew.expm1_p)
+log = _inexact_unary(ew.log_p)
+log1p = _inexact_unary(ew.log1p_p)
+sqrt = _inexact_unary(ew.sqrt_p)
+cbrt = _inexact_unary(ew.cbrt_p)
+asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+
+
+def log2(x, /):
+    (x,) = promote_to_inexact(x)
+    return ew.div_p.bind(ew.log_p.bind(x), _scalar_like(np.log(2), x))
+
+
+def log10(x, /):
+    (x,) = promote_to_inexact(x)
+    return ew.div_p.bind(ew.log_p.bind(x), _scalar_like(np.log(10), x))
+
+
+def _scalar_like(value, x):
+    aval = aval_of(x)
+    return broadcast_to_shape(Array(np.array(value, aval.dtype),
+                                    core.ShapedArray((), aval.dtype, aval.weak_type)),
+                              aval.shape)
+
+
+def negative(x, /):
+    return ew.neg_p.bind(asarray_operand(x))
+
+
+def positive(x, /):
+    return asarray_operand(x)
+
+
+def sign(x, /):
+    return ew.sign_p.bind(asarray_operand(x))
+
+
+def absolute(x, /):
+    x = asarray_operand(x)
+    if aval_of(x).dtype == dtypes.bool_ or dtypes.is_unsigned(aval_of(x).dtype):
+        return x
+    return ew.abs_p.bind(x)
+
+
+abs = absolute
+fabs = absolute
+
+
+def floor(x, /):
+    x = asarray_operand(x)
+    return x if not dtypes.is_float(aval_of(x).dtype) else ew.floor_p.bind(x)
+
+
+def ceil(x, /):
+    x = asarray_operand(x)
+    return x if not dtypes.is_float(aval_of(x).dtype) else ew.ceil_p.bind(x)
+
+
+def trunc(x, /):
+    x = asarray_operand(x)
+    if not dtypes.is_float(aval_of(x).dtype):
+        return x
+    return where_values(x < 0, ceil(x), floor(x))
+
+
+def rint(x, /):
+    (x,) = promote_to_inexact(x)
+    return ew.round_p.bind(x, rounding_method=1)
+
+
+def round(a, decimals=0, out=None):
+    a = asarray_operand(a)
+    if not dtypes.is_float(aval_of(a).dtype):
+        return a
+    if decimals == 0:
+        return ew.round_p.bind(a, rounding_method=1)
+    factor = 10.0 ** decimals
+    return ew.round_p.bind(a * factor, rounding_method=1) / factor
+
+
+around = round
+
+
+def square(x, /):
+    return ew.integer_pow_p.bind(asarray_operand(x), y=2)
+
+
+def reciprocal(x, /):
+    (x,) = promote_to_inexact(x)
+    return ew.integer_pow_p.bind(x, y=-1)
+
+
+def isfinite(x, /):
+    x = asarray_operand(x)
+    if not dtypes.is_float(aval_of(x).dtype):
+        return full(aval_of(x).shape, True, bool_)
+    return ew.is_finite_p.bind(x)
+
+
+def isnan(x, /):
+    x = asarray_operand(x)
+    return ew.ne_p.bind(x, x)
+
+
+def isinf(x, /):
+    x = asarray_operand(x)
+    if not dtypes.is_float(aval_of(x).dtype):
+        return full(aval_of(x).shape, False, bool_)
+    return equal(absolute(x), np.inf)
+
+
+subtract = _binary(ew.sub_p)
+
+
+def add(x1, x2, /):
+    x1, x2 = promote_and_broadcast(x1, x2)
+    if aval_of(x1).dtype == dtypes.bool_:
+        return ew.or_p.bind(x1, x2)  # as NumPy and JAX: boolean addition is `or`
+    return ew.add_p.bind(x1, x2)
+
+
+def multiply(x1, x2, /):
+    x1, x2 = promote_and_broadcast(x1, x2)
+    if aval_of(x1).dtype == dtypes.bool_:
+        return ew.and_p.bind(x1, x2)
+    return ew.mul_p.bind(x1, x2)
+
+
+maximum = _binary(ew.max_p)
+minimum = _binary(ew.min_p)
+arctan2 = _binary(ew.atan2_p, inexact=True)
+atan2 = arctan2
+nextafter = _binary(ew.nextafter_p, inexact=True)
+equal = _binary(ew.eq_p)
+not_equal = _binary(ew.ne_p)
+less = _binary(ew.lt_p)
+less_equal = _binary(ew.le_p)
+greater = _binary(ew.gt_p)
+greater_equal = _binary(ew.ge_p)
+bitwise_and = _binary(ew.and_p)
+bitwise_or = _binary(ew.or_p)
+bitwise_xor = _binary(ew.xor_p)
+left_shift = _binary(ew.shift_left_p)
+
+
+def right_shift(x1, x2, /):
+    x1, x2 = promote_and_broadcast(x1, x2)
+    if dtypes.is_unsigned(aval_of(x1).dtype):
+        return ew.shift_right_logical_p.bind(x1, x2)
+    return ew.shift_right_arithmetic_p.bind(x1, x2)
+
+
+def invert(x, /):
+    return ew.not_p.bind(asarray_operand(x))
+
+
+bitwise_not = invert
+
+
+def logical_and(x1, x2, /):
+    return ew.and_p.bind(*promote_and_broadcast(astype(x1, bool_), astype(x2, bool_)))
+
+
+def logical_or(x1, x2, /):
+    return ew.or_p.bind(*promote_and_broadcast(astype(x1, bool_), astype(x2, bool_)))
+
+
+def logical_xor(x1, x2, /):
+    return ew.xor_p.bind(*promote_and_broadcast(astype(x1, bool_), astype(x2, bool_)))
+
+
+def logical_not(x, /):
+    return ew.not_p.bind(astype(x, bool_))
+
+
+def true_divide(x1, x2, /):
+    return ew.div_p.bind(*promote_and_broadcast(*promote_to_inexact(x1, x2)))
+
+
+divide = true_divide
+
+
+def floor_divide(x1, x2, /):
+    x1, x2 = promote_and_broadcast(x1, x2)
+    dtype = aval_of(x1).dtype
+    if dtypes.is_int(dtype):
+        quotient = ew.div_p.bind(x1, x2)
+        remainder = ew.rem_p.bind(x1, x2)
+        adjust = logical_and(not_equal(remainder, 0), not_equal(less(remainder, 0), less(x2, 0)))
+        return where_values(adjust, quotient - 1, quotient) if dtype.kind == "i" else quotient
+    if dtype == dtypes.bool_:
+        raise TypeError("floor_divide is not defined for booleans")
+    return floor(ew.div_p.bind(x1, x2))
+
+
+def remainder(x1, x2, /):
+    x1, x2 = promote_and_broadcast(x1, x2)
+    rem = ew.rem_p.bind(x1, x2)
+    if dtypes.is_unsigned(aval_of(x1).dtype):
+        return rem
+    adjust = logical_and(not_equal(rem, 0), not_equal(less(rem, 0), less(x2, 0)))
+    return where_values(adjust, rem + x2, rem)
+
+
+mod = remainder
+
+
+def fmod(x1, x2, /):
+    return ew.rem_p.bind(*promote_and_broadcast(x1, x2))
+
+
+def power(x1, x2, /):
+    if isinstance(x2, int) and not isinstance(x2, bool) and x2 >= 0 or (
+            isinstance(x2, int) and x2 < 0 and dtypes.is_inexact(aval_of(x1).dtype)):
+        return ew.integer_pow_p.bind(asarray_operand(x1), y=x2)
+    x1, x2 = promote_and_broadcast(x1, x2)
+    dtype = aval_of(x1).dtype
+    if dtypes.is_int(dtype) or dtype == dtypes.bool_:
+        return _integer_power(x1, x2)
+    return ew.pow_p.bind(x1, x2)
+
+
+def _integer_power(x, y):
+    """x ** y for integer arrays by square-and-multiply over the bits of y."""
+    acc = ones_like(x)
+    base = x
+    bits = aval_of(y).dtype.itemsize * 8
+    for _ in range(bits):
+        acc = where_values(bitwise_and(y, 1) == 1, acc * base, acc)
+        base = base * base
+        y = right_shift(y, 1)
+    return acc
+
+
+pow = power
+
+
+def float_power(x1, x2, /):
+    dtype = float64 if dtypes.canonicalize(np.dtype(np.float64)) == np.float64 else float32
+    return power(astype(x1, dtype), astype(x2, dtype))
+
+
+def hypot(x1, x2, /):
+    x1, x2 = promote_and_broadcast(*promote_to_inexact(x1, x2))
+    return sqrt(x1 * x1 + x2 * x2)
+
+
+def copysign(x1, x2, /):
+    x1, x2 = promote_and_broadcast(*promote_to_inexact(x1, x2))
+    return where_values(signbit(x2), -absolute(x1), absolute(x1))
+
+
+def signbit(x, /):
+    x = asarray_operand(x)
+    dtype = aval_of(x).dtype
+    if not dtypes.is_float(dtype):
+        return less(x, 0)
+    bits = lax.bitcast_convert_type(x, np.dtype(f"i{dtype.itemsize}"))
+    return less(bits, 0)
+
+
+def conjugate(x, /):
+    x = asarray_operand(x)
+    return ew.conj_p.bind(x) if dtypes.is_complex(aval_of(x).dtype) else x
+
+
+conj = conjugate
+
+
+def real(x, /):
+    x = asarray_operand(x)
+    return ew.real_p.bind(x) if dtypes.is_complex(aval_of(x).dtype) else x
+
+
+def imag(x, /):
+    x = asarray_operand(x)
+    return ew.imag_p.bind(x) if dtypes.is_complex(aval_of(x).dtype) else zeros_like(x)
+
+
+def where_values(condition, x, y):
+    """x where condition holds, else y (the three-argument where)."""
+    condition = astype(condition, bool_)
+    x, y = promote_dtypes(x, y)
+    shape = broadcast_shapes(aval_of(condition).shape, aval_of(x).shape, aval_of(y).shape)
+    condition, x, y = (broadcast_to_shape(a, shape) for a in (condition, x, y))
+    return ew.select_n_p.bind(condition, y, x)
+
+
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
+    arr = a if arr is None else arr
+    lo = a_min if min is None else min
+    hi = a_max if max is None else max
+    arr = asarray_operand(arr)
+    if lo is not None:
+        arr = maximum(arr, lo)
+    if hi is not None:
+        arr = minimum(arr, hi)
+    return arr
