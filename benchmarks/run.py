@@ -10,6 +10,7 @@ better) next to the target from DESIGN.md.
 import gc
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -258,6 +259,41 @@ def rnn_gradients():
                        lambda: jax.block_until_ready(f_jax(*args_jax)), rounds=7, repeat=20)
 
 
+_RSS_PROGRAM = """
+import gc, resource, sys
+import numpy as np
+if sys.argv[1] == "funcgraph":
+    import funcgraph as fw, funcgraph.numpy as np_
+else:
+    import jax as fw, jax.numpy as np_
+def rss_mb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2 ** 20
+x = np.ones((8,), np.float32)
+for i in range(20):  # warm up: the first compiles load the compiler itself
+    fw.jit(lambda v, i=i: np_.sin(v) * (i + 0.5))(x).block_until_ready()
+gc.collect()
+base = rss_mb()
+for i in range(int(sys.argv[2])):  # distinct functions, each dropped after its call
+    fw.jit(lambda v, i=i: np_.sin(v) * (i + 1000.5) + np_.cos(v))(x).block_until_ready()
+gc.collect()
+print(rss_mb() - base)
+"""
+
+
+def _rss_growth(framework, compiles):
+    out = subprocess.run([sys.executable, "-c", _RSS_PROGRAM, framework, str(compiles)],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-1])
+
+
+@benchmark("RSS growth after 1000 distinct jit compiles", 30)
+def memory_after_compiles():
+    """A fresh process per framework; the score is the difference in MB (funcgraph - jax)."""
+    grow_fg, grow_jax = _rss_growth("funcgraph", 1000), _rss_growth("jax", 1000)
+    return grow_fg, grow_jax, grow_fg - grow_jax, "MB"
+
+
 def main(selected):
     rows = []
     for name, target, fn in BENCHMARKS:
@@ -270,9 +306,10 @@ def main(selected):
         ok = "ok" if ratio <= target else "MISSED"
         rows.append((name, t_fg, t_jax, ratio, target, ok))
         other = "jax" if "alone" not in name else "fwd"
+        score = "diff " if unit == "MB" else "ratio"
         print(f"{name:<48} funcgraph {t_fg * scale:10.1f} {unit:<3}  {other} "
-              f"{t_jax * scale:10.1f} {unit:<3}  ratio {ratio:5.2f}  (target <= {target})  {ok}",
-              flush=True)
+              f"{t_jax * scale:10.1f} {unit:<3}  {score} {ratio:5.2f}  (target <= {target})  "
+              f"{ok}", flush=True)
     return rows
 
 

@@ -13,9 +13,11 @@ import os
 import numpy as np
 
 from funcgraph import ir
-from funcgraph.array import Array
-from funcgraph.transforms.ad import vjp
-from funcgraph.transforms.jit import Compiled, Lowered, make_jaxpr
+from funcgraph.array import Array as _Array
+from funcgraph.transforms.ad import vjp as _vjp
+from funcgraph.transforms.jit import Compiled as _Compiled
+from funcgraph.transforms.jit import Lowered as _Lowered
+from funcgraph.transforms.jit import make_jaxpr as _make_jaxpr
 
 _STYLE = (
     "<style>"
@@ -324,7 +326,7 @@ def ir_report(closed, *args, **kwargs):
 
     Takes a jaxpr, or a function and its arguments (then traced with make_jaxpr)."""
     if callable(closed) and not isinstance(closed, (ir.Jaxpr, ir.ClosedJaxpr)):
-        closed = make_jaxpr(closed)(*args, **kwargs)
+        closed = _make_jaxpr(closed)(*args, **kwargs)
     counts = primitive_counts(closed)
     width = max((len(k) for k in counts), default=0)
     return "\n".join(f"{k:<{width}}  {v}"
@@ -339,7 +341,7 @@ def _residual_where(residual):
 def residuals_report(f, *args):
     """What reverse mode keeps alive for `vjp(f, *args)`: each residual's type, size and
     the source line that made it, largest first, then the totals per line."""
-    _, pullback = vjp(f, *args)
+    _, pullback = _vjp(f, *args)
     residuals = list(pullback.residuals)
     name = getattr(f, "__name__", type(f).__name__)
     total = sum(r.nbytes for r in residuals)
@@ -370,6 +372,6 @@ def residuals_report(f, *args):
 
 ir.Jaxpr._repr_html_ = jaxpr_html
 ir.ClosedJaxpr._repr_html_ = jaxpr_html
-Array._repr_html_ = array_html
-Lowered._repr_html_ = lowered_html
-Compiled._repr_html_ = compiled_html
+_Array._repr_html_ = array_html
+_Lowered._repr_html_ = lowered_html
+_Compiled._repr_html_ = compiled_html

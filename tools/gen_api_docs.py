@@ -26,6 +26,7 @@ MODULES = [
     ("funcgraph.scipy.linalg", "jax.scipy.linalg"),
     ("funcgraph.scipy.special", "jax.scipy.special"),
     ("funcgraph.test_util", "jax.test_util"),
+    ("funcgraph.errors", "jax.errors"),
     ("funcgraph.inspect", "funcgraph.inspect"),
 ]
 
