@@ -89,10 +89,16 @@ class Array:
 
     # --- conversion to Python and NumPy ---
     def __array__(self, dtype=None, copy=None):
+        """The value as NumPy: a read-only view (Arrays are immutable), or a writable copy
+        when a dtype change or copy=True asks for one."""
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
             return value.astype(dtype)
-        return value.copy() if copy else value
+        if copy:
+            return value.copy()
+        view = value.view()
+        view.flags.writeable = False
+        return view
 
     def __dlpack__(self, *args, **kwargs):
         return np.asarray(self._value).__dlpack__(*args, **kwargs)

@@ -376,10 +376,10 @@ def safe_zip(*lists):
 
 
 def canonical_numpy(x):
-    """A NumPy array of funcgraph's canonical dtype for x (host value)."""
+    """x's value as a fresh NumPy array of funcgraph's canonical dtype: a copy funcgraph
+    owns, so that writing to the caller's array later cannot change a funcgraph Array."""
     x = np.asarray(x)
-    dtype = dtypes.canonicalize(x.dtype)
-    return x if x.dtype == dtype else x.astype(dtype)
+    return np.array(x, dtype=dtypes.canonicalize(x.dtype), copy=True)
 
 
 # --- abstract evaluation ---------------------------------------------------------

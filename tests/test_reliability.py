@@ -157,3 +157,26 @@ def test_after_an_error_the_next_call_works(name):
     np.testing.assert_allclose(fg.vmap(lambda v: v + 1.0)(x), x + 1.0)
     np.testing.assert_allclose(fg.grad(_python_if)(-2.0), -1.0)
     assert type(fg.numpy.sin(x)) is fg.Array
+
+
+def test_host_views_of_arrays_are_read_only():
+    a = fg.numpy.array([1.0, 2.0, 3.0])
+    view = np.asarray(a)
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 100.0
+    assert float(fg.numpy.sum(a)) == float(fg.jit(fg.numpy.sum)(a)) == 6.0
+    writable = np.array(a)  # an explicit copy is the caller's to change
+    writable[0] = 100.0
+    assert float(a[0]) == 1.0
+
+
+@pytest.mark.parametrize("ingest", [
+    lambda x: fg.numpy.asarray(x), lambda x: fg.numpy.array(x), lambda x: fg.device_put(x),
+    lambda x: fg.lax.neg(fg.lax.neg(x)), lambda x: fg.numpy.reshape(x, (3,)),
+    lambda x: fg.numpy.transpose(x)],
+    ids=["asarray", "array", "device_put", "lax", "eager reshape", "eager transpose"])
+def test_writing_the_callers_numpy_array_later_does_not_change_an_array(ingest):
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    a = ingest(x)
+    x[0] = 100.0
+    np.testing.assert_array_equal(np.asarray(a), [1.0, 2.0, 3.0])
