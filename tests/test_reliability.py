@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -180,3 +181,36 @@ def test_writing_the_callers_numpy_array_later_does_not_change_an_array(ingest):
     a = ingest(x)
     x[0] = 100.0
     np.testing.assert_array_equal(np.asarray(a), [1.0, 2.0, 3.0])
+
+
+NARROW = ["bfloat16", "float16"]
+
+
+@pytest.mark.parametrize("dtype", NARROW)
+@pytest.mark.parametrize("name,fn", [
+    ("sum of ones", lambda np_, x: np_.sum(np_.ones(4096, x))),
+    ("sum of 0.1", lambda np_, x: np_.sum(np_.full(1000, 0.1, x))),
+    ("mean", lambda np_, x: np_.mean(np_.full(1000, 0.1, x))),
+    ("var", lambda np_, x: np_.var(np_.linspace(0, 1, 1000).astype(x))),
+    ("std", lambda np_, x: np_.std(np_.arange(100).astype(x))),
+    ("prod", lambda np_, x: np_.prod(np_.full(100, 1.01, x))),
+    ("cumsum", lambda np_, x: np_.cumsum(np_.full(1000, 0.1, x))[-1]),
+    ("dot", lambda np_, x: np_.dot(np_.full((2, 1000), 0.1, x), np_.ones((1000, 2), x))),
+    ("einsum", lambda np_, x: np_.einsum("i,i->", np_.full(1000, 0.1, x), np_.ones(1000, x))),
+])
+def test_narrow_floats_accumulate_in_float32(name, fn, dtype):
+    want = np.asarray(fn(jnp, getattr(jnp, dtype)))
+    eager = np.asarray(fn(fg.numpy, getattr(fg.numpy, dtype)))
+    jitted = np.asarray(fg.jit(lambda: fn(fg.numpy, getattr(fg.numpy, dtype)))())
+    for got in (eager, jitted):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", NARROW)
+def test_lax_level_sums_of_narrow_floats_agree_eager_and_compiled(dtype):
+    x = fg.numpy.full(1000, 0.1, getattr(fg.numpy, dtype))
+    for fn in (lambda v: fg.lax.reduce_sum(v, (0,)), lambda v: fg.lax.cumsum(v)[-1]):
+        eager, jitted = np.asarray(fn(x)), np.asarray(fg.jit(fn)(x))
+        assert eager == jitted
+        np.testing.assert_allclose(eager.astype(np.float32), 100.0, rtol=4e-3)

@@ -47,12 +47,29 @@ def _sum_dtype(x, dtype):
     return None
 
 
+_NARROW_FLOATS = (dtypes.float16, dtypes.bfloat16)
+
+
+def _computed_wide(fn, a, dtype, *args, **kwargs):
+    """fn(a, ...) computed in float32 and rounded once when a is float16/bfloat16 and no
+    dtype was asked for (as JAX does: narrow floats do not accumulate narrow)."""
+    a = asarray_operand(a)
+    narrow = aval_of(a).dtype
+    if dtype is not None or narrow not in _NARROW_FLOATS:
+        return fn(a, dtype, *args, **kwargs)
+    return astype(fn(astype(a, dtypes.float32), None, *args, **kwargs), narrow)
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    return _reduce(red.reduce_sum_p, a, axis, keepdims, _sum_dtype(a, dtype), initial, where, 0)
+    return _computed_wide(
+        lambda a, dtype: _reduce(red.reduce_sum_p, a, axis, keepdims, _sum_dtype(a, dtype),
+                                 initial, where, 0), a, dtype)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    return _reduce(red.reduce_prod_p, a, axis, keepdims, _sum_dtype(a, dtype), initial, where, 1)
+    return _computed_wide(
+        lambda a, dtype: _reduce(red.reduce_prod_p, a, axis, keepdims, _sum_dtype(a, dtype),
+                                 initial, where, 1), a, dtype)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
@@ -100,7 +117,10 @@ def any(a, axis=None, out=None, keepdims=False, where=None):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    a = asarray_operand(a)
+    return _computed_wide(_mean, a, dtype, axis, keepdims, where)
+
+
+def _mean(a, dtype, axis, keepdims, where):
     aval = aval_of(a)
     axes = canonical_axes(axis, aval.ndim)
     if where is None:
@@ -118,7 +138,10 @@ def _scalar(value, dtype):
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    a = asarray_operand(a)
+    return _computed_wide(_var, a, dtype, axis, ddof, keepdims, where)
+
+
+def _var(a, dtype, axis, ddof, keepdims, where):
     aval = aval_of(a)
     if dtype is None:
         dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float()

@@ -13,8 +13,8 @@ from funcgraph.interpreters.batching import batching_rules
 from funcgraph.ir import simplify_rules
 from funcgraph.lowering import i64_array
 from funcgraph.primitives.helpers import (
-    NUMBER, between, check_dtype, declare, deflinear_unary, shape_tuple, shift_dims,
-    unchanged_operand)
+    NUMBER, accumulation_dtype, between, check_dtype, declare, deflinear_unary,
+    lower_accumulating, shape_tuple, shift_dims, unchanged_operand)
 
 
 # --- broadcast_in_dim: operand dim i goes to result dim broadcast_dimensions[i] ---
@@ -202,19 +202,27 @@ def identity(dtype, which):
 
 def reduction(name, np_fn, monoid, hlo_op, kinds):
     """A reduction primitive over static `axes` with a monoid (identity + op)."""
+    accumulates = monoid in ("add", "mul")  # max, min, and, or are exact in any dtype
+
     def impl(x, axes):
         if x.size == 0:
             shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
             return np.full(shape, identity(x.dtype, monoid), x.dtype)
-        return np.asarray(np_fn(x, axis=tuple(axes))).astype(x.dtype)
+        wide = x.astype(accumulation_dtype(x.dtype)) if accumulates else x
+        return np.asarray(np_fn(wide, axis=tuple(axes))).astype(x.dtype)
+
+    def lower_reduce(ctx, x, aval_in, aval_out, axes):
+        scalar = ShapedArray((), aval_in.dtype)
+        init = ctx.constant(identity(aval_in.dtype, monoid), scalar)
+        body = ctx.scalar_region(aval_in.dtype, 2, hlo_op)
+        return ctx.op("stablehlo.reduce", [x, init], [aval_in, scalar], aval_out,
+                      {"dimensions": i64_array(axes)}, regions=[body])
 
     def lower(ctx, avals_in, avals_out, x, axes):
-        dtype = avals_in[0].dtype
-        scalar = ShapedArray((), dtype)
-        init = ctx.constant(identity(dtype, monoid), scalar)
-        body = ctx.scalar_region(dtype, 2, hlo_op)
-        return ctx.op("stablehlo.reduce", [x, init], [avals_in[0], scalar], avals_out[0],
-                      {"dimensions": i64_array(axes)}, regions=[body])
+        if not accumulates:
+            return lower_reduce(ctx, x, avals_in[0], avals_out[0], axes)
+        return lower_accumulating(ctx, avals_in[0], avals_out[0], x,
+                                  lambda v, a_in, a_out: lower_reduce(ctx, v, a_in, a_out, axes))
 
     prim = declare(name, lambda x, axes: _reduced_shape(name, x, axes, kinds), impl, lower)
     batching_rules[prim] = reduce_axes_batch(prim)

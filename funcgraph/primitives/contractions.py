@@ -10,7 +10,7 @@ from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.primitives.base import transpose_p
 from funcgraph.primitives.elementwise import add_p, convert_element_type_p
 from funcgraph.primitives.helpers import (
-    BOOL, NUMBER, check_dtype, check_same_dtypes, declare, shift_dims)
+    BOOL, NARROW_FLOATS, NUMBER, check_dtype, check_same_dtypes, declare, shift_dims)
 
 
 def _dot_general_shape(x, y, dimension_numbers, precision=None, preferred_element_type=None):
@@ -57,8 +57,8 @@ def _dot_general_impl(x, y, dimension_numbers, precision=None, preferred_element
     spec = f"{''.join(xs)},{''.join(ys)}->{''.join(out)}"
     if x.dtype == np.bool_:
         result = np.einsum(spec, x.astype(np.int32), y.astype(np.int32)) != 0
-    elif x.dtype == dtypes.bfloat16:
-        result = np.einsum(spec, x.astype(np.float32), y.astype(np.float32))  # NumPy lacks bf16 einsum
+    elif x.dtype in NARROW_FLOATS:  # accumulate in float32, round once
+        result = np.einsum(spec, x.astype(np.float32), y.astype(np.float32))
     else:
         result = np.einsum(spec, x, y)
     return np.asarray(result).astype(dtype)

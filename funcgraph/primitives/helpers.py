@@ -134,6 +134,29 @@ def lower_compare(ctx, x, y, aval, direction):
                    "compare_type": compare_type(aval.dtype)})
 
 
+# --- narrow floats accumulate wide -----------------------------------------------------
+# Sums and products of float16/bfloat16 values accumulate in float32 and round once,
+# eagerly and compiled alike (XLA's CPU backend would otherwise round every partial sum).
+
+NARROW_FLOATS = (dtypes.float16, dtypes.bfloat16)
+
+
+def accumulation_dtype(dtype):
+    return dtypes.float32 if dtype in NARROW_FLOATS else dtype
+
+
+def lower_accumulating(ctx, aval_in, aval_out, x, lower_wide):
+    """Lower a sum-like op of x: lower_wide(x, wide aval in, wide aval out) builds it; for
+    narrow floats it runs on x converted to float32, and the result is converted back."""
+    wide = accumulation_dtype(aval_in.dtype)
+    if wide == aval_in.dtype:
+        return lower_wide(x, aval_in, aval_out)
+    wide_in, wide_out = aval_in.update(dtype=wide), aval_out.update(dtype=wide)
+    x = ctx.op("stablehlo.convert", [x], [aval_in], wide_in)
+    out = lower_wide(x, wide_in, wide_out)
+    return ctx.op("stablehlo.convert", [out], [wide_out], aval_out)
+
+
 def broadcast_scalar_operands(ctx, avals_in, args, shape):
     """Rank-0 operands of an elementwise op, broadcast to the result shape."""
     out_avals, out_args = [], []

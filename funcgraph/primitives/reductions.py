@@ -17,7 +17,7 @@ from funcgraph.primitives.elementwise import (
     ne_p, neg_p, select_n_p, sub_p)
 from funcgraph.primitives.helpers import (
     ANY, BOOL, FLOAT, INT, NUMBER, check_dtype, declare, deflinear_unary, defjvp_zero,
-    lower_compare)
+    accumulation_dtype, lower_accumulating, lower_compare)
 from funcgraph.primitives.structural import concatenate_p, rev_p, slice_p
 
 
@@ -223,8 +223,7 @@ def _cumulative_shape(name, kinds):
 def _cumulative_impl(accumulate):
     def impl(x, axis, reverse):
         dtype = x.dtype
-        if dtype in (dtypes.float16, dtypes.bfloat16):
-            x = x.astype(np.float32)
+        x = x.astype(accumulation_dtype(dtype))  # exact for max/min, wide for sums
         if reverse:
             x = np.flip(x, axis)
         with np.errstate(all="ignore"):
@@ -237,21 +236,26 @@ def _cumulative_impl(accumulate):
 
 def _cumulative_lowering(monoid, region_fn):
     def lower(ctx, avals_in, avals_out, x, axis, reverse):
-        aval = avals_in[0]
-        if aval.size == 0:
+        if avals_in[0].size == 0:
             return x
-        n = aval.shape[axis]
-        window = [1] * aval.ndim
-        window[axis] = n
-        padding = [[0, 0] for _ in aval.shape]
-        padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
-        scalar = ShapedArray((), aval.dtype)
-        init = ctx.constant(identity(aval.dtype, monoid), scalar)
-        attrs = {"window_dimensions": i64_array(window),
-                 "window_strides": i64_array([1] * aval.ndim),
-                 "padding": f"dense<{padding}> : tensor<{aval.ndim}x2xi64>"}
-        return ctx.op("stablehlo.reduce_window", [x, init], [aval, scalar], avals_out[0],
-                      attrs, regions=[region_fn(ctx, aval.dtype)])
+
+        def lower_window(x, aval, aval_out):
+            n = aval.shape[axis]
+            window = [1] * aval.ndim
+            window[axis] = n
+            padding = [[0, 0] for _ in aval.shape]
+            padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
+            scalar = ShapedArray((), aval.dtype)
+            init = ctx.constant(identity(aval.dtype, monoid), scalar)
+            attrs = {"window_dimensions": i64_array(window),
+                     "window_strides": i64_array([1] * aval.ndim),
+                     "padding": f"dense<{padding}> : tensor<{aval.ndim}x2xi64>"}
+            return ctx.op("stablehlo.reduce_window", [x, init], [aval, scalar], aval_out,
+                          attrs, regions=[region_fn(ctx, aval.dtype)])
+
+        if monoid in ("max", "min"):  # exact in any dtype
+            return lower_window(x, avals_in[0], avals_out[0])
+        return lower_accumulating(ctx, avals_in[0], avals_out[0], x, lower_window)
     return lower
 
 
