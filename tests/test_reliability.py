@@ -214,3 +214,42 @@ def test_lax_level_sums_of_narrow_floats_agree_eager_and_compiled(dtype):
         eager, jitted = np.asarray(fn(x)), np.asarray(fg.jit(fn)(x))
         assert eager == jitted
         np.testing.assert_allclose(eager.astype(np.float32), 100.0, rtol=4e-3)
+
+
+INT_CASES = {
+    "x // 0": lambda np_, x: x // 0,
+    "x % 0": lambda np_, x: x % 0,
+    "fmod(x, 0)": lambda np_, x: np_.fmod(x, 0),
+    "divmod(x, -3)": lambda np_, x: np_.divmod(x, -3),
+    "x // -3": lambda np_, x: x // -3,
+    "x % 3": lambda np_, x: x % 3,
+    "uint8 // 0 and % 0": lambda np_, x: (np_.asarray(x, np_.uint8) // 0,
+                                          np_.asarray(x, np_.uint8) % 0),
+    "power with negative array exponents": lambda np_, x: np_.power(x, np_.asarray(
+        [-1, -1, -1, -2, -1, 65], np_.int32)),
+    "x ** 3": lambda np_, x: x ** 3,
+}
+
+
+@pytest.mark.parametrize("name", sorted(INT_CASES))
+def test_integer_division_and_powers_match_jax(name):
+    fn = INT_CASES[name]
+    x = np.array([1, 2, -2, 3, 0, -4], np.int32)
+    want = fn(jnp, jnp.asarray(x))
+    def parts(v):
+        return v if isinstance(v, tuple) else (v,)
+    for got in (fn(fg.numpy, fg.numpy.asarray(x)), fg.jit(lambda v: fn(fg.numpy, v))(x)):
+        for g, w in zip(parts(got), parts(want), strict=True):
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+@pytest.mark.parametrize("power", [lambda x: x ** -1, lambda x: fg.numpy.power(x, -2)])
+def test_negative_python_int_powers_of_integers_are_errors(power):
+    x = fg.numpy.array([1, 2, 3], fg.numpy.int32)
+    with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
+        power(x)
+    with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
+        fg.jit(power)(x)
+    np.testing.assert_allclose(power(fg.numpy.array([1.0, 2.0, 4.0])),
+                               power(np.array([1.0, 2.0, 4.0])))

@@ -233,18 +233,27 @@ divide = true_divide
 def floor_divide(x1, x2, /):
     x1, x2 = promote_and_broadcast(x1, x2)
     dtype = aval_of(x1).dtype
-    if dtypes.is_int(dtype):
-        quotient = ew.div_p.bind(x1, x2)
-        remainder = ew.rem_p.bind(x1, x2)
-        adjust = logical_and(not_equal(remainder, 0), not_equal(less(remainder, 0), less(x2, 0)))
-        return where_values(adjust, quotient - 1, quotient) if dtype.kind == "i" else quotient
     if dtype == dtypes.bool_:
         raise TypeError("floor_divide is not defined for booleans")
-    return floor(ew.div_p.bind(x1, x2))
+    if not dtypes.is_int(dtype):
+        return floor(ew.div_p.bind(x1, x2))
+    quotient = ew.div_p.bind(x1, x2)  # rounds toward zero; x // 0 is -1 (all bits set)
+    if dtype.kind == "u":
+        return quotient
+    # Round down where the exact quotient is negative and not whole (as jax, also for 0).
+    adjust = logical_and(not_equal(sign(x1), sign(x2)), not_equal(ew.rem_p.bind(x1, x2), 0))
+    return where_values(adjust, quotient - 1, quotient)
+
+
+def _nonzero_divisor(x2):
+    """Integer divisors with 0 replaced by 1, so that x % 0 is 0, as in jax."""
+    return where_values(equal(x2, 0), ones_like(x2), x2)
 
 
 def remainder(x1, x2, /):
     x1, x2 = promote_and_broadcast(x1, x2)
+    if dtypes.is_int(aval_of(x1).dtype):
+        x2 = _nonzero_divisor(x2)
     rem = ew.rem_p.bind(x1, x2)
     if dtypes.is_unsigned(aval_of(x1).dtype):
         return rem
@@ -256,12 +265,17 @@ mod = remainder
 
 
 def fmod(x1, x2, /):
-    return ew.rem_p.bind(*promote_and_broadcast(x1, x2))
+    x1, x2 = promote_and_broadcast(x1, x2)
+    if dtypes.is_int(aval_of(x1).dtype):
+        x2 = _nonzero_divisor(x2)
+    return ew.rem_p.bind(x1, x2)
 
 
 def power(x1, x2, /):
-    if isinstance(x2, int) and not isinstance(x2, bool) and x2 >= 0 or (
-            isinstance(x2, int) and x2 < 0 and dtypes.is_inexact(aval_of(x1).dtype)):
+    if isinstance(x2, int) and not isinstance(x2, bool):
+        if x2 < 0 and not dtypes.is_inexact(aval_of(x1).dtype):
+            raise TypeError(f"Integers cannot be raised to negative powers, got "
+                            f"integer_pow({aval_of(x1).str_short()}, {x2})")
         return ew.integer_pow_p.bind(asarray_operand(x1), y=x2)
     x1, x2 = promote_and_broadcast(x1, x2)
     dtype = aval_of(x1).dtype
@@ -271,14 +285,14 @@ def power(x1, x2, /):
 
 
 def _integer_power(x, y):
-    """x ** y for integer arrays by square-and-multiply over the bits of y."""
-    acc = ones_like(x)
-    base = x
-    bits = aval_of(y).dtype.itemsize * 8
-    for _ in range(bits):
-        acc = where_values(bitwise_and(y, 1) == 1, acc * base, acc)
-        base = base * base
-        y = right_shift(y, 1)
+    """x ** y for integer arrays by square-and-multiply over the low 6 bits of y (any
+    larger exponent overflows unless |x| <= 1), with 0 ** y = 0 for y != 0: jax's
+    results, including for negative y."""
+    acc = where_values(logical_and(equal(x, 0), not_equal(y, 0)), zeros_like(x), ones_like(x))
+    for _ in range(6):
+        acc = where_values(bitwise_and(y, 1) == 1, acc * x, acc)
+        x = x * x
+        y = ew.shift_right_logical_p.bind(y, ones_like(y))
     return acc
 
 
