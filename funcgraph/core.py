@@ -328,6 +328,23 @@ def user_source_info():
     return (code.co_filename, frame.f_lineno, code.co_name)
 
 
+def function_location(fun):
+    """'file.py:line' where fun (unwrapping decorators) is defined, or None."""
+    while hasattr(fun, "__wrapped__"):
+        fun = fun.__wrapped__
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return None
+    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+
+def describe_function(fun):
+    """'name at file.py:line' (or just the name) for error messages."""
+    name = getattr(fun, "__name__", type(fun).__name__)
+    location = function_location(fun)
+    return f"{name} at {location}" if location else name
+
+
 # --- helpers for values ---------------------------------------------------------
 
 # The Python number types, which are weakly typed array values (`type(x) in ...`).

@@ -253,3 +253,51 @@ def test_negative_python_int_powers_of_integers_are_errors(power):
         fg.jit(power)(x)
     np.testing.assert_allclose(power(fg.numpy.array([1.0, 2.0, 4.0])),
                                power(np.array([1.0, 2.0, 4.0])))
+
+
+def _line(fun):
+    return f"test_reliability.py:{fun.__code__.co_firstlineno}"
+
+
+def test_cond_branch_mismatch_names_true_fun_false_fun_lines_and_path():
+    def yes(x):
+        return x, {"k": x}
+
+    def no(x):
+        return x, {"k": x.astype(fg.numpy.int32)}
+
+    with pytest.raises(TypeError) as info:
+        fg.lax.cond(True, yes, no, 1.0)
+    message = str(info.value)
+    assert f"true_fun is yes at {_line(yes)}" in message
+    assert f"false_fun is no at {_line(no)}" in message
+    assert "The output of true_fun at path [1]['k'] has type f32[]" in message
+    assert "false_fun has type i32[], so the dtypes do not match" in message
+
+
+def test_switch_mismatch_names_branches_by_index():
+    with pytest.raises(TypeError, match=r"output of branches\[0\].*branches\[1\] has type "
+                                        r"f32\[1\], so the shapes do not match"):
+        fg.lax.switch(1, [lambda x: x, lambda x: x[None]], 1.0)
+
+
+@pytest.mark.parametrize("loop", [
+    lambda: fg.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, fg.numpy.int32(2)),
+                              (0, 1.0)),
+    lambda: fg.lax.fori_loop(0, 3, lambda i, c: {"a": i}, {"a": 1.0}),
+    lambda: fg.lax.fori_loop(0, fg.numpy.int32(3), lambda i, c: {"a": i}, {"a": 1.0}),
+    lambda: fg.lax.scan(lambda c, x: (x.astype(fg.numpy.int32), None), 1.0,
+                        np.ones(3, np.float32)),
+], ids=["while_loop", "fori_loop", "fori_loop traced bound", "scan"])
+def test_a_weak_float_carry_may_not_become_int32(loop):
+    with pytest.raises(TypeError, match=r"carry component carry.* has type f32\[\] but the "
+                                        r"corresponding output carry component has type "
+                                        r"i32\[\], so the dtypes do not match"):
+        loop()
+
+
+def test_a_weak_int_carry_takes_the_float_dtype_the_body_gives_it():
+    out = fg.lax.while_loop(lambda c: c < 3, lambda c: c + fg.numpy.float32(1.5), 0)
+    assert out.dtype == np.float32 and float(out) == 3.0
+    carry, ys = fg.lax.scan(lambda c, x: (c + x, c), 0, np.ones(3, np.float32))
+    assert carry.dtype == np.float32 and ys.dtype == np.float32

@@ -1,4 +1,6 @@
 """lax control flow: cond, switch, while_loop, fori_loop, scan, map (JAX's signatures)."""
+import functools
+
 import numpy as np
 
 from funcgraph import core, dtypes, tree_util
@@ -57,10 +59,36 @@ def _match_output_types(outs, avals):
 
 def switch(index, branches, *operands):
     """branches[clamp(index, 0, len(branches) - 1)](*operands)."""
-    return _switch(index, branches, operands, clamp_index=True)
+    branches = list(branches)
+    return _switch(index, branches, operands, clamp_index=True,
+                   labels=[f"branches[{i}]" for i in range(len(branches))])
 
 
-def _switch(index, branches, operands, clamp_index):
+def _describe_branches(labels, branches):
+    return "\n".join(f"{label} is {core.describe_function(b)}"
+                     for label, b in zip(labels, branches))
+
+
+def _branch_mismatch(what, labels, branches, out_tree, out_avals):
+    """JAX's message for branches whose outputs differ: the functions, where they are
+    defined, and the first output (by tree path) whose type differs."""
+    paths = _leaf_paths(out_tree)
+    first, first_avals = labels[0], out_avals[0]
+    for label, avals in zip(labels[1:], out_avals[1:]):
+        for path, a, b in zip(paths, first_avals, avals):
+            if not core.same_type(a, b):
+                part = "shapes" if a.shape != b.shape else "dtypes"
+                return TypeError(
+                    f"{what} must have equal output types but they differ.\n\n"
+                    f"{_describe_branches(labels, branches)}\n\n"
+                    f"The output of {first} at path {path or '(the output itself)'} has type "
+                    f"{a.str_short()} but the corresponding output of {label} has type "
+                    f"{b.str_short()}, so the {part} do not match.\n\n"
+                    f"Revise {first} and/or {label} so that all output types match.")
+    raise AssertionError("no mismatch found")
+
+
+def _switch(index, branches, operands, clamp_index, labels):
     branches = list(branches)
     if not branches:
         raise ValueError("switch: branches must contain at least one function")
@@ -77,14 +105,18 @@ def _switch(index, branches, operands, clamp_index):
     out_trees = []
     fns = [_flat_fn(b, in_tree, out_trees) for b in branches]
     traced = [trace_flat(f, avals) for f in fns]
-    names = [f"branch {i} ({_fn_name(b)})" for i, b in enumerate(branches)]
+    what = "cond branches" if labels[0] == "false_fun" else "switch branches"
+    # In a cond the branch taken when pred is True reads first, as in jax's messages.
+    order = [1, 0] if what == "cond branches" else list(range(len(branches)))
+    ordered_labels, ordered = [labels[i] for i in order], [branches[i] for i in order]
     if any(t != out_trees[0] for t in out_trees):
-        raise TypeError("cond/switch branches must return the same structure, got\n" +
-                        "\n".join(f"  {n}: {t}" for n, t in zip(names, out_trees)))
+        raise TypeError(f"{what} must return the same tree structure, but they differ.\n\n"
+                        f"{_describe_branches(ordered_labels, ordered)}\n\n" +
+                        "\n".join(f"{labels[i]} returns {out_trees[i]}" for i in order))
     out_avals = [t.out_avals for t in traced]
-    strong = [[a.strip_weak_type() for a in avals_i] for avals_i in out_avals]
-    if any(not all(core.same_type(a, b) for a, b in zip(s, strong[0])) for s in strong):
-        raise TypeError(cf.describe_mismatch("cond/switch branch outputs", names, out_avals))
+    if any(not all(core.same_type(a, b) for a, b in zip(o, out_avals[0])) for o in out_avals):
+        raise _branch_mismatch(what, ordered_labels, ordered, out_trees[0],
+                               [out_avals[i] for i in order])
     target = [a if all(o[i].weak_type for o in out_avals) else a.strip_weak_type()
               for i, a in enumerate(out_avals[0])]
     typed = [lambda *xs, t=t: _match_output_types(eval_jaxpr(t.jaxpr, t.consts, *xs), target)
@@ -106,7 +138,7 @@ def cond(pred, true_fun, false_fun, *operands):
     if pred_aval.dtype != dtypes.bool_:
         pred = ne(pred, np.zeros((), pred_aval.dtype))
     return _switch(convert_element_type(pred, dtypes.int32), [false_fun, true_fun],
-                   operands, clamp_index=False)
+                   operands, clamp_index=False, labels=["false_fun", "true_fun"])
 
 
 # --- while_loop and fori_loop ------------------------------------------------------------
@@ -126,7 +158,7 @@ def while_loop(cond_fun, body_fun, init_val):
     if changed:
         avals = _avals(leaves)
         body = trace_flat(_flat_fn(body_fun, in_tree, body_trees, spread=False), avals)
-    _check_carry(f"while_loop body_fun ({_fn_name(body_fun)})", avals, body.out_avals, in_tree)
+    _check_carry("while_loop body function", body_fun, avals, body.out_avals, in_tree)
     body = trace_flat(lambda *xs: _match_output_types(
         eval_jaxpr(body.jaxpr, body.consts, *xs), avals), avals)
     cond_closed = trace_flat(_flat_fn(cond_fun, in_tree, cond_trees, spread=False), avals)
@@ -147,20 +179,28 @@ def _leaf_paths(tree):
     return [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
 
 
-def _check_carry(what, carry_avals, out_avals, tree):
+def _check_carry(what, fun, carry_avals, out_avals, tree):
     for path, c, o in zip(_leaf_paths(tree), carry_avals, out_avals):
         if not core.same_type(c, o):
-            raise TypeError(f"{what} must keep the carry's type: carry{path} goes in as "
-                            f"{c.str_short()} and comes out as {o.str_short()}. Make the "
-                            f"initial value match (e.g. convert it with .astype)")
+            part = "shapes" if c.shape != o.shape else "dtypes"
+            raise TypeError(
+                f"{what} carry input and carry output must have equal types, but they "
+                f"differ:\n\nThe input carry component carry{path} has type {c.str_short()} "
+                f"but the corresponding output carry component has type {o.str_short()}, so "
+                f"the {part} do not match ({what} is {core.describe_function(fun)}).\n\n"
+                f"Revise the function so that all output types match the corresponding input "
+                f"types (for example, convert the initial value with .astype).")
 
 
 def _promote_weak_carry(leaves, weak, out_avals):
-    """As in JAX: a weakly typed initial carry takes the dtype the body gives it."""
+    """As in JAX: a weakly typed initial carry takes the dtype the body gives it, when
+    that dtype is where the two promote to (a weak 0 carry may become float32; a weak
+    1.0 carry may not become int32, which is a type error)."""
     changed, new = False, []
     for x, w, o in zip(leaves, weak, out_avals):
         a = core.get_aval(x)
-        if w and a.shape == o.shape and a.dtype != o.dtype:
+        if (w and a.shape == o.shape and a.dtype != o.dtype and
+                dtypes.result_type((a.dtype, True), (o.dtype, o.weak_type))[0] == o.dtype):
             x = convert_element_type(x, o.dtype)
             changed = True
         new.append(x)
@@ -182,6 +222,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     bounds it is a scan, so reverse-mode differentiation works; otherwise a while_loop."""
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
+        @functools.wraps(body_fun)  # errors about the loop body name the user's function
         def step(carry, _):
             i, val = carry
             return (add(i, np.int32(1)), body_fun(i, val)), None
@@ -251,8 +292,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         carry_avals = _avals(init_leaves)
         out_trees.clear()
         traced = trace_flat(body, carry_avals + x_avals)
-    _check_carry(f"scan body ({_fn_name(f)})", carry_avals,
-                 traced.out_avals[:len(carry_avals)], init_tree)
+    _check_carry("scan body function", f, carry_avals, traced.out_avals[:len(carry_avals)],
+                 init_tree)
     traced = trace_flat(lambda *a: _match_output_types(
         eval_jaxpr(traced.jaxpr, traced.consts, *a), carry_avals), carry_avals + x_avals)
     jaxpr, consts = const_free(traced)

@@ -1,9 +1,8 @@
 """What every public transformation does first: flatten a function over pytrees into
 one over leaves, and name the leaves for error messages."""
 import inspect
-import os
 
-from funcgraph import tree_util
+from funcgraph import core, tree_util
 from funcgraph.interpreters.staging import DebugInfo
 
 
@@ -47,15 +46,6 @@ def fun_name(fun):
     return getattr(fun, "__name__", type(fun).__name__)
 
 
-def fun_source(fun):
-    """'file.py:line' of fun's definition (unwrapping decorators), or None."""
-    fun = inspect.unwrap(fun) if callable(fun) else fun
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        return None
-    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-
-
 def arg_names(fun, args, kwargs=None, positions=None):
     """A name for every leaf of (args, kwargs): the parameter name plus its tree path,
     e.g. "params['w']" (positions past the signature are "args[i]").  `positions` gives
@@ -80,5 +70,5 @@ def arg_names(fun, args, kwargs=None, positions=None):
 
 def debug_info(what, fun, args, kwargs=None, positions=None):
     """The DebugInfo of tracing fun on (args, kwargs) for the transformation `what`."""
-    return DebugInfo(what, fun_name(fun), fun_source(fun),
+    return DebugInfo(what, fun_name(fun), core.function_location(fun),
                      arg_names(fun, args, kwargs, positions))
