@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -301,3 +302,27 @@ def test_a_weak_int_carry_takes_the_float_dtype_the_body_gives_it():
     assert out.dtype == np.float32 and float(out) == 3.0
     carry, ys = fg.lax.scan(lambda c, x: (c + x, c), 0, np.ones(3, np.float32))
     assert carry.dtype == np.float32 and ys.dtype == np.float32
+
+
+DOT_DTYPES = [("float32", "int32"), ("int8", "int32"), ("bfloat16", "float32"), ("bool", "int32"),
+              ("uint8", "int8"), ("float16", "bfloat16"), ("int32", "complex64"),
+              ("uint32", "int8"), ("uint16", "int8"), ("int16", "uint8")]
+
+
+@pytest.mark.parametrize("lhs,rhs", DOT_DTYPES)
+def test_dot_general_of_mixed_dtypes_follows_jax(lhs, rhs):
+    dn = (((1,), (0,)), ((), ()))
+    a = np.arange(4).reshape(2, 2).astype(getattr(jnp, lhs))
+    b = np.arange(4).reshape(2, 2).astype(getattr(jnp, rhs))
+    want = jax.lax.dot_general(a, b, dn)
+    for got in (fg.lax.dot_general(a, b, dn), fg.jit(lambda x, y: fg.lax.dot_general(x, y, dn))(a, b)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("convert", [lambda x: x.item(), float, int, bool, lambda x: x.tolist(),
+                                     complex], ids=["item", "float", "int", "bool", "tolist",
+                                                    "complex"])
+def test_python_conversions_under_jit_are_concretization_errors(convert):
+    with pytest.raises(fg.errors.ConcretizationTypeError, match="argument x"):
+        fg.jit(lambda x: convert(x))(np.float32(2.0))
