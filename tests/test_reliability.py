@@ -326,3 +326,14 @@ def test_dot_general_of_mixed_dtypes_follows_jax(lhs, rhs):
 def test_python_conversions_under_jit_are_concretization_errors(convert):
     with pytest.raises(fg.errors.ConcretizationTypeError, match="argument x"):
         fg.jit(lambda x: convert(x))(np.float32(2.0))
+
+
+@pytest.mark.parametrize("make", [lambda: fg.numpy.zeros((10 ** 6,) * 2),
+                                  lambda: fg.numpy.ones((10 ** 6,) * 2, np.int32),
+                                  lambda: fg.numpy.full((10 ** 6,) * 2, 2.0),
+                                  lambda: fg.numpy.empty((10 ** 6,) * 2)])
+def test_large_constants_stay_symbolic_under_jit(make):
+    jaxpr = fg.make_jaxpr(lambda: make().sum())()
+    assert [e.prim.name for e in jaxpr.jaxpr.eqns][0] == "broadcast_in_dim"
+    assert not jaxpr.consts
+    assert float(fg.jit(lambda: fg.numpy.ones((1000, 1000)).sum())()) == 1e6

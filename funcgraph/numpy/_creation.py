@@ -3,20 +3,29 @@ import numpy as np
 
 from funcgraph import core, dtypes
 from funcgraph.array import Array
+from funcgraph.interpreters.eval import is_eager
 from funcgraph.numpy._core import (
     asarray_operand, aval_of, broadcast_to_shape, canonical_dtype, convert, shape_arg)
 
 
-def zeros(shape, dtype=None):
+# Under a transformation zeros, ones and full broadcast a scalar (a broadcast_in_dim
+# equation, not a constant the size of the array: jit(lambda: zeros((10**6, 10**6)))
+# traces in no memory); eagerly zeros and ones make the array directly.
+
+def _filled(shape, value, dtype):
     dtype = canonical_dtype(dtype) or dtypes.default_float()
+    if not is_eager():
+        return full(shape, value, dtype)
     shape = shape_arg(shape)
-    return Array(np.zeros(shape, dtype), core.ShapedArray(shape, dtype))
+    return Array(np.full(shape, value, dtype), core.ShapedArray(shape, dtype))
+
+
+def zeros(shape, dtype=None):
+    return _filled(shape, 0, dtype)
 
 
 def ones(shape, dtype=None):
-    dtype = canonical_dtype(dtype) or dtypes.default_float()
-    shape = shape_arg(shape)
-    return Array(np.ones(shape, dtype), core.ShapedArray(shape, dtype))
+    return _filled(shape, 1, dtype)
 
 
 def full(shape, fill_value, dtype=None):
