@@ -8,7 +8,7 @@ import pytest
 import funcgraph as fg
 import funcgraph.numpy as fnp
 from funcgraph import core, ir, lax, passes
-from funcgraph.interpreters.eval import eval_closed_jaxpr, impl_rules
+from funcgraph.interpreters.eval import eval_closed_jaxpr, eval_jaxpr
 from funcgraph.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from funcgraph.primitives.call import pjit_p
 from funcgraph.primitives.elementwise import sin_p
@@ -30,27 +30,8 @@ def checked(closed):
 
 
 def run(closed, *args):
-    """Evaluate a ClosedJaxpr with the NumPy reference implementations (pjit inlined)."""
-    return _run_jaxpr(closed.jaxpr, [np.asarray(c) for c in closed.consts], args)
-
-
-def _run_jaxpr(jaxpr, consts, args):
-    env = dict(core.safe_zip(jaxpr.constvars, consts))
-    env.update(core.safe_zip(jaxpr.invars, args))
-
-    def read(x):
-        return np.asarray(x.val) if isinstance(x, ir.Literal) else env[x]
-
-    for eqn in jaxpr.eqns:
-        ins = [read(x) for x in eqn.invars]
-        if eqn.prim is pjit_p:
-            sub = eqn.params["jaxpr"]
-            outs = _run_jaxpr(sub.jaxpr, sub.consts, ins)
-        else:
-            outs = impl_rules[eqn.prim](*ins, **eqn.params)
-            outs = outs if eqn.prim.multiple_results else [outs]
-        env.update(core.safe_zip(eqn.outvars, outs))
-    return [np.asarray(read(x)) for x in jaxpr.outvars]
+    """Evaluate a ClosedJaxpr eagerly (NumPy where it is exact, compiled otherwise)."""
+    return [np.asarray(x) for x in eval_jaxpr(closed.jaxpr, closed.consts, *args)]
 
 
 def count(closed, name):

@@ -75,14 +75,33 @@ def devices():
 
 
 def device_put(value, device=None):
-    put = _jax().device_put
+    """A device buffer holding a copy of the host value.  jaxlib's batched transfer takes
+    about 3 us where jax.device_put's Python path takes tens; the latter is the fallback."""
     value = np.asarray(value)
     device = device or devices()[0]
+    jax = _jax()
+    try:
+        # enable_x64: funcgraph, not jax's flag, decides which dtypes exist.
+        return jax.xla_client.batched_device_put(
+            _jax_aval(value.shape, value.dtype), _sharding(device), [value], [device], True,
+            True, enable_x64=True)
+    except Exception:
+        pass
     if value.dtype.itemsize == 8 or value.dtype == np.complex128:
         # jax narrows 64-bit values unless its own x64 flag is on; funcgraph decides that.
         with _jax_x64():
-            return put(value, device)
-    return put(value, device)
+            return jax.device_put(value, device)
+    return jax.device_put(value, device)
+
+
+@functools.lru_cache(maxsize=4096)
+def _jax_aval(shape, dtype):
+    return _jax().core.ShapedArray(shape, dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _sharding(device):
+    return _jax().SingleDeviceSharding(device)
 
 
 def _jax_x64():
