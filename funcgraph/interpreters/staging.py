@@ -11,7 +11,8 @@ import numpy as np
 
 from funcgraph import core, ir
 from funcgraph.array import Array
-from funcgraph.core import Tracer, user_source_info
+from funcgraph.core import PYTHON_SCALARS as _PYTHON_SCALARS
+from funcgraph.core import Tracer, aval_of_python_scalar, user_source_info
 from funcgraph.ir import Eqn, Jaxpr, Literal, Var
 
 staging_rules = {}
@@ -94,8 +95,8 @@ class StagingTrace(core.Trace):
         if type(x) is StagingTracer and x._trace is self:
             return x.var
         t = type(x)
-        if t in core.PYTHON_SCALARS:
-            aval = core.aval_of_python_scalar(x)
+        if t in _PYTHON_SCALARS:
+            aval = aval_of_python_scalar(x)
             return Literal(np.array(x, aval.dtype), aval)
         if t is Array and not x.aval.shape:
             return Literal(x._value, x.aval)
@@ -121,9 +122,8 @@ class StagingTrace(core.Trace):
         return var
 
     def process_primitive(self, prim, args, params):
-        rule = staging_rules.get(prim)
-        if rule is not None:
-            return rule(self, args, params)
+        if prim in staging_rules:
+            return staging_rules[prim](self, args, params)
         return self.stage(prim, args, params)
 
     def stage(self, prim, args, params):
