@@ -354,11 +354,12 @@ def test_fold_constants_respects_max_size():
 
 
 def test_fold_constants_of_funcgraph_array_constants():
+    # (an exact op: transcendental ones have no NumPy impl, so XLA computes them)
     c = fnp.asarray(C)
-    closed = jaxpr_of(lambda x: x + fnp.sin(c), X)
+    closed = jaxpr_of(lambda x: x + fnp.negative(c), X)
     folded = checked(passes.dce(passes.fold_constants(closed)))
     assert [e.prim.name for e in folded.eqns] == ["add"]
-    assert_close(folded.consts[0], np.sin(C))
+    assert_close(folded.consts[0], -C)
 
 
 def test_fold_constants_leaves_primitives_without_impl_or_failing_impl():
