@@ -51,6 +51,8 @@ import funcgraph.numpy as fnp
 from funcgraph import dtypes, lax as flax
 from tests.util import tolerance
 
+pytestmark = pytest.mark.slow  # about a minute: `make test` runs it, `make test-fast` not
+
 EXAMPLES = int(os.environ.get("FUNCGRAPH_DIFFERENTIAL_EXAMPLES", "60"))
 SEED = int(os.environ.get("FUNCGRAPH_DIFFERENTIAL_SEED", "0"))
 

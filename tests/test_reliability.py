@@ -366,7 +366,8 @@ def test_every_numpy_impl_agrees_with_xla_bit_for_bit(name):
             except Exception:  # a dtype or arity it does not take, or required params
                 continue
             want = np.asarray(compiled_eval["primitive"](prim, avals, {}, args))
-            got = np.asarray(impl_rules[prim](*args)).astype(want.dtype)
+            with np.errstate(all="ignore"):  # NaN inputs of sqrt and log are part of the test
+                got = np.asarray(impl_rules[prim](*args)).astype(want.dtype)
             both_nan = np.isnan(want.astype(np.float64)) & np.isnan(got.astype(np.float64)) \
                 if want.dtype.kind == "f" or want.dtype == fg.numpy.bfloat16 else False
             assert ((want == got) | both_nan).all(), f"{name} on {np.dtype(dtype).name}"
