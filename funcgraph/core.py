@@ -328,6 +328,14 @@ def user_source_info():
     return (code.co_filename, frame.f_lineno, code.co_name)
 
 
+
+def named_function(fn, name):
+    """Give a function made by a factory its public name, in its code object too, so that
+    tracebacks and error messages say `sin`, not `fn`."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
+    return fn
+
 def function_location(fun):
     """'file.py:line' where fun (unwrapping decorators) is defined, or None."""
     while hasattr(fun, "__wrapped__"):

@@ -10,6 +10,7 @@ the shape). A batch of keys is a uint32[..., 2] array: map a sampler over it wit
 """
 import functools
 import math
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -225,7 +226,7 @@ def wrap_key_data(key_bits_array, *, impl=None):
 def split(key, num=2):
     """`num` (an int or a shape) new keys, stacked as uint32[*num, 2]."""
     key = _check_key("split", key)
-    shape = tuple(num) if isinstance(num, Sequence) else (int(num),)
+    shape = tuple(num) if isinstance(num, Sequence) else (operator.index(num),)
     b0, b1 = _hash_counters(key, shape)
     return fnp.stack([b0, b1], axis=len(shape))
 

@@ -320,7 +320,7 @@ def test_grad_of_integer_input_is_an_error():
 
 
 def test_argnums_out_of_range_is_an_error():
-    with pytest.raises(ValueError, match="argnums=2 is out of range"):
+    with pytest.raises(TypeError, match="argnums=2 is out of range"):
         fg.grad(lambda x, y: x * y, argnums=2)(1.0, 2.0)
 
 

@@ -397,9 +397,9 @@ def test_axis_errors(fn, match):
 
 
 @pytest.mark.parametrize("fn,err,match", [
-    (lambda: fnp.concatenate([fnp.ones((2, 3)), fnp.ones((2, 4))]), ValueError,
+    (lambda: fnp.concatenate([fnp.ones((2, 3)), fnp.ones((2, 4))]), TypeError,
      r"arrays\[0\] has shape \(2, 3\) and arrays\[1\] has shape \(2, 4\)"),
-    (lambda: fnp.concatenate([fnp.ones((2, 3)), fnp.ones(3)]), ValueError,
+    (lambda: fnp.concatenate([fnp.ones((2, 3)), fnp.ones(3)]), TypeError,
      r"same number of dimensions.*arrays\[1\] has shape \(3,\)"),
     (lambda: fnp.concatenate([fnp.ones(()), fnp.ones(())]), ValueError, "zero-dimensional"),
     (lambda: fnp.concatenate([]), ValueError, "at least one array"),
@@ -408,13 +408,13 @@ def test_axis_errors(fn, match):
     (lambda: fnp.split(fnp.ones(5), 2), ValueError, "equal division"),
     (lambda: fnp.add(fnp.ones((2, 3)), fnp.ones((4,))), ValueError,
      r"incompatible shapes for broadcasting: \(2, 3\), \(4,\)"),
-    (lambda: fnp.matmul(fnp.ones((2, 3)), fnp.ones((4, 2))), ValueError, "matmul"),
+    (lambda: fnp.matmul(fnp.ones((2, 3)), fnp.ones((4, 2))), TypeError, "matmul"),
     (lambda: fnp.argmax(fnp.ones((0, 3))), ValueError, "argmax of an empty sequence"),
     (lambda: fnp.repeat(fnp.ones(3), np.array([1, 2])), ValueError, "repeats must be"),
     (lambda: fnp.diagonal(fnp.ones(3)), ValueError, "at least two dimensions"),
     (lambda: fnp.nonzero(fnp.ones(())), ValueError, "0-d array"),
     (lambda: fnp.take(fnp.ones(3), np.array([0]), mode="raise"), NotImplementedError, "raise"),
-    (lambda: fnp.take(fnp.ones(3), np.array([0.5])), TypeError, "integers"),
+    (lambda: fnp.take(fnp.ones(3), np.array([0.5])), ValueError, "integers"),
 ])
 def test_shape_errors(fn, err, match):
     with pytest.raises(err, match=match):

@@ -1,5 +1,5 @@
 """Collectives over a named vmap axis: psum, pmax, pmin, pmean, all_gather, axis_index."""
-from funcgraph import tree_util
+from funcgraph import core, tree_util
 from funcgraph.interpreters.batching import find_axis
 from funcgraph.lax._elementwise import convert_element_type, div
 from funcgraph.lax._operands import as_operand, aval_of
@@ -14,7 +14,7 @@ def _collective(prim):
     def fn(x, axis_name):
         return tree_util.tree_map(
             lambda leaf: prim.bind(as_operand(leaf), axis_name=_axis_names(axis_name)), x)
-    fn.__name__ = prim.name
+    core.named_function(fn, prim.name)
     return fn
 
 

@@ -35,6 +35,12 @@ def _flat_fn(f, in_tree, out_trees, spread=True):
     return flat
 
 
+def _check_callable(function, argument, value):
+    if not callable(value):
+        raise TypeError(f"lax.{function}: {argument} argument should be a callable, got "
+                        f"{type(value).__name__} {value!r}")
+
+
 def _strong(x):
     """Loop carries and branch operands are strongly typed (as in JAX's control flow)."""
     aval = core.get_aval(x)
@@ -59,6 +65,8 @@ def _match_output_types(outs, avals):
 
 def switch(index, branches, *operands):
     """branches[clamp(index, 0, len(branches) - 1)](*operands)."""
+    for i, branch in enumerate(branches):
+        _check_callable("switch", f"branches[{i}]", branch)
     branches = list(branches)
     return _switch(index, branches, operands, clamp_index=True,
                    labels=[f"branches[{i}]" for i in range(len(branches))])
@@ -145,6 +153,8 @@ def cond(pred, true_fun, false_fun, *operands):
 
 def while_loop(cond_fun, body_fun, init_val):
     """while cond_fun(val): val = body_fun(val); the carry keeps one type throughout."""
+    _check_callable("while_loop", "cond_fun", cond_fun)
+    _check_callable("while_loop", "body_fun", body_fun)
     leaves, in_tree = tree_util.tree_flatten(init_val)
     weak = [core.get_aval(x).weak_type for x in leaves]
     leaves = [_strong(x) for x in leaves]
@@ -219,6 +229,7 @@ def _concrete_int(x):
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """for i in range(lower, upper): val = body_fun(i, val).  With concrete (Python int)
+    _check_callable("fori_loop", "body_fun", body_fun)
     bounds it is a scan, so reverse-mode differentiation works; otherwise a while_loop."""
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
@@ -248,6 +259,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """carry, ys = scan(f, init, xs): loop f(carry, x) -> (carry, y) over the leading axis."""
+    _check_callable("scan", "f", f)
     if not isinstance(unroll, bool) and isinstance(unroll, int) and unroll < 0:
         raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll}")
     init_leaves, init_tree = tree_util.tree_flatten(init)
@@ -314,6 +326,7 @@ def _unroll(unroll, length):
 
 def map(f, xs, *, batch_size=None):
     """[f(x) for x in xs] along the leading axis, as a scan; with batch_size, vmapped f
+    _check_callable("map", "f", f)
     runs over batches of that size (and the remainder)."""
     if batch_size is None:
         return scan(lambda _, x: (None, f(x)), None, xs)[1]

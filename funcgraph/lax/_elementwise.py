@@ -2,7 +2,7 @@
 stop_gradient."""
 import numpy as np
 
-from funcgraph import dtypes, tree_util
+from funcgraph import core, dtypes, tree_util
 from funcgraph.lax._operands import as_operand, match_scalars
 from funcgraph.lax._shapes import broadcast_in_dim
 from funcgraph.primitives import elementwise as ew
@@ -12,7 +12,7 @@ from funcgraph.primitives.custom_ad import stop_gradient_p
 def _unary(prim):
     def fn(x):
         return prim.bind(as_operand(x))
-    fn.__name__ = prim.name
+    core.named_function(fn, prim.name)
     fn.__doc__ = f"Elementwise {prim.name} (the `{prim.name}` primitive)."
     return fn
 
@@ -20,7 +20,7 @@ def _unary(prim):
 def _binary(prim):
     def fn(x, y):
         return prim.bind(*match_scalars([x, y]))
-    fn.__name__ = prim.name
+    core.named_function(fn, prim.name)
     fn.__doc__ = f"Elementwise {prim.name} (the `{prim.name}` primitive)."
     return fn
 

@@ -4,6 +4,7 @@ import numpy as np
 
 from funcgraph import core
 from funcgraph.array import Array
+from funcgraph.errors import invalid_operand_error
 
 
 def aval_of(x):
@@ -11,7 +12,10 @@ def aval_of(x):
         return x.aval
     if core.is_python_scalar(x):
         return core.aval_of_python_scalar(x)
-    return core.aval_of_numpy(np.asarray(x))
+    try:
+        return core.aval_of_numpy(np.asarray(x))
+    except TypeError:
+        raise invalid_operand_error(x, "funcgraph.lax") from None
 
 
 def as_operand(x):
@@ -20,7 +24,10 @@ def as_operand(x):
     if core.is_python_scalar(x):
         aval = core.aval_of_python_scalar(x)
         return Array(np.array(x, aval.dtype), aval)
-    x = core.canonical_numpy(x)
+    try:
+        x = core.canonical_numpy(x)
+    except TypeError:
+        raise invalid_operand_error(x, "funcgraph.lax") from None
     return Array(x, core.aval_of_numpy(x))
 
 

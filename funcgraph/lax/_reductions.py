@@ -1,7 +1,7 @@
 """Reductions (reduce_sum, ...), argmax/argmin, cumulative ops, sort and top_k."""
 import operator
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.lax._operands import as_operand
 from funcgraph.lax._shapes import transpose
 from funcgraph.primitives import reductions as _red
@@ -11,7 +11,7 @@ from funcgraph.primitives import sorting as _sorting
 def _reducer(prim):
     def fn(x, axes):
         return prim.bind(as_operand(x), axes=tuple(int(a) for a in axes))
-    fn.__name__ = prim.name
+    core.named_function(fn, prim.name)
     return fn
 
 
@@ -52,7 +52,7 @@ def _cumulative(prim, doc):
     def fn(operand, axis=0, reverse=False):
         x = as_operand(operand)
         return prim.bind(x, axis=_axis(prim.name, axis, x.aval.ndim), reverse=bool(reverse))
-    fn.__name__ = prim.name
+    core.named_function(fn, prim.name)
     fn.__doc__ = doc
     return fn
 

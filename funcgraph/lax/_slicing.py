@@ -303,7 +303,7 @@ def _scatter(prim):
             dimension_numbers=_dnums(ScatterDimensionNumbers, dimension_numbers),
             indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
             mode=GatherScatterMode.from_any(mode))
-    fn.__name__ = prim.name
+    core.named_function(fn, prim.name)
     return fn
 
 

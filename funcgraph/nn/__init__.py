@@ -1,6 +1,7 @@
 """funcgraph.nn: neural-network activations and helpers, with the names, signatures
 and derivatives of JAX's nn module (custom JVPs where JAX has them: relu, relu6, softmax)."""
 import functools
+import operator
 
 import numpy as np
 
@@ -184,7 +185,7 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     """x[..., None] == arange(num_classes), as dtype (default float), on a new `axis`."""
     x = fnp.asarray(x)
     dtype = dtypes.default_float() if dtype is None else dtype
-    num_classes = int(num_classes)
+    num_classes = operator.index(num_classes)
     out_axis = axis % (x.ndim + 1)
     lhs = fnp.expand_dims(x, out_axis)
     rhs_shape = [1] * x.ndim

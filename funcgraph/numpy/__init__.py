@@ -8,7 +8,7 @@ funcgraph primitives, so they work eagerly and under every transformation."""
 # _methods.
 from funcgraph.numpy._core import (
     array, asarray, asarray_operand, astype, aval_of, broadcast_shapes, broadcast_to_shape,
-    canonical_axes, check_axis, convert, object_dtype, promote_and_broadcast, promote_dtypes,
+    canonical_axes, check_axis, convert, promote_and_broadcast, promote_dtypes,
     promote_to_inexact)
 from funcgraph.numpy._types import (
     bfloat16, bool_, can_cast, complex128, complex64, complexfloating, dtype, e, euler_gamma,

@@ -1,12 +1,14 @@
 """The machinery of funcgraph.numpy: operands (and arrays made from Python objects),
 dtype conversion, promotion and broadcasting."""
 import math
+import operator
 
 import numpy as np
 
 from funcgraph import core, dtypes, lax
 from funcgraph.array import Array
 from funcgraph.core import Tracer
+from funcgraph.errors import calling_function, invalid_operand_error
 from funcgraph.interpreters.eval import impl_rules
 from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives import structural as st
@@ -20,7 +22,10 @@ def aval_of(x):
         return x.aval
     if t in core.PYTHON_SCALARS:
         return core.aval_of_python_scalar(x)
-    return core.aval_of_numpy(np.asarray(x))
+    try:
+        return core.aval_of_numpy(np.asarray(x))
+    except (TypeError, ValueError):
+        raise invalid_operand_error(x, "funcgraph.numpy") from None
 
 
 def asarray_operand(x):
@@ -33,12 +38,12 @@ def asarray_operand(x):
         return Array(np.array(x, aval.dtype), aval)
     if isinstance(x, (list, tuple)):
         return array(x)
-    if isinstance(x, (np.ndarray, np.generic)):
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in NUMERIC_KINDS:
         x = core.canonical_numpy(x)
         return Array(x, core.aval_of_numpy(x))
     if hasattr(x, "__jax_array__"):
         return asarray_operand(x.__jax_array__())
-    raise TypeError(f"funcgraph.numpy: expected an array, got {type(x).__name__}: {x!r}")
+    raise invalid_operand_error(x, "funcgraph.numpy")
 
 
 def convert(x, dtype, weak_type=False):
@@ -180,8 +185,18 @@ def promote_to_inexact(*args):
     return args
 
 
+def static_int(value, name):
+    """An int argument that must be known while tracing (an axis, a size)."""
+    if isinstance(value, Tracer):
+        where = calling_function("funcgraph.numpy") or "funcgraph.numpy"
+        raise core.ConcretizationTypeError(
+            f"{where}: {name} must be a static int, got a traced {value.aval.str_short()}; "
+            f"under jit, pass it with static_argnums or compute it from shapes")
+    return operator.index(value)
+
+
 def check_axis(axis, ndim, name="axis"):
-    axis = int(axis)
+    axis = static_int(axis, name)
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name} {axis} is out of bounds for an array of dimension {ndim}")
     return axis % ndim
@@ -208,8 +223,9 @@ def shape_arg(shape):
     try:
         return tuple(int(d) for d in shape)
     except TypeError:
-        raise TypeError(f"shape must be an int or a tuple of ints (static values), got "
-                        f"{shape!r}; under jit, pass shapes with static_argnums") from None
+        where = calling_function("funcgraph.numpy") or "funcgraph.numpy"
+        raise TypeError(f"{where}: shape must be an int or a tuple of ints (static values), "
+                        f"got {shape!r}; under jit, pass shapes with static_argnums") from None
 
 
 def check_same_shapes(arrays, name):
@@ -240,9 +256,8 @@ def array(object, dtype=None, copy=True, ndmin=0):
             out = Array(value, core.ShapedArray((), aval.dtype, False))
         else:
             value = np.array(object, dtype=canonical_dtype(dtype))
-            if value.dtype == object_dtype:
-                raise TypeError(f"funcgraph.numpy.array: cannot make an array of objects "
-                                f"from {object!r}")
+            if value.dtype.kind not in NUMERIC_KINDS:
+                raise invalid_operand_error(object, "funcgraph.numpy")
             if dtype is None and value.dtype == np.float64 and not _all_numpy(object):
                 value = value.astype(dtypes.default_float())
             value = core.canonical_numpy(value)
@@ -252,7 +267,8 @@ def array(object, dtype=None, copy=True, ndmin=0):
     return out
 
 
-object_dtype = np.dtype(object)
+# NumPy dtype kinds that hold numbers or booleans ("V" is ml_dtypes' bfloat16 and float8s).
+NUMERIC_KINDS = frozenset("biufcV")
 
 
 def _all_numpy(x):

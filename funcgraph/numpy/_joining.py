@@ -40,14 +40,14 @@ def concatenate(arrays, axis=0, dtype=None):
     for i, a in enumerate(arrays[1:], 1):
         other = aval_of(a)
         if other.ndim != first.ndim:
-            raise ValueError(f"concatenate: all arrays must have the same number of dimensions, "
-                             f"but arrays[0] has shape {first.shape} and arrays[{i}] has shape "
-                             f"{other.shape}")
+            raise TypeError(f"concatenate: all arrays must have the same number of dimensions, "
+                            f"but arrays[0] has shape {first.shape} and arrays[{i}] has shape "
+                            f"{other.shape}")
         if builtins.any(d0 != d1 for j, (d0, d1) in enumerate(zip(first.shape, other.shape))
                         if j != axis):
-            raise ValueError(f"concatenate: array shapes must match except along axis {axis}, "
-                             f"but arrays[0] has shape {first.shape} and arrays[{i}] has shape "
-                             f"{other.shape}")
+            raise TypeError(f"concatenate: array shapes must match except along axis {axis}, "
+                            f"but arrays[0] has shape {first.shape} and arrays[{i}] has shape "
+                            f"{other.shape}")
     if len(arrays) == 1:
         return arrays[0]
     return lax.concatenate(arrays, axis)

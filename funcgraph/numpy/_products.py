@@ -28,8 +28,8 @@ def matmul(a, b, precision=None, preferred_element_type=None):
     b2 = expand_dims(b, -1) if nb == 1 else b
     sa, sb = shape(a2), shape(b2)
     if sa[-1] != sb[-2]:
-        raise ValueError(f"matmul: contracting dimensions differ: shapes {shape(a)} and "
-                         f"{shape(b)} ({sa[-1]} vs {sb[-2]})")
+        raise TypeError(f"matmul: contracting dimensions differ: shapes {shape(a)} and "
+                        f"{shape(b)} ({sa[-1]} vs {sb[-2]})")
     batch = broadcast_shapes(sa[:-2], sb[:-2])
     a2 = broadcast_to(a2, batch + sa[-2:])
     b2 = broadcast_to(b2, batch + sb[-2:])

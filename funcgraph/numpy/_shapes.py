@@ -50,7 +50,7 @@ def transpose(a, axes=None):
     nd = aval_of(a).ndim
     axes = tuple(reversed(range(nd))) if axes is None else tuple(check_axis(x, nd) for x in axes)
     if sorted(axes) != list(range(nd)):
-        raise ValueError(f"transpose: axes {axes} don't match an array of dimension {nd}")
+        raise TypeError(f"transpose: axes {axes} don't match an array of dimension {nd}")
     return lax.transpose(a, axes)
 
 

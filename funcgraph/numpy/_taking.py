@@ -17,7 +17,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     a, axis = axis_or_flat(a, axis)
     indices = asarray_operand(indices)
     if not dtypes.is_int(aval_of(indices).dtype):
-        raise TypeError(f"take: indices must be integers, got {aval_of(indices).str_short()}")
+        raise ValueError(f"take: indices must be integers, got {aval_of(indices).str_short()}")
     mode = "fill" if mode is None else mode
     if mode == "raise":
         raise NotImplementedError("take: mode='raise' is not supported (indices are not "

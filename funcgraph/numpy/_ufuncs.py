@@ -21,7 +21,7 @@ def _inexact_unary(prim):
         if not ((type(x) is Array or isinstance(x, core.Tracer)) and x.aval.dtype in _INEXACT):
             (x,) = promote_to_inexact(x)
         return prim.bind(x)
-    fn.__name__ = prim.name
+    core.named_function(fn, prim.name)
     return fn
 
 
@@ -30,7 +30,7 @@ def _binary(prim, inexact=False):
         if inexact:
             x1, x2 = promote_to_inexact(x1, x2)
         return prim.bind(*promote_and_broadcast(x1, x2, name=prim.name))
-    fn.__name__ = prim.name
+    core.named_function(fn, prim.name)
     return fn
 
 

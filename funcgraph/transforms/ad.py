@@ -237,7 +237,7 @@ def _normalize_argnums(argnums, nargs, name):
         raise ValueError(f"{name}: argnums must name at least one argument")
     for n in nums:
         if not isinstance(n, int) or not -nargs <= n < nargs:
-            raise ValueError(f"{name}: argnums={argnums} is out of range for a function called "
+            raise TypeError(f"{name}: argnums={argnums} is out of range for a function called "
                              f"with {nargs} positional arguments")
     normalized = tuple(n % nargs for n in nums)
     if len(set(normalized)) != len(normalized):

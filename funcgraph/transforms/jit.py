@@ -154,7 +154,7 @@ def _check_hashable(value, where):
     try:
         hash(value)
     except TypeError:
-        raise TypeError(f"jit: static argument {where} has unhashable type "
+        raise ValueError(f"jit: static argument {where} has unhashable type "
                         f"{type(value).__name__} ({value!r}); static arguments are cache keys "
                         f"and must be hashable: use a tuple instead of a list, or pass the "
                         f"value as a regular (traced) argument") from None
