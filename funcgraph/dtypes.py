@@ -87,6 +87,17 @@ def default_float():
     return float64 if config.jax_enable_x64 else float32
 
 
+def to_inexact(dtype, weak_type=False):
+    """The floating dtype that sin, sqrt, true division and mean give for `dtype`, as in
+    JAX: a Python number becomes the default float, 64-bit integers float64, and booleans
+    and narrower integers float32 (even with x64 on)."""
+    if is_inexact(dtype):
+        return dtype
+    if weak_type:
+        return default_float()
+    return canonicalize(float64) if np.dtype(dtype).itemsize == 8 else float32
+
+
 def default_complex():
     return complex128 if config.jax_enable_x64 else complex64
 

@@ -180,7 +180,7 @@ def promote_to_inexact(*args):
     args = promote_dtypes(*args)
     aval = aval_of(args[0])
     if not dtypes.is_inexact(aval.dtype):
-        dtype = dtypes.default_float()
+        dtype = dtypes.to_inexact(aval.dtype, aval.weak_type)
         args = [convert(a, dtype, aval.weak_type) for a in args]
     return args
 

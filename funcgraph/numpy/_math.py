@@ -3,6 +3,7 @@ functions (so every transformation applies to them unchanged)."""
 import numpy as np
 
 from funcgraph import dtypes
+from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.numpy._core import (
     asarray, asarray_operand, astype, aval_of, broadcast_shapes, promote_dtypes,
     promote_to_inexact)
@@ -13,7 +14,7 @@ from funcgraph.numpy._setops import searchsorted
 from funcgraph.numpy._shapes import expand_dims
 from funcgraph.numpy._sorting import argsort, where
 from funcgraph.numpy._ufuncs import (
-    abs, clip, equal, exp, exp2, floor_divide, greater, imag, isinf, isnan, less, less_equal,
+    abs, clip, equal, exp, exp2, logical_and, floor_divide, greater, imag, isinf, isnan, less, less_equal,
     log1p, maximum, minimum, not_equal, power, real, remainder, sin, trunc)
 
 
@@ -23,20 +24,46 @@ def _is_inexact(x):
 
 def logaddexp(x1, x2, /):
     x1, x2 = promote_to_inexact(x1, x2)
-    amax = maximum(x1, x2)
-    delta = x1 - x2
-    # the tie (and infinities of one sign) give a nan delta: amax is then the answer
-    safe = where(isnan(delta), 0, delta)
-    return where(isnan(delta), x1 + x2, amax + log1p(exp(-abs(safe))))
+    return _logaddexp(x1, x2)
 
 
 def logaddexp2(x1, x2, /):
     x1, x2 = promote_to_inexact(x1, x2)
-    amax = maximum(x1, x2)
-    delta = x1 - x2
-    safe = where(isnan(delta), 0, delta)
-    tail = log1p(exp2(-abs(safe))) / np.log(2)
-    return where(isnan(delta), x1 + x2, amax + tail)
+    return _logaddexp2(x1, x2)
+
+
+def _no_pos_inf(v):
+    return where(logical_and(isinf(v), v > 0), 0, v)
+
+
+def _log_add(exp_fn, log1p_of_exp):
+    """log(exp(x1) + exp(x2)) in base e or 2, with the derivative written out: each operand's
+    tangent weighted by exp(x - out), which is 1/2 each where x1 == x2 (as jax; the
+    max-plus-correction formula alone would give 0 and 1 there)."""
+    @custom_jvp
+    def log_add(x1, x2):
+        amax = maximum(x1, x2)
+        delta = x1 - x2
+        # the tie of infinities of one sign gives a nan delta: amax is then the answer
+        safe = where(isnan(delta), 0, delta)
+        return where(isnan(delta), x1 + x2, amax + log1p_of_exp(-abs(safe)))
+
+    @log_add.defjvp
+    def log_add_jvp(primals, tangents):
+        x1, x2 = primals
+        t1, t2 = tangents
+        out = log_add(x1, x2)
+        # +inf counts as 0 so that an infinite result does not make inf - inf; -inf stays
+        # (its weight is 0), as in jax
+        w1 = exp_fn(_no_pos_inf(x1) - _no_pos_inf(out))
+        w2 = exp_fn(_no_pos_inf(x2) - _no_pos_inf(out))
+        return out, w1 * t1 + w2 * t2
+
+    return log_add
+
+
+_logaddexp = _log_add(exp, lambda d: log1p(exp(d)))
+_logaddexp2 = _log_add(exp2, lambda d: log1p(exp2(d)) / np.log(2))
 
 
 def sinc(x, /):

@@ -42,7 +42,8 @@ def _sum_dtype(x, dtype):
     if dtype is not None:
         return dtype
     aval = aval_of(x)
-    if aval.dtype == dtypes.bool_ or (dtypes.is_int(aval.dtype) and aval.dtype.itemsize < 4):
+    narrow = aval.dtype.itemsize < dtypes.default_int().itemsize
+    if aval.dtype == dtypes.bool_ or (dtypes.is_int(aval.dtype) and narrow):
         return dtypes.default_uint() if dtypes.is_unsigned(aval.dtype) else dtypes.default_int()
     return None
 
@@ -128,7 +129,7 @@ def _mean(a, dtype, axis, keepdims, where):
     else:
         count = sum(broadcast_to(where, aval.shape), axis=axis, keepdims=keepdims)
     if dtype is None:
-        dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float()
+        dtype = dtypes.to_inexact(aval.dtype, aval.weak_type)
     total = sum(astype(a, dtype), axis=axis, keepdims=keepdims, where=where)
     return total / count if where is not None else total / _scalar(count, dtype)
 
@@ -144,7 +145,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
 def _var(a, dtype, axis, ddof, keepdims, where):
     aval = aval_of(a)
     if dtype is None:
-        dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float()
+        dtype = dtypes.to_inexact(aval.dtype, aval.weak_type)
     a = astype(a, dtype)
     centered = a - mean(a, axis, keepdims=True, where=where)
     sq = real(centered * conjugate(centered)) if dtypes.is_complex(dtype) else centered * centered

@@ -236,13 +236,24 @@ def floor_divide(x1, x2, /):
     if dtype == dtypes.bool_:
         raise TypeError("floor_divide is not defined for booleans")
     if not dtypes.is_int(dtype):
-        return floor(ew.div_p.bind(x1, x2))
+        return _float_floor_divide(x1, x2)
     quotient = ew.div_p.bind(x1, x2)  # rounds toward zero; x // 0 is -1 (all bits set)
     if dtype.kind == "u":
         return quotient
     # Round down where the exact quotient is negative and not whole (as jax, also for 0).
     adjust = logical_and(not_equal(sign(x1), sign(x2)), not_equal(ew.rem_p.bind(x1, x2), 0))
     return where_values(adjust, quotient - 1, quotient)
+
+
+def _float_floor_divide(x1, x2):
+    """Python's float floor division: (x1 - fmod(x1, x2)) / x2, one less where the remainder
+    and the divisor differ in sign. Unlike floor(x1 / x2) it gives +0.0 for (-0.0) // 2 and
+    exact quotients near integers, as jax does."""
+    mod = ew.rem_p.bind(x1, x2)
+    quotient = ew.div_p.bind(where_values(equal(x2, 0), x1, x1 - mod), x2)
+    fix = logical_and(not_equal(mod, 0), not_equal(sign(x2), sign(mod)))
+    quotient = where_values(fix, quotient - 1, quotient)
+    return ew.round_p.bind(quotient, rounding_method=0)  # half away from zero
 
 
 def _nonzero_divisor(x2):
@@ -305,8 +316,16 @@ def float_power(x1, x2, /):
 
 
 def hypot(x1, x2, /):
+    """sqrt(x1**2 + x2**2) without overflow or underflow: big * sqrt(1 + (small/big)**2)."""
     x1, x2 = promote_and_broadcast(*promote_to_inexact(x1, x2))
-    return sqrt(x1 * x1 + x2 * x2)
+    a, b = absolute(x1), absolute(x2)
+    big, small = maximum(a, b), minimum(a, b)
+    at_zero = equal(big, 0)
+    # at (0, 0) the ratio is 0 but stays a function of big, so the gradient there is jax's
+    ratio = where_values(at_zero, big, small / where_values(at_zero, ones_like(big), big))
+    out = big * sqrt(1 + ratio * ratio)
+    return where_values(logical_or(isinf(a), isinf(b)), full(aval_of(out).shape, np.inf,
+                                                               aval_of(out).dtype), out)
 
 
 def copysign(x1, x2, /):

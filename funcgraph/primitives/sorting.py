@@ -133,6 +133,9 @@ def _sort_jvp(primals, tangents, dimension, is_stable, num_keys):
     """Sort an iota along with the operands to learn the permutation, then apply it to
     the tangents."""
     shape = core.get_aval(primals[0]).shape
+    if 0 in shape:  # nothing to permute (and a gather of size-1 slices would not fit)
+        return sort_p.bind(*primals, dimension=dimension, is_stable=is_stable,
+                           num_keys=num_keys), list(tangents)
     index_dtype = dtypes.int32 if shape[dimension] < np.iinfo(np.int32).max else np.dtype(np.int64)
     iota = iota_p.bind(dtype=index_dtype, shape=shape, dimension=dimension)
     *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
