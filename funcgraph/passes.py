@@ -195,7 +195,7 @@ def _forward(closed, opts, memo, top):
             if key is not None and DropVar not in map(type, eqn.outvars):
                 seen[key] = eqn.outvars
         if invars != eqn.invars or params is not eqn.params:  # identity: Vars have no __eq__
-            eqn = Eqn(prim, invars, eqn.outvars, params, eqn.source)
+            eqn = Eqn(prim, invars, eqn.outvars, params, eqn.source, eqn.name_stack)
             changed = True
         eqns.append(eqn)
 
@@ -304,7 +304,8 @@ def _prune_call(eqn, live, memo):
         return eqn
     invars = [x for x, u in safe_zip(eqn.invars, used_inputs) if u]
     outvars = [v for v, u in safe_zip(eqn.outvars, used) if u]
-    return Eqn(eqn.prim, invars, outvars, dict(eqn.params, jaxpr=sub), eqn.source)
+    return Eqn(eqn.prim, invars, outvars, dict(eqn.params, jaxpr=sub), eqn.source,
+               eqn.name_stack)
 
 
 def _live_consts(jaxpr, consts, live):

@@ -121,7 +121,11 @@ def eval_jaxpr(jaxpr, consts, *args):
     for v, val in core.safe_zip(jaxpr.invars, args):
         env[v] = val
     for eqn in jaxpr.eqns:
-        outs = eqn.prim.bind(*[read(x) for x in eqn.invars], **eqn.params)
+        if eqn.name_stack:
+            with core.equation_context(eqn.name_stack):
+                outs = eqn.prim.bind(*[read(x) for x in eqn.invars], **eqn.params)
+        else:
+            outs = eqn.prim.bind(*[read(x) for x in eqn.invars], **eqn.params)
         if not eqn.prim.multiple_results:
             outs = [outs]
         for v, val in core.safe_zip(eqn.outvars, outs):
