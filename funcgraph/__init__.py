@@ -14,8 +14,10 @@ from funcgraph.api import (
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                      value_and_grad, vjp)
 from funcgraph.transforms.vmap import vmap
-from funcgraph.transforms.custom_derivatives import (
-    checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat)
+from funcgraph.transforms.custom_derivatives import custom_jvp, custom_vjp
+from funcgraph.transforms.remat import checkpoint, checkpoint_policies, remat
+from funcgraph import ad_checkpoint
+from funcgraph.transforms.name_stack import named_call, named_scope
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
 from funcgraph import inspect, random, nn
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
@@ -24,9 +26,9 @@ from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_struc
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "ShapeDtypeStruct", "block_until_ready", "checkpoint", "checkpoint_policies",
+    "Array", "ShapeDtypeStruct", "ad_checkpoint", "block_until_ready", "checkpoint", "checkpoint_policies",
     "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
     "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
-    "linearize", "local_devices", "make_jaxpr", "nn", "numpy", "random", "remat", "tree_util",
+    "linearize", "local_devices", "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
 ]

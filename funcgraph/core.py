@@ -147,8 +147,12 @@ class TraceState(threading.local):
     """The trace that `bind` hands primitives to, one per thread: each thread starts at
     the evaluation trace (the class attribute, which funcgraph.interpreters.eval sets
     once with `set_eval_trace`; core cannot import the interpreters), and a
-    transformation running in one thread never changes what another thread sees."""
+    transformation running in one thread never changes what another thread sees.
+    `name_stack` holds the names of the enclosing `named_scope`s (outermost first) and
+    `source`, while a staged equation is bound again, that equation's user source line."""
     trace = None
+    name_stack = ()
+    source = None
 
 
 current = TraceState()
@@ -173,6 +177,25 @@ class set_trace:
 
     def __exit__(self, *exc):
         current.trace = self.saved
+
+
+class equation_context:
+    """Context manager that binds primitives as if from a staged equation: names pushed
+    onto the name stack and, when given, the equation's user source line."""
+    __slots__ = ("names", "source", "saved")
+
+    def __init__(self, names, source=None):
+        self.names = tuple(names)
+        self.source = source
+
+    def __enter__(self):
+        self.saved = (current.name_stack, current.source)
+        current.name_stack = self.saved[0] + self.names
+        if self.source is not None:
+            current.source = self.source
+
+    def __exit__(self, *exc):
+        current.name_stack, current.source = self.saved
 
 
 class Tracer:
@@ -318,7 +341,10 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def user_source_info():
-    """(file, line, function) of the innermost frame outside funcgraph, or None."""
+    """(file, line, function) of the innermost frame outside funcgraph, or None (the
+    line of the equation being bound again, inside `equation_context`)."""
+    if current.source is not None:
+        return current.source
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back

@@ -47,20 +47,22 @@ class DropVar(Var):
 
 
 class Eqn:
-    """`outvars = prim[params] invars`, with the user's (file, line, function)."""
-    __slots__ = ("prim", "invars", "outvars", "params", "source")
+    """`outvars = prim[params] invars`, with the user's (file, line, function) and the
+    names of the `named_scope`s it was traced in (relative to its jaxpr's trace)."""
+    __slots__ = ("prim", "invars", "outvars", "params", "source", "name_stack")
 
-    def __init__(self, prim, invars, outvars, params, source=None):
+    def __init__(self, prim, invars, outvars, params, source=None, name_stack=()):
         self.prim = prim
         self.invars = invars
         self.outvars = outvars
         self.params = params
         self.source = source
+        self.name_stack = name_stack
 
     def replace(self, invars=None, outvars=None, params=None):
         return Eqn(self.prim, self.invars if invars is None else invars,
                    self.outvars if outvars is None else outvars,
-                   self.params if params is None else params, self.source)
+                   self.params if params is None else params, self.source, self.name_stack)
 
     def __repr__(self):
         return f"Eqn({self.prim.name})"
@@ -83,8 +85,12 @@ class Jaxpr:
     def out_avals(self):
         return [v.aval for v in self.outvars]
 
-    def pretty(self, source=False):
-        return pretty_print(self, source=source)
+    def pretty(self, source=False, name_stack=False):
+        return pretty_print(self, source=source, name_stack=name_stack)
+
+    def pretty_print(self, source_info=False, name_stack=False):
+        """JAX's spelling of `pretty`."""
+        return pretty_print(self, source=source_info, name_stack=name_stack)
 
     def __str__(self):
         return pretty_print(self)
@@ -114,8 +120,12 @@ class ClosedJaxpr:
     def eqns(self):
         return self.jaxpr.eqns
 
-    def pretty(self, source=False):
-        return pretty_print(self.jaxpr, source=source)
+    def pretty(self, source=False, name_stack=False):
+        return pretty_print(self.jaxpr, source=source, name_stack=name_stack)
+
+    def pretty_print(self, source_info=False, name_stack=False):
+        """JAX's spelling of `pretty`."""
+        return pretty_print(self.jaxpr, source=source_info, name_stack=name_stack)
 
     def __str__(self):
         return pretty_print(self.jaxpr)
@@ -249,6 +259,7 @@ def format_literal(lit):
 
 
 def format_param(value, indent, names, source):
+    """A param's text; `source` is a bool (append source lines) or a _PrintSettings."""
     if isinstance(value, ClosedJaxpr):
         return _pp_jaxpr(value.jaxpr, indent + 4, names, source)
     if isinstance(value, Jaxpr):
@@ -276,10 +287,14 @@ def _pp_eqn(eqn, indent, names, source):
                                 for k, v in sorted(eqn.params.items())) + "]"
     ins = " ".join(names(x) for x in eqn.invars)
     line = f"{outs} = {eqn.prim.name}{params} {ins}".rstrip()
-    if source and eqn.source:
-        file, lineno, fn = eqn.source
-        line += f"  # {_short_path(file)}:{lineno} ({fn})"
+    if source is True and eqn.source:
+        line += f"  # {_source_text(eqn.source)}"
     return line
+
+
+def _source_text(source):
+    file, lineno, fn = source
+    return f"{_short_path(file)}:{lineno} ({fn})"
 
 
 def _short_path(path):
@@ -287,19 +302,55 @@ def _short_path(path):
     return os.path.basename(path)
 
 
+class _PrintSettings:
+    """With name stacks, equations get JAX's aligned trailing comments: the source line
+    (when asked for) and the name stack as `# [outer/inner]`."""
+    __slots__ = ("source",)
+
+    def __init__(self, source):
+        self.source = source
+
+
+def _annotations(eqn, settings):
+    notes = []
+    if settings.source:
+        notes.append(_source_text(eqn.source) if eqn.source else "unknown")
+    notes.append("[" + "/".join(eqn.name_stack) + "]")
+    return notes
+
+
+def _annotate(texts, eqns, settings, pad):
+    """Each equation's text with its comments in one column (continuation lines aligned)."""
+    width = max(len(t.split("\n")[0]) for t in texts)
+    out = []
+    for text, eqn in zip(texts, eqns, strict=True):
+        first, newline, rest = text.partition("\n")
+        notes = _annotations(eqn, settings)
+        lines = [first.ljust(width) + " # " + notes[0]]
+        lines += [" " * width + " # " + n for n in notes[1:]]
+        out.append("\n".join(pad + line if i else line for i, line in enumerate(lines))
+                   + newline + rest)
+    return out
+
+
 def _pp_jaxpr(jaxpr, indent, names, source):
     consts = " ".join(_pp_var_decl(v, names) for v in jaxpr.constvars)
     ins = " ".join(_pp_var_decl(v, names) for v in jaxpr.invars)
     pad = " " * (indent + 4)
     lines = [f"{{ lambda {consts}; {ins}. let"]
-    for eqn in jaxpr.eqns:
-        lines.append(pad + _pp_eqn(eqn, indent, names, source))
+    texts = [_pp_eqn(eqn, indent, names, source) for eqn in jaxpr.eqns]
+    if isinstance(source, _PrintSettings) and texts:
+        texts = _annotate(texts, jaxpr.eqns, source, pad)
+    lines.extend(pad + text for text in texts)
     outs = ", ".join(names(x) for x in jaxpr.outvars)
     trailing = "," if len(jaxpr.outvars) == 1 else ""
     lines.append(" " * (indent + 2) + f"in ({outs}{trailing}) }}")
     return "\n".join(lines)
 
 
-def pretty_print(jaxpr, source=False):
-    """JAX's text form of a jaxpr; `source=True` appends each equation's user line."""
-    return _pp_jaxpr(jaxpr, 0, _Names(), source)
+def pretty_print(jaxpr, source=False, name_stack=False):
+    """JAX's text form of a jaxpr; `source=True` appends each equation's user line and
+    `name_stack=True` each equation's named_scope names, as JAX's
+    `pretty_print(name_stack=True)` does (`# [outer/inner]`, aligned)."""
+    settings = _PrintSettings(source) if name_stack else source
+    return _pp_jaxpr(jaxpr, 0, _Names(), settings)

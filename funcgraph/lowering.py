@@ -68,12 +68,17 @@ def dense_array(value, dtype):
 
 
 class LoweringContext:
-    """Collects the ops of one function body and names SSA values."""
+    """Collects the ops of one function body and names SSA values.
 
-    def __init__(self, module):
+    `name_stack` holds the named_scope names of the equations enclosing this body, and
+    `location` the ` loc(...)` that the ops of the equation being lowered carry."""
+
+    def __init__(self, module, name_stack=()):
         self.module = module
         self.lines = []
         self.indent = "    "
+        self.name_stack = name_stack
+        self.location = ""
 
     def fresh(self):
         return self.module.fresh()
@@ -94,7 +99,7 @@ class LoweringContext:
         ins = ", ".join(tensor_type(a) for a in avals_in)
         out_types = ", ".join(tensor_type(a) for a in outs)
         text += f" : ({ins}) -> ({out_types})" if len(outs) != 1 else f" : ({ins}) -> {out_types}"
-        self.lines.append(self.indent + text)
+        self.lines.append(self.indent + text + self.location)
         if single:
             return result
         if len(outs) == 1:
@@ -111,7 +116,7 @@ class LoweringContext:
 
     def region(self, arg_avals, body):
         """A region `^bb0(args): ... stablehlo.return`; body(ctx, args) -> result names."""
-        inner = LoweringContext(self.module)
+        inner = LoweringContext(self.module, self.name_stack)
         inner.indent = self.indent + "    "
         args = [self.fresh() for _ in arg_avals]
         outs = body(inner, args)
@@ -166,13 +171,21 @@ def lower_jaxpr_body(ctx, jaxpr, const_names, arg_names):
         env[v] = name
     for v, name in core.safe_zip(jaxpr.invars, arg_names):
         env[v] = name
+    enclosing = ctx.name_stack
     for eqn in jaxpr.eqns:
         try:
             rule = lowering_rules[eqn.prim]
         except KeyError:
             raise core.missing_rule(eqn.prim, "StableHLO lowering") from None
-        outs = rule(ctx, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars],
-                    *[read(x) for x in eqn.invars], **eqn.params)
+        if eqn.name_stack or enclosing:
+            ctx.name_stack = enclosing + eqn.name_stack
+            ctx.location = name_location(ctx.name_stack, eqn)
+        args = [read(x) for x in eqn.invars]
+        try:
+            outs = rule(ctx, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars],
+                        *args, **eqn.params)
+        finally:
+            ctx.name_stack, ctx.location = enclosing, ""
         if not eqn.prim.multiple_results:
             outs = [outs]
         for v, name in core.safe_zip(eqn.outvars, outs):
@@ -180,9 +193,24 @@ def lower_jaxpr_body(ctx, jaxpr, const_names, arg_names):
     return [read(x) for x in jaxpr.outvars]
 
 
-def emit_function(module, name, jaxpr, visibility="private", donated=()):
+def name_location(names, eqn):
+    """JAX's location of an op: a NameLoc `loc("outer/inner/mul"("file.py":7:0))` of the
+    named_scope names and the primitive, around the user's source line when known (XLA
+    keeps the name as the op's metadata op_name)."""
+    name = _mlir_string("/".join(names + (eqn.prim.name,)))
+    if eqn.source:
+        file, line, _ = eqn.source
+        return f" loc({name}({_mlir_string(file)}:{line}:0))"
+    return f" loc({name})"
+
+
+def _mlir_string(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def emit_function(module, name, jaxpr, visibility="private", donated=(), name_stack=()):
     """Add `func.func @name` for a jaxpr whose constvars come first as arguments."""
-    ctx = LoweringContext(module)
+    ctx = LoweringContext(module, name_stack)
     in_vars = jaxpr.constvars + jaxpr.invars
     arg_names = [f"%arg{i}" for i in range(len(in_vars))]
     outs = lower_jaxpr_body(ctx, jaxpr, arg_names[:len(jaxpr.constvars)],
@@ -212,7 +240,7 @@ def call_function(ctx, closed, name_hint):
     if name is None:
         name = f"{_sanitize(name_hint)}_{len(module.function_names)}"
         module.function_names[key] = name
-        emit_function(module, name, closed.jaxpr)
+        emit_function(module, name, closed.jaxpr, name_stack=ctx.name_stack)
     return name
 
 

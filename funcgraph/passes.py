@@ -153,7 +153,7 @@ def _forward(closed, opts, memo, top):
         prim = eqn.prim
         if inline_on and prim is pjit_p and _trivial(params["jaxpr"], opts.max_inline_eqns):
             changed = True
-            inline(params["jaxpr"].jaxpr, invars, eqn.outvars)
+            inline(params["jaxpr"].jaxpr, invars, eqn.outvars, eqn.name_stack)
             return
         if fold_on and prim in impl_rules and _all_known(invars, known) \
                 and not _has_subjaxprs(params):
@@ -195,19 +195,22 @@ def _forward(closed, opts, memo, top):
             if key is not None and DropVar not in map(type, eqn.outvars):
                 seen[key] = eqn.outvars
         if invars != eqn.invars or params is not eqn.params:  # identity: Vars have no __eq__
-            eqn = Eqn(prim, invars, eqn.outvars, params, eqn.source)
+            eqn = Eqn(prim, invars, eqn.outvars, params, eqn.source, eqn.name_stack)
             changed = True
         eqns.append(eqn)
 
-    def inline(body, args, outvars):
-        """Visit a renamed copy of body's equations (fresh variables at each call site)."""
+    def inline(body, args, outvars, names):
+        """Visit a renamed copy of body's equations (fresh variables at each call site),
+        their names under the call's."""
         rename = dict(safe_zip(body.invars, args))
         for inner in body.eqns:
             new_outs = [DropVar(v.aval) if type(v) is DropVar else ir.Var(v.aval)
                         for v in inner.outvars]
             rename.update(safe_zip(inner.outvars, new_outs))
-            visit(inner.replace(invars=[rename.get(x, x) for x in inner.invars],
-                                outvars=new_outs))
+            copy = inner.replace(invars=[rename.get(x, x) for x in inner.invars],
+                                 outvars=new_outs)
+            copy.name_stack = names + inner.name_stack
+            visit(copy)
         for v, x in safe_zip(outvars, body.outvars):
             x = rename.get(x, x)
             env[v] = env.get(x, x)
@@ -304,7 +307,8 @@ def _prune_call(eqn, live, memo):
         return eqn
     invars = [x for x, u in safe_zip(eqn.invars, used_inputs) if u]
     outvars = [v for v, u in safe_zip(eqn.outvars, used) if u]
-    return Eqn(eqn.prim, invars, outvars, dict(eqn.params, jaxpr=sub), eqn.source)
+    return Eqn(eqn.prim, invars, outvars, dict(eqn.params, jaxpr=sub), eqn.source,
+               eqn.name_stack)
 
 
 def _live_consts(jaxpr, consts, live):

@@ -18,7 +18,7 @@ LAYERS = [
     ("lowering",),
     ("primitives",),
     ("passes", "lax"),
-    ("transforms", "api"),
+    ("transforms", "api", "ad_checkpoint"),
     ("numpy",),
     ("random", "test_util"),
     ("nn",),

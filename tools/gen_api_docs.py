@@ -27,6 +27,7 @@ MODULES = [
     ("funcgraph.scipy.special", "jax.scipy.special"),
     ("funcgraph.test_util", "jax.test_util"),
     ("funcgraph.errors", "jax.errors"),
+    ("funcgraph.ad_checkpoint", "jax.ad_checkpoint"),
     ("funcgraph.inspect", "funcgraph.inspect"),
 ]
 

@@ -117,10 +117,14 @@ def _mlir_context():
     return _jax().make_ir_context()
 
 
-def pretty_mlir(text):
-    """Parse StableHLO text (checking it) and print it in MLIR's pretty form."""
+def pretty_mlir(text, debug_info=False):
+    """Parse StableHLO text (checking it) and print it in MLIR's pretty form (with the
+    ops' locations when debug_info)."""
     with _mlir_context():
-        return str(_jax().mlir_ir.Module.parse(text))
+        module = _jax().mlir_ir.Module.parse(text)
+        if debug_info:
+            return module.operation.get_asm(enable_debug_info=True)
+        return str(module)
 
 
 class Executable:

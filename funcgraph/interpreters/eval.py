@@ -120,12 +120,21 @@ def eval_jaxpr(jaxpr, consts, *args):
         env[v] = val
     for v, val in core.safe_zip(jaxpr.invars, args):
         env[v] = val
-    for eqn in jaxpr.eqns:
-        outs = eqn.prim.bind(*[read(x) for x in eqn.invars], **eqn.params)
-        if not eqn.prim.multiple_results:
-            outs = [outs]
-        for v, val in core.safe_zip(eqn.outvars, outs):
-            env[v] = val
+    # Each equation is bound with its own source line and names, so that what it stages
+    # (a derivative, a batched or split copy) points at the user's code.
+    state = core.current
+    saved_source, saved_names = state.source, state.name_stack
+    try:
+        for eqn in jaxpr.eqns:
+            state.source = eqn.source or saved_source
+            state.name_stack = saved_names + eqn.name_stack if eqn.name_stack else saved_names
+            outs = eqn.prim.bind(*[read(x) for x in eqn.invars], **eqn.params)
+            if not eqn.prim.multiple_results:
+                outs = [outs]
+            for v, val in core.safe_zip(eqn.outvars, outs):
+                env[v] = val
+    finally:
+        state.source, state.name_stack = saved_source, saved_names
     return [read(x) for x in jaxpr.outvars]
 
 

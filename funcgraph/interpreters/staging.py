@@ -58,6 +58,8 @@ class StagingTrace(core.Trace):
         self.constvars = []
         self.consts = []
         self._const_ids = {}
+        # Equations record the named_scope names entered after this trace began.
+        self.base_names = core.current.name_stack
 
     def new_arg(self, aval):
         var = Var(aval)
@@ -131,13 +133,20 @@ class StagingTrace(core.Trace):
         invars = [self.to_var(a) for a in args]
         out = core.abstract_eval(prim, [v.aval for v in invars], params)
         source = user_source_info()
+        names = core.current.name_stack
+        if names:
+            names = self._relative(names)
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
-            self.eqns.append(Eqn(prim, invars, outvars, params, source))
+            self.eqns.append(Eqn(prim, invars, outvars, params, source, names))
             return [StagingTracer(self, v) for v in outvars]
         var = Var(out)
-        self.eqns.append(Eqn(prim, invars, [var], params, source))
+        self.eqns.append(Eqn(prim, invars, [var], params, source, names))
         return StagingTracer(self, var)
+
+    def _relative(self, names):
+        base = self.base_names
+        return names[len(base):] if names[:len(base)] == base else names
 
     def finish(self, in_tracers, outs):
         """The ClosedJaxpr from the traced inputs and outputs."""

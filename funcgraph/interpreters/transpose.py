@@ -71,7 +71,8 @@ def backward_pass(jaxpr, consts, cotangents_out):
             raise core.missing_rule(eqn.prim, "transpose (reverse-mode differentiation)",
                                     "it is not linear, or its transpose is not written yet")
         ct_arg = cts_out if eqn.prim.multiple_results else cts_out[0]
-        cts_in = rule(ct_arg, *args, **eqn.params)
+        with core.equation_context(eqn.name_stack, eqn.source):  # keeps names and lines
+            cts_in = rule(ct_arg, *args, **eqn.params)
         for x, ct in core.safe_zip(eqn.invars, list(cts_in)):
             if type(x) is not Literal:
                 write_ct(x, ct)

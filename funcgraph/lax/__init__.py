@@ -31,5 +31,5 @@ from funcgraph.lax._slicing import (
     slice_in_dim)
 from funcgraph.lax._collectives import all_gather, axis_index, pmax, pmean, pmin, psum
 from funcgraph.lax._control_flow import (
-    associative_scan, cond, fori_loop, map, scan, switch, while_loop)
+    associative_scan, cond, fori_loop, map, optimization_barrier, scan, switch, while_loop)
 from funcgraph.lax import linalg

@@ -1,4 +1,5 @@
-"""lax control flow: cond, switch, while_loop, fori_loop, scan, map (JAX's signatures)."""
+"""lax control flow: cond, switch, while_loop, fori_loop, scan, map, and
+optimization_barrier (JAX's signatures)."""
 import functools
 
 import numpy as np
@@ -14,6 +15,7 @@ from funcgraph.lax._slicing import concatenate, rev, slice_in_dim
 from funcgraph.primitives import control_flow as cf
 from funcgraph.primitives.batching_helpers import vmap_flat
 from funcgraph.primitives.jaxprs import const_free
+from funcgraph.primitives.remat import optimization_barrier_p
 
 
 def _avals(leaves):
@@ -422,3 +424,13 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
 def _idx(axis, s):
     return (slice(None),) * axis + (s,)
+
+
+def optimization_barrier(operand, /):
+    """operand (a pytree) unchanged; XLA may not move computations across the barrier
+    (nor merge the ones on either side), which controls scheduling and rematerialization."""
+    leaves, tree = tree_util.tree_flatten(operand)
+    if not leaves:
+        return operand
+    outs = optimization_barrier_p.bind(*[as_operand(x) for x in leaves])
+    return tree_util.tree_unflatten(tree, outs)

@@ -1,19 +1,17 @@
-"""Primitives that shape differentiation: stop_gradient, custom_jvp_call,
-custom_vjp_call (with its linear companion custom_lin) and checkpoint (remat)."""
+"""Primitives that shape differentiation: stop_gradient, custom_jvp_call and
+custom_vjp_call (with its linear companion custom_lin); checkpoint is in remat.py."""
 from funcgraph import core, ir
 from funcgraph.core import Primitive
 from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
 from funcgraph.interpreters.jvp import jvp_rules
-from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import staging_rules, trace_flat
-from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
+from funcgraph.interpreters.transpose import transpose_rules
 from funcgraph.lowering import call_function
 from funcgraph.primitives.batching_helpers import batch_at, vmap_flat
-from funcgraph.primitives.call import merge_tangents
 from funcgraph.primitives.helpers import declare
-from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr
+from funcgraph.primitives.jaxprs import batch_jaxpr, const_free
 
 
 def _call_lowering(ctx, avals_in, avals_out, *args, call_jaxpr, name, **params):
@@ -226,146 +224,3 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
 
 
 transpose_rules[custom_lin_p] = _custom_lin_transpose
-
-
-# --- checkpoint (remat): recompute instead of saving residuals -------------------------
-# params: call_jaxpr (const-free), policy (which equations' outputs may be saved),
-# prevent_cse, name.
-
-checkpoint_p = _declare_call("checkpoint")
-
-
-def _checkpoint_jvp(primals, tangents, call_jaxpr, policy, prevent_cse, name):
-    mask = tuple(not is_zero(t) for t in tangents)
-    jvp_closed, out_mask = jvp_jaxpr(call_jaxpr, mask)
-    outs = checkpoint_p.bind(*primals, *[t for t in tangents if not is_zero(t)],
-                             call_jaxpr=jvp_closed, policy=policy, prevent_cse=prevent_cse,
-                             name=name)
-    n = len(call_jaxpr.out_avals)
-    return outs[:n], merge_tangents(outs[n:], out_mask, call_jaxpr.out_avals)
-
-
-jvp_rules[checkpoint_p] = _checkpoint_jvp
-
-
-def _saveable(policy, eqn):
-    return policy is not None and policy(eqn.prim, *[x.aval for x in eqn.invars], **eqn.params)
-
-
-def partial_eval_remat(jaxpr, in_unknowns, policy):
-    """Split a jaxpr by unknown inputs, saving only what `policy` allows.
-
-    Returns (known jaxpr: known inputs -> known outputs + residuals,
-             unknown jaxpr: residuals + unknown inputs -> unknown outputs,
-             out_unknowns, number of residuals).  Known values the policy does not
-    save are recomputed inside the unknown jaxpr from the known inputs."""
-    unknown_vars = {v for v, u in core.safe_zip(jaxpr.invars, in_unknowns) if u}
-    known_eqns, known_ids, saved = [], set(), set()
-    for eqn in jaxpr.eqns:
-        if any(type(x) is not ir.Literal and x in unknown_vars for x in eqn.invars):
-            unknown_vars.update(eqn.outvars)
-        else:
-            known_eqns.append(eqn)
-            known_ids.add(id(eqn))
-            if _saveable(policy, eqn):
-                saved.update(eqn.outvars)
-    out_unknowns = [type(v) is not ir.Literal and v in unknown_vars for v in jaxpr.outvars]
-    # The unknown side: unknown equations plus known ones that are not saved (recomputed),
-    # keeping only what the unknown outputs need.
-    needed = {v for v, u in zip(jaxpr.outvars, out_unknowns) if u}
-    body = []
-    for eqn in reversed(jaxpr.eqns):
-        if not any(v in needed for v in eqn.outvars):
-            continue
-        if id(eqn) in known_ids and all(v in saved for v in eqn.outvars):
-            continue
-        body.append(eqn)
-        needed.update(x for x in eqn.invars if type(x) is not ir.Literal)
-    body.reverse()
-    defined_in_body = {v for e in body for v in e.outvars}
-    known_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if not u]
-    unknown_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
-    residuals = [v for v in _ordered_free_vars(body, jaxpr.outvars, out_unknowns)
-                 if v not in defined_in_body and v not in unknown_in]
-    known = ir.Jaxpr([], known_in, [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u]
-                     + residuals, known_eqns)
-    unknown = ir.Jaxpr([], residuals + unknown_in,
-                       [v for v, u in zip(jaxpr.outvars, out_unknowns) if u], body)
-    known_closed, unknown_closed = ir.ClosedJaxpr(known, []), ir.ClosedJaxpr(unknown, [])
-    ir.check(known_closed)
-    ir.check(unknown_closed)
-    return known_closed, unknown_closed, out_unknowns, len(residuals)
-
-
-def _ordered_free_vars(eqns, outvars, out_unknowns):
-    seen, order = set(), []
-    for eqn in eqns:
-        for x in eqn.invars:
-            if type(x) is not ir.Literal and x not in seen:
-                seen.add(x)
-                order.append(x)
-    for v, u in zip(outvars, out_unknowns):
-        if u and type(v) is not ir.Literal and v not in seen:
-            seen.add(v)
-            order.append(v)
-    return order
-
-
-def _checkpoint_partial_eval(trace, args, params):
-    call_jaxpr, policy = params["call_jaxpr"], params["policy"]
-    unknowns = [trace.is_unknown(a) for a in args]
-    known, unknown, out_unknowns, num_res = partial_eval_remat(call_jaxpr.jaxpr, unknowns,
-                                                                policy)
-    with core.set_trace(trace.parent):
-        known_outs = eval_jaxpr(known.jaxpr, [], *[a for a, u in zip(args, unknowns) if not u])
-    split = len(known_outs) - num_res
-    residuals, known_outs = known_outs[split:], iter(known_outs[:split])
-    staged = iter(trace.stage(
-        checkpoint_p, list(residuals) + [a for a, u in zip(args, unknowns) if u],
-        dict(params, call_jaxpr=unknown)))
-    return [next(staged) if u else next(known_outs) for u in out_unknowns]
-
-
-partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
-
-
-def _checkpoint_transpose(cts, *args, call_jaxpr, policy, prevent_cse, name):
-    undefined = [is_undefined(a) for a in args]
-    inner = call_jaxpr.jaxpr
-    variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined) if not u],
-                       [v for v, u in zip(inner.invars, undefined) if u],
-                       inner.outvars, inner.eqns)
-    cts_in = iter(backward_pass(variant, [a for a, u in zip(args, undefined) if not u],
-                                list(cts)))
-    return [next(cts_in) if u else None for u in undefined]
-
-
-transpose_rules[checkpoint_p] = _checkpoint_transpose
-
-
-def _checkpoint_batch(axis_data, args, dims, call_jaxpr, policy, prevent_cse, name):
-    batched = batch_jaxpr(call_jaxpr, dims, axis_data)
-    outs = checkpoint_p.bind(*args, call_jaxpr=batched, policy=policy,
-                             prevent_cse=prevent_cse, name=name)
-    return outs, [0] * len(outs)
-
-
-batching_rules[checkpoint_p] = _checkpoint_batch
-
-
-# --- policies: which values a checkpointed function may save ---------------------------
-
-def everything_saveable(prim, *avals, **params):
-    return True
-
-
-def nothing_saveable(prim, *avals, **params):
-    return False
-
-
-def dots_saveable(prim, *avals, **params):
-    return prim.name == "dot_general"
-
-
-def dots_with_no_batch_dims_saveable(prim, *avals, **params):
-    return prim.name == "dot_general" and not params["dimension_numbers"][1][0]

@@ -1,4 +1,4 @@
-"""custom_jvp, custom_vjp and checkpoint (remat), with JAX's API."""
+"""custom_jvp and custom_vjp, with JAX's API."""
 import functools
 
 from funcgraph import core, tree_util
@@ -22,7 +22,7 @@ def _merge(nondiff_argnums, nondiff, diff):
     return out
 
 
-class _Call:
+class SplitCall:
     """fun's arguments split into nondiff (static) ones and differentiable leaves, and fun
     as a function of those leaves (its output tree lands in .store when it runs)."""
 
@@ -86,7 +86,7 @@ class custom_jvp:
             raise AttributeError(f"no JVP defined for custom_jvp function {self.__name__}; "
                                  f"call defjvp first")
         name = getattr(self.fun, "__name__", "custom_jvp")
-        call = _Call(self.fun, self.nondiff_argnums, args, name)
+        call = SplitCall(self.fun, self.nondiff_argnums, args, name)
         nondiff, in_tree = call.nondiff, call.in_tree
         user_jvp = self.jvp
 
@@ -134,7 +134,7 @@ class custom_vjp:
             raise AttributeError(f"no VJP defined for custom_vjp function {self.__name__}; "
                                  f"call defvjp first")
         name = getattr(self.fun, "__name__", "custom_vjp")
-        call = _Call(self.fun, self.nondiff_argnums, args, name)
+        call = SplitCall(self.fun, self.nondiff_argnums, args, name)
         nondiff, diff, in_tree = call.nondiff, call.diff, call.in_tree
         user_fwd, user_bwd, nondiff_argnums = self.fwd, self.bwd, self.nondiff_argnums
         res_tree_box = {}
@@ -187,32 +187,3 @@ class custom_vjp:
 
 def tangent_zero(x):
     return zeros_of(tangent_aval(core.get_aval(x)))
-
-
-class checkpoint_policies:
-    """Which intermediate values a checkpointed function may save for the backward pass."""
-    everything_saveable = staticmethod(custom_ad.everything_saveable)
-    nothing_saveable = staticmethod(custom_ad.nothing_saveable)
-    dots_saveable = staticmethod(custom_ad.dots_saveable)
-    checkpoint_dots = staticmethod(custom_ad.dots_saveable)
-    dots_with_no_batch_dims_saveable = staticmethod(custom_ad.dots_with_no_batch_dims_saveable)
-
-
-def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
-    """Recompute fun's intermediates in the backward pass instead of saving them
-    (all of them by default; `policy` chooses which may be saved)."""
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    policy = policy or custom_ad.nothing_saveable
-
-    @functools.wraps(fun)
-    def remat_fun(*args):
-        name = getattr(fun, "__name__", "checkpoint")
-        call = _Call(fun, static_argnums, args, name)
-        jaxpr, consts = call.traced()
-        outs = custom_ad.checkpoint_p.bind(*consts, *call.leaves, call_jaxpr=jaxpr,
-                                           policy=policy, prevent_cse=prevent_cse, name=name)
-        return tree_util.tree_unflatten(call.store.out_tree, outs)
-    return remat_fun
-
-
-remat = checkpoint

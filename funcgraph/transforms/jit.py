@@ -444,10 +444,10 @@ class Lowered:
         self.jaxpr = closed
         self.text = text
 
-    def as_text(self, dialect="stablehlo"):
+    def as_text(self, dialect="stablehlo", *, debug_info=False):
         if dialect != "stablehlo":
             raise ValueError(f"as_text: only the 'stablehlo' dialect is available, not {dialect!r}")
-        return backend.pretty_mlir(self.text)
+        return backend.pretty_mlir(self.text, debug_info)
 
     def compile(self):
         return Compiled(self)

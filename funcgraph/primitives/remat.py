@@ -1,0 +1,302 @@
+"""Rematerialization: `name` (checkpoint_name), `optimization_barrier` and `remat2`
+(checkpoint), with partial evaluation that saves only what a policy allows."""
+import weakref
+
+from funcgraph import core, ir
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero
+from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
+from funcgraph.interpreters.jvp import jvp_rules
+from funcgraph.interpreters.partial_eval import partial_eval_rules
+from funcgraph.interpreters.staging import trace_flat
+from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
+from funcgraph.lowering import lower_jaxpr_body
+from funcgraph.primitives.call import merge_tangents
+from funcgraph.primitives.helpers import declare
+from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr
+
+
+# --- name: the identity, marking a value for checkpoint policies ---------------------
+# params: name (a string that policies such as save_only_these_names look for).
+
+name_p = declare("name", lambda x, name: x, lambda x, name: x,
+                 lambda ctx, avals_in, avals_out, x, name: x)
+
+
+def _name_jvp(primals, tangents, name):
+    return name_p.bind(primals[0], name=name), tangents[0]
+
+
+def _name_transpose(ct, x, name):
+    return [ct]
+
+
+def _name_batch(axis_data, args, dims, name):
+    return name_p.bind(args[0], name=name), dims[0]
+
+
+jvp_rules[name_p] = _name_jvp
+transpose_rules[name_p] = _name_transpose
+batching_rules[name_p] = _name_batch
+
+
+# --- optimization_barrier: the identity on several values, which XLA may not move
+# computations across (so it cannot CSE a recomputation with the original) -------------
+
+def _barrier_lowering(ctx, avals_in, avals_out, *args):
+    if not args:
+        return []
+    return ctx.op("stablehlo.optimization_barrier", list(args), avals_in, list(avals_out))
+
+
+optimization_barrier_p = declare("optimization_barrier", lambda *avals: list(avals),
+                                 lambda *xs: list(xs), _barrier_lowering,
+                                 multiple_results=True)
+
+
+def _barrier_nonzero(values):
+    """The barrier over the values that are not symbolic zeros (which stay zeros)."""
+    outs = iter(optimization_barrier_p.bind(*[v for v in values if not is_zero(v)]))
+    return [v if is_zero(v) else next(outs) for v in values]
+
+
+def _barrier_jvp(primals, tangents):
+    return optimization_barrier_p.bind(*primals), _barrier_nonzero(list(tangents))
+
+
+def _barrier_transpose(cts, *args):
+    cts_in = _barrier_nonzero(list(cts))
+    return [ct if is_undefined(a) else None for ct, a in zip(cts_in, args, strict=True)]
+
+
+def _barrier_batch(axis_data, args, dims):
+    return optimization_barrier_p.bind(*args), list(dims)
+
+
+jvp_rules[optimization_barrier_p] = _barrier_jvp
+transpose_rules[optimization_barrier_p] = _barrier_transpose
+batching_rules[optimization_barrier_p] = _barrier_batch
+
+
+# --- what a policy answers --------------------------------------------------------------
+
+class Saveable:
+    """A policy's answer: save this value for the backward pass (as True)."""
+
+
+class Recompute:
+    """A policy's answer: recompute this value in the backward pass (as False)."""
+
+
+class Offloadable:
+    """A policy's answer: save this value in another memory space (`src` -> `dst`).
+    funcgraph saves it in place: offloading is approximated as saving."""
+    __slots__ = ("src", "dst")
+
+    def __init__(self, src, dst):
+        self.src, self.dst = src, dst
+
+    def __repr__(self):
+        return f"Offloadable(src={self.src!r}, dst={self.dst!r})"
+
+
+def saves(policy, eqn):
+    """Whether `policy` lets the outputs of `eqn` be saved (None saves nothing)."""
+    if policy is None:
+        return False
+    answer = policy(eqn.prim, *[x.aval for x in eqn.invars], **eqn.params)
+    if answer is Saveable or isinstance(answer, Offloadable):
+        return True
+    if answer is Recompute:
+        return False
+    if isinstance(answer, bool):
+        return answer
+    raise TypeError(f"a checkpoint policy must return a bool, Saveable, Recompute or an "
+                    f"Offloadable, got {answer!r} for {eqn.prim.name}")
+
+
+# --- remat2 (checkpoint): recompute instead of saving residuals --------------------------
+# params: jaxpr (const-free ClosedJaxpr), prevent_cse, differentiated (True once JVP'd:
+# then the lowering puts an optimization barrier on the inputs, so that XLA cannot merge
+# the recomputation with the forward pass), policy (None: save nothing).
+
+def _remat_shape(*avals, jaxpr, prevent_cse, differentiated, policy):
+    expected = jaxpr.in_avals
+    if len(avals) != len(expected) or not all(map(core.same_type, avals, expected)):
+        raise TypeError(f"remat2: argument types {[a.str_short() for a in avals]} do not "
+                        f"match {[a.str_short() for a in expected]}")
+    return jaxpr.out_avals
+
+
+def _remat_lowering(ctx, avals_in, avals_out, *args, jaxpr, prevent_cse, differentiated,
+                    policy):
+    args = list(args)
+    if differentiated and prevent_cse:
+        args = _barrier_lowering(ctx, avals_in, avals_in, *args)
+    return lower_jaxpr_body(ctx, jaxpr.jaxpr, [], args)
+
+
+def _remat_eval(*args, jaxpr, prevent_cse, differentiated, policy):
+    return eval_jaxpr(jaxpr.jaxpr, [], *args)
+
+
+remat_p = declare("remat2", _remat_shape, None, _remat_lowering, multiple_results=True)
+direct_impls[remat_p] = _remat_eval
+
+
+def _remat_jvp(primals, tangents, jaxpr, prevent_cse, differentiated, policy):
+    mask = tuple(not is_zero(t) for t in tangents)
+    jvp_closed, out_mask = _cached(jaxpr, ("jvp", mask), lambda: jvp_jaxpr(jaxpr, mask))
+    outs = remat_p.bind(*primals, *[t for t in tangents if not is_zero(t)],
+                        jaxpr=jvp_closed, prevent_cse=prevent_cse, differentiated=True,
+                        policy=policy)
+    n = len(jaxpr.out_avals)
+    return outs[:n], merge_tangents(outs[n:], out_mask, jaxpr.out_avals)
+
+
+jvp_rules[remat_p] = _remat_jvp
+
+
+def partial_eval_remat(jaxpr, in_unknowns, policy):
+    """Split a jaxpr by unknown inputs, saving only what `policy` allows.
+
+    Returns (known jaxpr: known inputs -> known outputs + residuals,
+             unknown jaxpr: residuals + unknown inputs -> unknown outputs,
+             out_unknowns, number of residuals).  Known values the policy does not
+    save are recomputed inside the unknown jaxpr from the known inputs."""
+    unknown_vars = {v for v, u in core.safe_zip(jaxpr.invars, in_unknowns) if u}
+    known_eqns, known_ids, saved = [], set(), set()
+    for eqn in jaxpr.eqns:
+        if any(type(x) is not ir.Literal and x in unknown_vars for x in eqn.invars):
+            unknown_vars.update(eqn.outvars)
+        else:
+            known_eqns.append(eqn)
+            known_ids.add(id(eqn))
+            if saves(policy, eqn):
+                saved.update(eqn.outvars)
+    out_unknowns = [type(v) is not ir.Literal and v in unknown_vars for v in jaxpr.outvars]
+    # The unknown side: unknown equations plus known ones that are not saved (recomputed),
+    # keeping only what the unknown outputs need.
+    needed = {v for v, u in zip(jaxpr.outvars, out_unknowns) if u}
+    body = []
+    for eqn in reversed(jaxpr.eqns):
+        if not any(v in needed for v in eqn.outvars):
+            continue
+        if id(eqn) in known_ids and all(v in saved for v in eqn.outvars):
+            continue
+        body.append(eqn)
+        needed.update(x for x in eqn.invars if type(x) is not ir.Literal)
+    body.reverse()
+    defined_in_body = {v for e in body for v in e.outvars}
+    known_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if not u]
+    unknown_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
+    residuals = [v for v in _ordered_free_vars(body, jaxpr.outvars, out_unknowns)
+                 if v not in defined_in_body and v not in unknown_in]
+    known_outvars = [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u] + residuals
+    known = ir.Jaxpr([], known_in, known_outvars, _needed_eqns(known_eqns, known_outvars))
+    unknown = ir.Jaxpr([], residuals + unknown_in,
+                       [v for v, u in zip(jaxpr.outvars, out_unknowns) if u], body)
+    known_closed, unknown_closed = ir.ClosedJaxpr(known, []), ir.ClosedJaxpr(unknown, [])
+    ir.check(known_closed)
+    ir.check(unknown_closed)
+    return known_closed, unknown_closed, out_unknowns, len(residuals)
+
+
+def _needed_eqns(eqns, outvars):
+    """The equations that outvars depend on (the known side computes nothing more)."""
+    needed = {v for v in outvars if type(v) is not ir.Literal}
+    kept = []
+    for eqn in reversed(eqns):
+        if any(v in needed for v in eqn.outvars):
+            kept.append(eqn)
+            needed.update(x for x in eqn.invars if type(x) is not ir.Literal)
+    kept.reverse()
+    return kept
+
+
+def _ordered_free_vars(eqns, outvars, out_unknowns):
+    seen, order = set(), []
+    for eqn in eqns:
+        for x in eqn.invars:
+            if type(x) is not ir.Literal and x not in seen:
+                seen.add(x)
+                order.append(x)
+    for v, u in zip(outvars, out_unknowns):
+        if u and type(v) is not ir.Literal and v not in seen:
+            seen.add(v)
+            order.append(v)
+    return order
+
+
+def _remat_partial_eval(trace, args, params):
+    """The known part runs now (inline, as in JAX); the unknown part, with the
+    recomputation of what the policy does not save, is staged as a remat2."""
+    jaxpr, policy = params["jaxpr"], params["policy"]
+    unknowns = tuple(trace.is_unknown(a) for a in args)
+    known, unknown, out_unknowns, num_res = partial_eval_remat(jaxpr.jaxpr, unknowns, policy)
+    with core.set_trace(trace.parent):
+        known_outs = eval_jaxpr(known.jaxpr, [], *[a for a, u in zip(args, unknowns) if not u])
+    split = len(known_outs) - num_res
+    residuals, known_outs = known_outs[split:], iter(known_outs[:split])
+    staged = iter(trace.stage(
+        remat_p, list(residuals) + [a for a, u in zip(args, unknowns) if u],
+        dict(params, jaxpr=unknown, differentiated=True)))
+    return [next(staged) if u else next(known_outs) for u in out_unknowns]
+
+
+partial_eval_rules[remat_p] = _remat_partial_eval
+
+
+def _transposed(jaxpr, undefined, ct_mask):
+    """(jaxpr: defined inputs + nonzero cotangents -> cotangents of the undefined inputs,
+    its consts).  Inputs not linear are recomputed from inside it, as JAX's remat does."""
+    inner = jaxpr.jaxpr
+    variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined) if not u],
+                       [v for v, u in zip(inner.invars, undefined) if u],
+                       inner.outvars, inner.eqns)
+    n_defined = len(variant.constvars)
+
+    def backward(*xs):
+        it = iter(xs[n_defined:])
+        cts = [next(it) if m else Zero(a) for a, m in zip(jaxpr.out_avals, ct_mask)]
+        return [instantiate(c) for c in backward_pass(variant, list(xs[:n_defined]), cts)]
+    in_avals = [v.aval for v in variant.constvars] + \
+        [a for a, m in zip(jaxpr.out_avals, ct_mask) if m]
+    return const_free(trace_flat(backward, in_avals))
+
+
+def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
+    undefined = tuple(is_undefined(a) for a in args)
+    ct_mask = tuple(not is_zero(c) for c in cts)
+    backward, consts = _cached(jaxpr, ("transpose", undefined, ct_mask),
+                               lambda: _transposed(jaxpr, undefined, ct_mask))
+    outs = iter(remat_p.bind(*consts, *[a for a, u in zip(args, undefined) if not u],
+                             *[c for c in cts if not is_zero(c)], jaxpr=backward,
+                             prevent_cse=prevent_cse, differentiated=True, policy=policy))
+    return [next(outs) if u else None for u in undefined]
+
+
+transpose_rules[remat_p] = _remat_transpose
+
+
+def _remat_batch(axis_data, args, dims, jaxpr, prevent_cse, differentiated, policy):
+    batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name),
+                      lambda: batch_jaxpr(jaxpr, dims, axis_data))
+    outs = remat_p.bind(*args, jaxpr=batched, prevent_cse=prevent_cse,
+                        differentiated=differentiated, policy=policy)
+    return outs, [0] * len(outs)
+
+
+batching_rules[remat_p] = _remat_batch
+
+
+# Derived jaxprs (which do not depend on the policy) are cached per (jaxpr, key) while
+# the jaxpr lives.
+_derived = weakref.WeakKeyDictionary()
+
+
+def _cached(jaxpr, key, make):
+    table = _derived.setdefault(jaxpr.jaxpr, {})
+    if key not in table:
+        table[key] = make()
+    return table[key]
