@@ -317,10 +317,38 @@ def leaked_tracer_error(tracer):
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+class SourceInfo(tuple):
+    """(file, line, function) of an equation made by a transformation of another one
+    (the transpose of `mul`): it keeps the line of the equation it came from, and says
+    how it came from it in `transform` ("transpose of mul")."""
+
+    def __new__(cls, source, transform):
+        info = super().__new__(cls, source)
+        info.transform = transform
+        return info
+
+
+class _ReplayScope(threading.local):
+    """An interpreter replaying the equations of a jaxpr (re-tracing it under a
+    transformation, transposing it) sets `frame` to its own frame and `source` to the
+    source of the equation it is at: equations bound from inside that frame, with no
+    user frame in between, inherit the original user line rather than the line that
+    started the transformation."""
+    frame = None
+    source = None
+
+
+replay_scope = _ReplayScope()
+
+
 def user_source_info():
-    """(file, line, function) of the innermost frame outside funcgraph, or None."""
+    """(file, line, function) of the innermost frame outside funcgraph, or None (or the
+    source of the equation being replayed, see _ReplayScope)."""
     frame = sys._getframe(2)
+    marker = replay_scope.frame
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        if frame is marker and replay_scope.source is not None:
+            return replay_scope.source
         frame = frame.f_back
     if frame is None:
         return None
