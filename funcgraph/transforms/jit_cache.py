@@ -89,16 +89,19 @@ def differences(old, new):
 
 
 def _distance(old, new):
+    """How many shapes, dtypes, weak types and static values differ."""
     if old.leaf_names != new.leaf_names or len(old.avals) != len(new.avals):
         return 1000
-    return (sum(a != b for a, b in zip(old.avals, new.avals, strict=True))
+    return (sum((a.shape != b.shape) + (a.dtype != b.dtype) + (a.weak_type != b.weak_type)
+                for a, b in zip(old.avals, new.avals, strict=True))
             + sum(old.statics.get(k) != new.statics.get(k)
                   for k in set(old.statics) | set(new.statics)))
 
 
 def closest(variants, new):
-    """The cached variant of the same kind that differs least from `new` (None if none)."""
-    same_kind = [v for v in variants if v.kind == new.kind]
+    """The cached variant of the same kind that differs least from `new`, the newest of
+    those that differ equally (None if there is none)."""
+    same_kind = [v for v in reversed(variants) if v.kind == new.kind]
     return min(same_kind, key=lambda v: _distance(v, new), default=None)
 
 
