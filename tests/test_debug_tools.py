@@ -75,6 +75,35 @@ def test_disable_jit_flag_and_nesting(flag, capsys):
     assert float(fg.grad(g)(2.0)) == pytest.approx(float(jax.grad(lambda x: (x + 1) * 3)(2.0)))
 
 
+def _control_flow_program(np_mod, lax_mod, log):
+    def f(x):
+        y = lax_mod.cond(x > 0, lambda v: (log.append(("cond", float(v))), v * 2)[1],
+                         lambda v: v, x)
+        n = lax_mod.while_loop(lambda i: i < 3, lambda i: (log.append(("while", int(i))),
+                                                           i + 1)[1], 0)
+
+        def step(c, v):
+            log.append(("scan", float(c)))
+            return c + v, c * v
+        c, ys = lax_mod.scan(step, y, np_mod.arange(3.0), reverse=True)
+        return c + n, ys
+    return f
+
+
+def test_disable_jit_runs_control_flow_as_python():
+    jax_log, fg_log = [], []
+    with jax.disable_jit():
+        expected = jax.jit(_control_flow_program(jnp, jax.lax, jax_log))(2.0)
+    with fg.disable_jit():
+        got = fg.jit(_control_flow_program(fnp, lax, fg_log))(2.0)
+    # the bodies ran on concrete values, in the same order as in jax
+    assert fg_log == jax_log and ("scan", 4.0) in fg_log and ("while", 2) in fg_log
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e)
+    with fg.disable_jit(), pytest.raises(ValueError, match="zero-length scan"):
+        lax.scan(lambda c, x: (c, x), 0.0, np.zeros((0,), np.float32))
+
+
 def test_ensure_compile_time_eval_computes_concrete_values_inside_jit():
     kinds = {}
 
