@@ -4,7 +4,7 @@
     import funcgraph as fg
     import funcgraph.numpy as fnp
 """
-from funcgraph.config import config
+from funcgraph.config import config, disable_jit
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
 from funcgraph import errors, lax, numpy, tree_util
@@ -19,6 +19,7 @@ from funcgraph.transforms.remat import checkpoint, checkpoint_policies, remat
 from funcgraph import ad_checkpoint
 from funcgraph.transforms.name_stack import named_call, named_scope
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
+from funcgraph.interpreters.eval import ensure_compile_time_eval
 from funcgraph import inspect, random, nn
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
@@ -26,9 +27,11 @@ from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_struc
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "ShapeDtypeStruct", "ad_checkpoint", "block_until_ready", "checkpoint", "checkpoint_policies",
+    "Array", "ShapeDtypeStruct", "ad_checkpoint", "block_until_ready", "checkpoint",
+    "checkpoint_policies",
     "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
-    "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
-    "linearize", "local_devices", "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
+    "devices", "disable_jit", "ensure_compile_time_eval", "errors", "eval_shape", "grad",
+    "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "local_devices",
+    "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
 ]

@@ -1,7 +1,8 @@
 """Global configuration flags, set with `funcgraph.config.update(name, value)`.
 
 Flag names follow JAX where JAX has the same flag (`jax_enable_x64`,
-`jax_explain_cache_misses`), so code written for JAX keeps working.
+`jax_explain_cache_misses`, `jax_disable_jit`, `jax_debug_nans`, `jax_debug_infs`,
+`jax_log_compiles`), so code written for JAX keeps working.
 """
 import os
 
@@ -26,6 +27,24 @@ class Config:
         self.funcgraph_eager_numpy = _env_flag("funcgraph_eager_numpy", True)
         # Run IR passes (DCE, CSE, constant folding) inside jit.
         self.funcgraph_jit_passes = _env_flag("funcgraph_jit_passes", True)
+        # jit-decorated functions run op by op, as plain Python (see `disable_jit`).
+        self.jax_disable_jit = _env_flag("jax_disable_jit", False)
+        # A NaN (inf) made by an eager primitive or in the outputs of a jitted function
+        # raises FloatingPointError naming the primitive that made it and its line.
+        self.jax_debug_nans = _env_flag("jax_debug_nans", False)
+        self.jax_debug_infs = _env_flag("jax_debug_infs", False)
+        # Log (logger "funcgraph.jit") every compilation: function, argument types, time.
+        self.jax_log_compiles = _env_flag("jax_log_compiles", False)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name in _DISPATCH_FLAGS:
+            # One attribute for the dispatch hot paths to test: is any of them on?
+            object.__setattr__(self, "dispatch_checks",
+                               any(getattr(self, f, False) for f in _DISPATCH_FLAGS))
+            object.__setattr__(self, "check_nonfinite",
+                               bool(getattr(self, "jax_debug_nans", False)
+                                    or getattr(self, "jax_debug_infs", False)))
 
     def update(self, name, value):
         if not hasattr(self, name):
@@ -36,4 +55,28 @@ class Config:
         return getattr(self, name)
 
 
+_DISPATCH_FLAGS = ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs")
+
 config = Config()
+
+
+class _FlagContext:
+    """`with`: set a config flag, restoring its previous value on exit."""
+
+    def __init__(self, name, value):
+        self.name = name
+        self.value = value
+
+    def __enter__(self):
+        self.saved = getattr(config, self.name)
+        config.update(self.name, self.value)
+        return self
+
+    def __exit__(self, *exc):
+        config.update(self.name, self.saved)
+
+
+def disable_jit(disable=True):
+    """Context manager: inside it, jit-decorated functions run their Python op by op on
+    concrete values (prints show values; pdb works), as with JAX's `jax.disable_jit`."""
+    return _FlagContext("jax_disable_jit", bool(disable))

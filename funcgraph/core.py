@@ -148,11 +148,9 @@ class TraceState(threading.local):
     the evaluation trace (the class attribute, which funcgraph.interpreters.eval sets
     once with `set_eval_trace`; core cannot import the interpreters), and a
     transformation running in one thread never changes what another thread sees.
-    `name_stack` holds the names of the enclosing `named_scope`s (outermost first) and
-    `source`, while a staged equation is bound again, that equation's user source line."""
+    `name_stack` holds the names of the enclosing `named_scope`s (outermost first)."""
     trace = None
     name_stack = ()
-    source = None
 
 
 current = TraceState()
@@ -180,22 +178,19 @@ class set_trace:
 
 
 class equation_context:
-    """Context manager that binds primitives as if from a staged equation: names pushed
-    onto the name stack and, when given, the equation's user source line."""
-    __slots__ = ("names", "source", "saved")
+    """Context manager that binds primitives as if from a staged equation: its names
+    pushed onto the name stack."""
+    __slots__ = ("names", "saved")
 
-    def __init__(self, names, source=None):
+    def __init__(self, names):
         self.names = tuple(names)
-        self.source = source
 
     def __enter__(self):
-        self.saved = (current.name_stack, current.source)
-        current.name_stack = self.saved[0] + self.names
-        if self.source is not None:
-            current.source = self.source
+        self.saved = current.name_stack
+        current.name_stack = self.saved + self.names
 
     def __exit__(self, *exc):
-        current.name_stack, current.source = self.saved
+        current.name_stack = self.saved
 
 
 class Tracer:
@@ -340,13 +335,38 @@ def leaked_tracer_error(tracer):
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+class SourceInfo(tuple):
+    """(file, line, function) of an equation made by a transformation of another one
+    (the transpose of `mul`): it keeps the line of the equation it came from, and says
+    how it came from it in `transform` ("transpose of mul")."""
+
+    def __new__(cls, source, transform):
+        info = super().__new__(cls, source)
+        info.transform = transform
+        return info
+
+
+class _ReplayScope(threading.local):
+    """An interpreter replaying the equations of a jaxpr (re-tracing it under a
+    transformation, transposing it) sets `frame` to its own frame and `source` to the
+    source of the equation it is at: equations bound from inside that frame, with no
+    user frame in between, inherit the original user line rather than the line that
+    started the transformation."""
+    frame = None
+    source = None
+
+
+replay_scope = _ReplayScope()
+
+
 def user_source_info():
-    """(file, line, function) of the innermost frame outside funcgraph, or None (the
-    line of the equation being bound again, inside `equation_context`)."""
-    if current.source is not None:
-        return current.source
+    """(file, line, function) of the innermost frame outside funcgraph, or None (or the
+    source of the equation being replayed, see _ReplayScope)."""
     frame = sys._getframe(2)
+    marker = replay_scope.frame
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        if frame is marker and replay_scope.source is not None:
+            return replay_scope.source
         frame = frame.f_back
     if frame is None:
         return None

@@ -6,7 +6,12 @@ for types, marks weak types, folds sub-jaxprs (cond branches, loop bodies, neste
 jit calls) under `<details>` and shows each equation's source line.
 
 Text reports: `ir_report` (equations by primitive) and `residuals_report` (what
-reverse mode keeps alive between the forward and the backward pass)."""
+reverse mode keeps alive between the forward and the backward pass).
+
+Debugging views (text and HTML): `jit(f).cache_info()` (every compiled variant and
+why it was made), `find_nonfinite(f)(*args)` (the first equation making a NaN/inf,
+funcgraph.debugging.nonfinite) and `diff(jaxpr_a, jaxpr_b)` or `jaxpr_a.diff(jaxpr_b)`
+(what a transformation or pass changed, funcgraph.debugging.diff)."""
 import html
 import os
 
@@ -14,10 +19,13 @@ import numpy as np
 
 from funcgraph import ir
 from funcgraph.array import Array as _Array
+from funcgraph.debugging.diff import JaxprDiff, diff
+from funcgraph.debugging.nonfinite import NonfiniteReport, find_nonfinite
 from funcgraph.transforms.ad import vjp as _vjp
 from funcgraph.transforms.jit import Compiled as _Compiled
 from funcgraph.transforms.jit import Lowered as _Lowered
 from funcgraph.transforms.jit import make_jaxpr as _make_jaxpr
+from funcgraph.transforms.jit_cache import CacheInfo
 
 _STYLE = (
     "<style>"
@@ -366,12 +374,48 @@ def residuals_report(f, *args):
     return "\n".join(lines)
 
 
+# --- debugging views -------------------------------------------------------------------------
+
+def cache_info_html(info):
+    """jit(f).cache_info(): one row per variant: kind, argument types, why it was made,
+    where it was first called, trace and compile times."""
+    head = (f"<b>jit({_esc(info.name)})</b> · {_plural(len(info.compiled), 'compiled variant')}"
+            f" · {_plural(len(info.variants) - len(info.compiled), 'traced variant')}")
+    rows = "".join(
+        f"<tr><td>{i}</td><td>{_esc(v.kind)}</td><td><code>{_esc(v.signature())}</code></td>"
+        f"<td>{_esc(v.why())}</td><td>{_esc(v.caller_text())}</td>"
+        f"<td>{_esc(v.times_text())}</td></tr>" for i, v in enumerate(info.variants))
+    header = "".join(f"<th>{h}</th>" for h in ("#", "kind", "arguments", "why", "first call",
+                                                "time"))
+    return (_STYLE + f'<div class="fg-head">{head}</div>'
+            f'<table class="fg-tab"><tr>{header}</tr>{rows}</table>')
+
+
+def nonfinite_html(report):
+    """find_nonfinite's report: the headline, the equation, its inputs' and outputs'
+    types, ranges and non-finite counts, and the enclosing equations."""
+    head = f'<div class="fg-head"><b>{_esc(report.headline())}</b></div>'
+    if not report.found:
+        return _STYLE + head
+    path = "".join(f"<li>{_esc(p)}</li>" for p in report.path)
+    rows = [(f"input {s.name}", s.type, s.range_text()) for s in report.inputs]
+    rows += [(f"output {s.name}", s.type, s.range_text()) for s in report.outputs]
+    return (_STYLE + head + f'<pre class="fg-pre">{_esc(report.equation)}</pre>'
+            + _table(rows, ("value", "type", "range"))
+            + (f'<div class="fg-head">inside (outermost first):<ol>{path}</ol></div>'
+               if path else ""))
+
+
 # --- what Jupyter shows ---------------------------------------------------------------------
 # The types live in lower layers, which cannot import their renderers; they get their HTML
 # view here, the way funcgraph.numpy gives arrays their operators.
 
 ir.Jaxpr._repr_html_ = jaxpr_html
 ir.ClosedJaxpr._repr_html_ = jaxpr_html
+ir.Jaxpr.diff = diff
+ir.ClosedJaxpr.diff = diff
+CacheInfo._repr_html_ = cache_info_html
+NonfiniteReport._repr_html_ = nonfinite_html
 _Array._repr_html_ = array_html
 _Lowered._repr_html_ = lowered_html
 _Compiled._repr_html_ = compiled_html

@@ -19,6 +19,7 @@ LAYERS = [
     ("primitives",),
     ("passes", "lax"),
     ("transforms", "api", "ad_checkpoint"),
+    ("debugging",),
     ("numpy",),
     ("random", "test_util"),
     ("nn",),

@@ -5,6 +5,9 @@ each primitive's NumPy reference implementation.  On the CPU eager calls use
 it directly (fast for small work); elsewhere, or with the flag
 `funcgraph_eager_numpy` off, eager primitives run as compiled XLA computations.
 """
+import os
+import sys
+
 import numpy as np
 
 from funcgraph import backend, core
@@ -67,7 +70,10 @@ class EvalTrace(core.Trace):
     def process_primitive(self, prim, args, params):
         direct = direct_impls.get(prim)
         if direct is not None:
-            return direct(*args, **params)
+            out = direct(*args, **params)
+            if config.check_nonfinite:
+                check_nonfinite(prim, out if prim.multiple_results else [out])
+            return out
         vals, avals = [], []
         for a in args:
             if type(a) is Array and a._np is not None:
@@ -87,9 +93,80 @@ class EvalTrace(core.Trace):
             out = impl(*vals, **params)
         else:
             out = compiled_eval["primitive"](prim, avals, params, vals)
+        if config.check_nonfinite:
+            check_nonfinite(prim, out if prim.multiple_results else [out])
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
         return _wrap(out, out_aval)
+
+
+# --- jax_debug_nans / jax_debug_infs -----------------------------------------------
+
+def nonfinite_kind(value):
+    """'nan' or 'inf' if value holds one the debug flags ask about, else None."""
+    value = np.asarray(value)
+    if value.dtype.kind not in "fcV" or value.dtype.kind == "V" and value.dtype.names:
+        return None
+    if value.dtype.kind == "V":  # bfloat16 and friends (ml_dtypes)
+        value = value.astype(np.float32)
+    if config.jax_debug_nans and np.isnan(value).any():
+        return "nan"
+    if config.jax_debug_infs and np.isinf(value).any():
+        return "inf"
+    return None
+
+
+def describe_source(source):
+    """' at file.py:12 (f)', with ', in the transpose of mul' for a transposed equation."""
+    if not source:
+        return ""
+    file, line, fn = source
+    text = f" at {os.path.basename(file)}:{line} ({fn})"
+    transform = getattr(source, "transform", None)
+    return text + (f", in the {transform}" if transform else "")
+
+
+def nonfinite_error(kind, prim_name, source, detail=""):
+    """JAX's FloatingPointError message, with where the primitive was called."""
+    return FloatingPointError(f"invalid value ({kind}) encountered in {prim_name}"
+                              f"{describe_source(source)}{detail}")
+
+
+def check_nonfinite(prim, outs):
+    for out in outs:
+        kind = nonfinite_kind(out)
+        if kind is not None:
+            raise nonfinite_error(kind, prim.name, core.user_source_info())
+
+
+class ensure_compile_time_eval:
+    """Context manager: inside a traced function, primitives applied to concrete values
+    only (no tracer among the arguments) are computed now, giving concrete Arrays,
+    instead of being staged; those with a traced argument are staged as usual (JAX's
+    `jax.ensure_compile_time_eval`)."""
+
+    def __enter__(self):
+        self.saved = core.current.trace
+        core.current.trace = CompileTimeEvalTrace(self.saved)
+        return self
+
+    def __exit__(self, *exc):
+        core.current.trace = self.saved
+
+
+class CompileTimeEvalTrace(core.Trace):
+    """Sits on the current trace: concrete work goes to evaluation, the rest to it."""
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.description = getattr(parent, "description", self.description)
+
+    def process_primitive(self, prim, args, params):
+        for a in args:
+            if isinstance(a, core.Tracer):
+                return self.parent.process_primitive(prim, args, params)
+        with core.set_trace(eval_trace):
+            return eval_trace.process_primitive(prim, args, params)
 
 
 def _wrap(value, aval):
@@ -120,13 +197,13 @@ def eval_jaxpr(jaxpr, consts, *args):
         env[v] = val
     for v, val in core.safe_zip(jaxpr.invars, args):
         env[v] = val
-    # Each equation is bound with its own source line and names, so that what it stages
-    # (a derivative, a batched or split copy) points at the user's code.
-    state = core.current
-    saved_source, saved_names = state.source, state.name_stack
+    # Equations re-staged from here keep the source line and names of the one they replay.
+    scope, state = core.replay_scope, core.current
+    saved, saved_names = (scope.frame, scope.source), state.name_stack
+    scope.frame = sys._getframe()
     try:
         for eqn in jaxpr.eqns:
-            state.source = eqn.source or saved_source
+            scope.source = eqn.source
             state.name_stack = saved_names + eqn.name_stack if eqn.name_stack else saved_names
             outs = eqn.prim.bind(*[read(x) for x in eqn.invars], **eqn.params)
             if not eqn.prim.multiple_results:
@@ -134,7 +211,8 @@ def eval_jaxpr(jaxpr, consts, *args):
             for v, val in core.safe_zip(eqn.outvars, outs):
                 env[v] = val
     finally:
-        state.source, state.name_stack = saved_source, saved_names
+        scope.frame, scope.source = saved
+        state.name_stack = saved_names
     return [read(x) for x in jaxpr.outvars]
 
 

@@ -5,6 +5,8 @@ Linear inputs arrive as `UndefinedPrimal(aval)`; the others (residuals,
 literals) as values.  A rule returns one entry per argument: a cotangent for
 each UndefinedPrimal and None for the rest.  Cotangents may be `Zero`.
 For primitives with several outputs, cotangent_out is a list."""
+import sys
+
 from funcgraph import core
 from funcgraph.interpreters.ad_util import Zero, add_tangents
 from funcgraph.ir import Literal
@@ -33,6 +35,23 @@ def backward_pass(jaxpr, consts, cotangents_out):
     Every invar of `jaxpr` is linear; constvars hold residual values.  Equations
     whose inputs are all non-linear (possible inside transposed sub-jaxprs) are
     evaluated forward first."""
+    scope = core.replay_scope
+    saved = scope.frame, scope.source
+    scope.frame = sys._getframe()
+    try:
+        return _backward_pass(jaxpr, consts, cotangents_out, scope)
+    finally:
+        scope.frame, scope.source = saved
+
+
+def _transposed_source(eqn):
+    """The source the transpose of eqn is staged with: eqn's user line."""
+    if eqn.source is None:
+        return None
+    return core.SourceInfo(eqn.source, f"transpose of {eqn.prim.name}")
+
+
+def _backward_pass(jaxpr, consts, cotangents_out, scope):
     primal_env = {}
     linear = set(jaxpr.invars)
     for v, c in core.safe_zip(jaxpr.constvars, consts):
@@ -44,6 +63,7 @@ def backward_pass(jaxpr, consts, cotangents_out):
             linear_eqns.append(eqn)
         else:
             args = [x.val if type(x) is Literal else primal_env[x] for x in eqn.invars]
+            scope.source = eqn.source
             outs = eqn.prim.bind(*args, **eqn.params)
             outs = outs if eqn.prim.multiple_results else [outs]
             for v, o in core.safe_zip(eqn.outvars, outs):
@@ -71,7 +91,8 @@ def backward_pass(jaxpr, consts, cotangents_out):
             raise core.missing_rule(eqn.prim, "transpose (reverse-mode differentiation)",
                                     "it is not linear, or its transpose is not written yet")
         ct_arg = cts_out if eqn.prim.multiple_results else cts_out[0]
-        with core.equation_context(eqn.name_stack, eqn.source):  # keeps names and lines
+        scope.source = _transposed_source(eqn)
+        with core.equation_context(eqn.name_stack):
             cts_in = rule(ct_arg, *args, **eqn.params)
         for x, ct in core.safe_zip(eqn.invars, list(cts_in)):
             if type(x) is not Literal:

@@ -6,6 +6,7 @@ import numpy as np
 
 from funcgraph import core, dtypes, tree_util
 from funcgraph.array import Array
+from funcgraph.config import config
 from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lax._elementwise import add, clamp, convert_element_type, lt, ne
@@ -106,6 +107,10 @@ def _switch(index, branches, operands, clamp_index, labels):
     if index_aval.shape != () or not dtypes.is_int(index_aval.dtype):
         raise TypeError(f"switch: the index must be a scalar integer, got "
                         f"{index_aval.str_short()}")
+    if config.jax_disable_jit and core.concrete_value(index) is not None:
+        # As in JAX: with jit disabled a concrete index runs its branch as plain Python.
+        i = int(core.concrete_value(index))
+        return branches[min(max(i, 0), len(branches) - 1)](*operands)
     index = convert_element_type(index, dtypes.int32)
     if clamp_index and len(branches) > 1:
         index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
@@ -157,6 +162,11 @@ def while_loop(cond_fun, body_fun, init_val):
     """while cond_fun(val): val = body_fun(val); the carry keeps one type throughout."""
     _check_callable("while_loop", "cond_fun", cond_fun)
     _check_callable("while_loop", "body_fun", body_fun)
+    if config.jax_disable_jit:
+        try:
+            return _python_while(cond_fun, body_fun, init_val)
+        except core.ConcretizationTypeError:
+            pass  # a traced predicate: stage the loop as usual (as JAX does)
     leaves, in_tree = tree_util.tree_flatten(init_val)
     weak = [core.get_aval(x).weak_type for x in leaves]
     leaves = [_strong(x) for x in leaves]
@@ -257,6 +267,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     return while_loop(cond_fn, body, (lower, upper, init_val))[2]
 
 
+def _python_while(cond_fun, body_fun, val):
+    while cond_fun(val):
+        val = body_fun(val)
+    return val
+
+
 # --- scan and map ---------------------------------------------------------------------------
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
@@ -280,6 +296,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     if not lengths:
         raise ValueError("scan: with xs=None, length= must be given")
     n = lengths.pop()
+    if config.jax_disable_jit:
+        return _python_scan(f, init, xs_leaves, xs_tree, n, reverse)
     carry_avals = _avals(init_leaves)
     x_avals = [a.update(shape=a.shape[1:]) for a in _avals(xs_leaves)]
     out_trees = []
@@ -316,6 +334,25 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
                           reverse=bool(reverse), unroll=_unroll(unroll, n))
     carry = tree_util.tree_unflatten(init_tree, outs[:len(carry_avals)])
     return carry, tree_util.tree_unflatten(out_trees[0], outs[len(carry_avals):])
+
+
+def _python_scan(f, carry, xs_leaves, xs_tree, length, reverse):
+    """scan with jit disabled: the body runs as plain Python, step by step (JAX's rule,
+    zero-length scans included, whose outputs have no known type)."""
+    if length == 0:
+        raise ValueError("zero-length scan is not supported in disable_jit() mode because "
+                         "the output type is unknown.")
+    ys, y_tree = [], None
+    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        x = tree_util.tree_unflatten(xs_tree, [leaf[i] for leaf in xs_leaves])
+        carry, y = f(carry, x)
+        y_leaves, y_tree = tree_util.tree_flatten(y)
+        ys.append(y_leaves)
+    if reverse:
+        ys.reverse()
+    stacked = [concatenate([expand_dims(as_operand(y), (0,)) for y in column], 0)
+               for column in zip(*ys, strict=True)]
+    return carry, tree_util.tree_unflatten(y_tree, stacked)
 
 
 def _unroll(unroll, length):

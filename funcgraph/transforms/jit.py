@@ -9,22 +9,29 @@ import functools
 import inspect
 import logging
 import threading
+import time
 import weakref
 
 import numpy as np
 
 from funcgraph import backend, core, dtypes, lowering, passes, tree_util
 from funcgraph.array import Array
-from funcgraph.config import config
-from funcgraph.interpreters.eval import compiled_eval, is_eager
+from funcgraph.config import config, disable_jit
+from funcgraph.interpreters.eval import compiled_eval, is_eager, nonfinite_error, nonfinite_kind
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives.call import bind_call
-from funcgraph.transforms.api_util import debug_info, flatten_args, flatten_fun
+from funcgraph.transforms import jit_cache
+from funcgraph.transforms.api_util import arg_names, debug_info, flatten_args, flatten_fun
 
 logger = logging.getLogger("funcgraph.jit")
 
 # Human-readable explanations of retraces, newest last (with jax_explain_cache_misses on).
 retrace_log = []
+
+# Filled by funcgraph.debugging.nonfinite (a higher layer): locate(closed, flat_args) ->
+# the report of re-running a jaxpr equation by equation, checking each output for the
+# values the jax_debug_nans/infs flags ask about.
+nonfinite_locator = {}
 
 
 # --- device buffers and compiled jaxprs ------------------------------------------
@@ -129,15 +136,17 @@ def _split_float0(out_leaves):
 
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output", "lock")
+    __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output", "lock",
+                 "variant")
 
-    def __init__(self, closed, out_tree, donated):
+    def __init__(self, closed, out_tree, donated, variant=None):
         self.closed = closed
         self.out_tree = out_tree  # an OutputSpec
         self.compiled = None
         self.donated = donated
         self.single_output = out_tree.single
         self.lock = threading.Lock()  # threads calling a fresh entry compile it once
+        self.variant = variant  # a jit_cache.Variant: why it exists, what it cost
 
     def get_compiled(self):
         compiled = self.compiled
@@ -145,9 +154,21 @@ class _CacheEntry:
             with self.lock:
                 compiled = self.compiled
                 if compiled is None:
-                    compiled = self.compiled = CompiledJaxpr(optimize(self.closed),
-                                                             self.donated)
+                    start = time.perf_counter()
+                    compiled = CompiledJaxpr(optimize(self.closed), self.donated)
+                    self._compiled_in(time.perf_counter() - start)
+                    self.compiled = compiled
         return compiled
+
+    def _compiled_in(self, seconds):
+        variant = self.variant
+        if variant is None:
+            return
+        variant.compile_time = seconds
+        if config.jax_log_compiles:
+            logger.warning("Finished compiling %s for arguments (%s) in %.4f sec "
+                           "(traced in %.4f sec)", variant.function, variant.signature(),
+                           seconds, variant.trace_time)
 
 
 def _check_hashable(value, where):
@@ -193,6 +214,7 @@ class JitFunction:
         self._array_fast_path = not (self.static_argnums or self.static_argnames
                                      or self.donate_argnums)
         self._last_key = None
+        self._variants = []  # jit_cache.Variant per cache entry, oldest first
         functools.update_wrapper(self, fun, updated=())
 
     def _nparams(self):
@@ -298,6 +320,8 @@ class JitFunction:
         return tuple(donated)
 
     def __call__(self, *args, **kwargs):
+        if config.dispatch_checks:
+            return self._call_checked(args, kwargs)
         if not kwargs and self._array_fast_path and is_eager():
             entry = self._array_cache.get(tuple([a.aval if type(a) is Array else None
                                                  for a in args]))
@@ -305,6 +329,9 @@ class JitFunction:
                 outs = entry.get_compiled()([a._buf if a._buf is not None
                                              else a._device_buffer() for a in args])
                 return outs[0] if entry.single_output else entry.out_tree.unflatten(outs)
+        return self._dispatch(args, kwargs)
+
+    def _dispatch(self, args, kwargs):
         statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
         avals = tuple(map(core.get_aval, leaves))
@@ -317,19 +344,77 @@ class JitFunction:
             if self._array_fast_path and not kwargs and all(type(a) is Array for a in args):
                 self._array_cache[avals] = entry
         outs = entry.get_compiled()([to_buffer(x, a) for x, a in zip(leaves, avals)])
+        if config.check_nonfinite:
+            self._check_outputs(entry, leaves, outs, args, kwargs)
         for i in entry.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete()
         return entry.out_tree.unflatten(outs)
 
+    def _call_checked(self, args, kwargs):
+        """A call with jax_disable_jit or jax_debug_nans/infs on: the slow path."""
+        if config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
+        return self._dispatch(args, kwargs)
+
+    def _check_outputs(self, entry, leaves, outs, args, kwargs):
+        """jax_debug_nans/infs: a NaN (inf) in the outputs re-runs the program op by op
+        (de-optimized) to name the primitive that made it and its line."""
+        for out in outs:
+            kind = nonfinite_kind(out)
+            if kind is not None:
+                raise self._locate_nonfinite(kind, entry, leaves, args, kwargs)
+
+    def _locate_nonfinite(self, kind, entry, leaves, args, kwargs):
+        where = f" (found by re-running jit({self.name}) op by op)"
+        locate = nonfinite_locator.get("locate")
+        if locate is not None:
+            report = locate(entry.closed, leaves)
+            if report.found:
+                return nonfinite_error(report.kind, report.primitive, report.source,
+                                       report.context_text() + where)
+        with disable_jit():
+            try:
+                self.fun(*args, **kwargs)
+            except FloatingPointError as e:
+                return e
+        return FloatingPointError(f"invalid value ({kind}) encountered in the output of "
+                                  f"jit({self.name}); running it op by op did not make one "
+                                  f"(XLA's compiled arithmetic differs from the op-by-op one)")
+
     def _miss(self, key, statics, in_tree, avals, args):
         if config.jax_explain_cache_misses:
             self._explain(key)
+        start = time.perf_counter()
         closed, out_tree = self._trace(statics, in_tree, avals)
+        variant = self._record_variant(jit_cache.COMPILED, statics, in_tree, avals,
+                                       time.perf_counter() - start)
         entry = self._cache[key] = _CacheEntry(closed, out_tree,
-                                               self._donated_leaves(args, statics))
+                                               self._donated_leaves(args, statics), variant)
         self._last_key = key
         return entry
+
+    def _record_variant(self, kind, statics, in_tree, avals, trace_time):
+        """Note a new cache entry, why it was made and by which caller."""
+        dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(range(len(avals))))
+        static_pos = {k for k, _ in statics if isinstance(k, int)}
+        positions = [i for i in range(len(dyn_args) + len(static_pos)) if i not in static_pos]
+        names = arg_names(self.fun, dyn_args, dyn_kwargs, positions)
+        params = list(self.signature.parameters) if self.signature else []
+        static_values = {(params[k] if isinstance(k, int) and k < len(params) else k): v
+                         for k, v in statics}
+        variant = jit_cache.Variant(f"jit({self.name})", kind, names, avals, static_values,
+                                    core.user_source_info(), trace_time)
+        variant.reasons = jit_cache.differences(jit_cache.closest(self._variants, variant),
+                                                variant)
+        self._variants.append(variant)
+        return variant
+
+    def cache_info(self):
+        """Every variant traced and compiled for this function, with its argument types,
+        why it was made (what changed from the closest earlier one), its caller and
+        its trace and compile times (a jit_cache.CacheInfo; HTML in Jupyter)."""
+        return jit_cache.CacheInfo(self.name, self._variants)
 
     def _explain(self, key):
         message = explain_retrace(self.name, self._last_key, key)
@@ -341,8 +426,12 @@ class JitFunction:
         key = (in_tree, statics, avals)
         entry = self._cache.get(("traced",) + key)
         if entry is None:
+            start = time.perf_counter()
             closed, out_tree = self._trace(statics, in_tree, avals)
-            entry = self._cache[("traced",) + key] = _CacheEntry(closed, out_tree, ())
+            variant = self._record_variant(jit_cache.TRACED, statics, in_tree, avals,
+                                           time.perf_counter() - start)
+            entry = self._cache[("traced",) + key] = _CacheEntry(closed, out_tree, (),
+                                                                 variant)
         outs = bind_call(entry.closed, leaves, self.name)
         return entry.out_tree.unflatten(outs)
 
@@ -366,6 +455,7 @@ class JitFunction:
     def clear_cache(self):
         self._cache.clear()
         self._array_cache.clear()
+        self._variants.clear()
 
     def _cache_size(self):
         return sum(1 for k in self._cache if k[0] != "traced")
