@@ -10,7 +10,8 @@ from funcgraph.array import Array
 from funcgraph import errors, lax, numpy, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
-    block_until_ready, default_backend, device_get, device_put, devices, local_devices)
+    block_until_ready, default_backend, device_get, device_put, devices, effects_barrier,
+    local_devices)
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                      value_and_grad, vjp)
 from funcgraph.transforms.vmap import vmap
@@ -18,6 +19,8 @@ from funcgraph.transforms.custom_derivatives import (
     checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat)
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
 from funcgraph import inspect, random, nn
+from funcgraph import debug, experimental
+from funcgraph.callback import pure_callback
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 
@@ -25,8 +28,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "checkpoint", "checkpoint_policies",
-    "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
-    "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
-    "linearize", "local_devices", "make_jaxpr", "nn", "numpy", "random", "remat", "tree_util",
+    "config", "custom_jvp", "custom_vjp", "debug", "default_backend", "device_get",
+    "device_put", "devices", "effects_barrier", "errors", "experimental", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
+    "linearize", "local_devices", "make_jaxpr", "nn", "numpy", "pure_callback", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
 ]

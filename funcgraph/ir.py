@@ -17,6 +17,26 @@ from funcgraph.config import config
 # simplification pass (funcgraph.passes) applies them.
 simplify_rules = {}
 
+# effect_rules[prim](params) -> frozenset of Effects: the side effects of an equation of
+# a primitive that has any (host callbacks).  An equation's effects are its primitive's
+# and those of the jaxprs in its params; passes never delete or merge such equations.
+effect_rules = {}
+NO_EFFECTS = frozenset()
+
+
+class Effect:
+    """A side effect an equation has, printed under its name as JAX prints it
+    ("Debug", "OrderedDebug", "IO", "OrderedIO").  Ordered effects happen in program
+    order (the lowering threads a token through them)."""
+    __slots__ = ("name", "ordered")
+
+    def __init__(self, name, ordered=False):
+        self.name = name
+        self.ordered = ordered
+
+    def __repr__(self):
+        return self.name
+
 
 class Var:
     """A variable of the IR.  Identity is object identity; names are given at printing."""
@@ -66,14 +86,38 @@ class Eqn:
         return f"Eqn({self.prim.name})"
 
 
+def eqn_effects(eqn):
+    """The effects of one equation (NO_EFFECTS for almost all)."""
+    rule = effect_rules.get(eqn.prim)
+    found = rule(eqn.params) if rule is not None else NO_EFFECTS
+    if eqn.params:
+        for sub in subjaxprs(eqn.params):
+            if sub.jaxpr.effects:
+                found = found | sub.jaxpr.effects
+    return found
+
+
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "__weakref__")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "_effects", "__weakref__")
 
     def __init__(self, constvars, invars, outvars, eqns):
         self.constvars = list(constvars)
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.eqns = list(eqns)
+        self._effects = None
+
+    @property
+    def effects(self):
+        """The set of effects of its equations (computed once: jaxprs are not mutated)."""
+        found = self._effects
+        if found is None:
+            found = NO_EFFECTS
+            for eqn in self.eqns:
+                if eqn.params or eqn.prim in effect_rules:
+                    found = found | eqn_effects(eqn)
+            self._effects = found
+        return found
 
     @property
     def in_avals(self):
@@ -85,6 +129,9 @@ class Jaxpr:
 
     def pretty(self, source=False):
         return pretty_print(self, source=source)
+
+    def pretty_print(self, print_effects=False):
+        return pretty_print(self, print_effects=print_effects)
 
     def __str__(self):
         return pretty_print(self)
@@ -114,8 +161,15 @@ class ClosedJaxpr:
     def eqns(self):
         return self.jaxpr.eqns
 
+    @property
+    def effects(self):
+        return self.jaxpr.effects
+
     def pretty(self, source=False):
         return pretty_print(self.jaxpr, source=source)
+
+    def pretty_print(self, print_effects=False):
+        return pretty_print(self.jaxpr, print_effects=print_effects)
 
     def __str__(self):
         return pretty_print(self.jaxpr)
@@ -275,7 +329,8 @@ def _pp_eqn(eqn, indent, names, source):
         params = "[" + " ".join(f"{k}={format_param(v, indent, names, source)}"
                                 for k, v in sorted(eqn.params.items())) + "]"
     ins = " ".join(names(x) for x in eqn.invars)
-    line = f"{outs} = {eqn.prim.name}{params} {ins}".rstrip()
+    binders = f"{outs} = " if outs else ""  # an effect alone binds nothing
+    line = f"{binders}{eqn.prim.name}{params} {ins}".rstrip()
     if source and eqn.source:
         file, lineno, fn = eqn.source
         line += f"  # {_short_path(file)}:{lineno} ({fn})"
@@ -287,7 +342,14 @@ def _short_path(path):
     return os.path.basename(path)
 
 
-def _pp_jaxpr(jaxpr, indent, names, source):
+def _pp_effects(jaxpr):
+    """JAX's ` : { Debug, OrderedDebug }` after the outputs (names in sorted order)."""
+    if not jaxpr.effects:
+        return ""
+    return " : { " + ", ".join(sorted(e.name for e in jaxpr.effects)) + " }"
+
+
+def _pp_jaxpr(jaxpr, indent, names, source, print_effects=False):
     consts = " ".join(_pp_var_decl(v, names) for v in jaxpr.constvars)
     ins = " ".join(_pp_var_decl(v, names) for v in jaxpr.invars)
     pad = " " * (indent + 4)
@@ -296,10 +358,12 @@ def _pp_jaxpr(jaxpr, indent, names, source):
         lines.append(pad + _pp_eqn(eqn, indent, names, source))
     outs = ", ".join(names(x) for x in jaxpr.outvars)
     trailing = "," if len(jaxpr.outvars) == 1 else ""
-    lines.append(" " * (indent + 2) + f"in ({outs}{trailing}) }}")
+    effects = _pp_effects(jaxpr) if print_effects else ""
+    lines.append(" " * (indent + 2) + f"in ({outs}{trailing}){effects} }}")
     return "\n".join(lines)
 
 
-def pretty_print(jaxpr, source=False):
-    """JAX's text form of a jaxpr; `source=True` appends each equation's user line."""
-    return _pp_jaxpr(jaxpr, 0, _Names(), source)
+def pretty_print(jaxpr, source=False, print_effects=False):
+    """JAX's text form of a jaxpr; `source=True` appends each equation's user line,
+    `print_effects=True` the jaxpr's effects after its outputs (as JAX prints them)."""
+    return _pp_jaxpr(jaxpr, 0, _Names(), source, print_effects)

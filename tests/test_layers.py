@@ -18,7 +18,7 @@ LAYERS = [
     ("lowering",),
     ("primitives",),
     ("passes", "lax"),
-    ("transforms", "api"),
+    ("transforms", "api", "callback", "debug", "experimental"),
     ("numpy",),
     ("random", "test_util"),
     ("nn",),

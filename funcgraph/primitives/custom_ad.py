@@ -9,7 +9,7 @@ from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import staging_rules, trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
-from funcgraph.lowering import call_function
+from funcgraph.lowering import emit_call
 from funcgraph.primitives.batching_helpers import batch_at, vmap_flat
 from funcgraph.primitives.call import merge_tangents
 from funcgraph.primitives.helpers import declare
@@ -17,8 +17,7 @@ from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr
 
 
 def _call_lowering(ctx, avals_in, avals_out, *args, call_jaxpr, name, **params):
-    symbol = call_function(ctx, call_jaxpr, name)
-    return ctx.op("func.call", list(args), avals_in, list(avals_out), {"callee": f"@{symbol}"})
+    return emit_call(ctx, call_jaxpr, name, args, avals_in, avals_out)
 
 
 def _call_shape(*avals, call_jaxpr, **params):
