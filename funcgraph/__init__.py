@@ -28,8 +28,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "checkpoint", "checkpoint_policies",
-    "config", "custom_jvp", "custom_vjp", "debug", "default_backend", "device_get",
-    "device_put", "devices", "effects_barrier", "errors", "experimental", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
-    "linearize", "local_devices", "make_jaxpr", "nn", "numpy", "pure_callback", "random", "remat", "tree_util",
+    "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
+    "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax",
+    "linearize", "local_devices", "make_jaxpr", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
+    "debug", "effects_barrier", "experimental", "pure_callback",
 ]

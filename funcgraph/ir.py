@@ -90,10 +90,14 @@ def eqn_effects(eqn):
     """The effects of one equation (NO_EFFECTS for almost all)."""
     rule = effect_rules.get(eqn.prim)
     found = rule(eqn.params) if rule is not None else NO_EFFECTS
-    if eqn.params:
-        for sub in subjaxprs(eqn.params):
-            if sub.jaxpr.effects:
-                found = found | sub.jaxpr.effects
+    for value in eqn.params.values():
+        if type(value) is ClosedJaxpr:
+            if value.jaxpr.effects:
+                found = found | value.jaxpr.effects
+        elif type(value) is tuple:
+            for item in value:
+                if type(item) is ClosedJaxpr and item.jaxpr.effects:
+                    found = found | item.jaxpr.effects
     return found
 
 
@@ -115,7 +119,9 @@ class Jaxpr:
             found = NO_EFFECTS
             for eqn in self.eqns:
                 if eqn.params or eqn.prim in effect_rules:
-                    found = found | eqn_effects(eqn)
+                    effects = eqn_effects(eqn)
+                    if effects:
+                        found = found | effects
             self._effects = found
         return found
 

@@ -138,6 +138,7 @@ def _forward(closed, opts, memo, top):
     # Hot loop (it runs on every jit compile): locals, and no per-equation allocation
     # beyond what a rewrite needs (and, when simplifying, one producers entry).
     inline_on, fold_on, cse_on, simplify_on = opts.inline, opts.fold, opts.cse, opts.simplify
+    effectful = bool(jaxpr.effects) if cse_on else False
     env_get = env.get
     simplify_get = ir.simplify_rules.get
     producers = {}    # Var -> (primitive name, first input), for the simplify rules
@@ -181,7 +182,7 @@ def _forward(closed, opts, memo, top):
                     return
             if invars:
                 producers[outvar] = (prim.name, invars[0])
-        if cse_on and not ir.eqn_effects(eqn):  # two prints print twice
+        if cse_on and not (effectful and ir.eqn_effects(eqn)):  # two prints print twice
             key = (prim, tuple(sorted(params.items())) if params else (),
                    tuple([x if type(x) is not Literal else _literal_key(x) for x in invars]))
             try:
