@@ -59,6 +59,13 @@ PROGRAMS = {
         np_.arange(3.0)),
     "nested_jit": lambda api, np_, lax, io_cb: api.jit(
         lambda x: api.jit(printer(api))(x) + 1)(np_.float32(4.0)),
+    "grad_of_jit": lambda api, np_, lax, io_cb: api.grad(api.jit(printer(api)))(
+        np_.float32(2.0)),
+    "grad_grad": lambda api, np_, lax, io_cb: api.grad(api.grad(
+        lambda x: printer(api)(x) * x))(np_.float32(2.0)),
+    "jacrev": lambda api, np_, lax, io_cb: api.jacrev(printer(api))(np_.arange(2.0)),
+    "vmap_cond": lambda api, np_, lax, io_cb: api.vmap(lambda x: lax.cond(
+        x > 0, printer(api), lambda y: y, x))(np_.arange(-1.0, 2.0)),
 }
 
 
@@ -108,6 +115,20 @@ def test_ordered_prints_come_out_in_program_order(capsys):
     lines = out.splitlines()
     assert lines[:3] == ["step 0 1.0", "inner 0.0", "step 1 2.0"] and len(lines) == 16
     assert lines[8] == "step 0 10.0"
+
+
+def test_ordered_prints_in_a_loop_body_keep_program_order(capsys):
+    def run(api, np_, lax, io_cb):
+        def g(x):
+            api.debug.print("before {}", x, ordered=True)
+            y = lax.fori_loop(0, 3, lambda i, c: (
+                api.debug.print("in {} {}", i, c, ordered=True), c + 1)[1], x)
+            api.debug.print("after {}", y, ordered=True)
+            return y
+        return api.jit(g)(np_.float32(1.0))
+    out = captured(capsys, run, FG)[0]
+    assert out == captured(capsys, run, JAX)[0]
+    assert out.splitlines() == ["before 1.0", "in 0 1.0", "in 1 2.0", "in 2 3.0", "after 4.0"]
 
 
 def test_debug_callback_kwargs_static_and_vmap(capsys):

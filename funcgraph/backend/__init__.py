@@ -4,7 +4,9 @@ jaxlib is used as the MLIR parser/printer, the XLA compiler and the device
 runtime, through a deliberately small surface (kept in this file):
 `jax.interpreters.mlir.make_ir_context`, `jax.extend.mlir.ir.Module.parse`,
 `jax.extend.backend.get_backend().compile_and_load`, `LoadedExecutable.execute`,
-`jax.device_put` and `numpy.asarray` on a device buffer.
+`jax.device_put` and `numpy.asarray` on a device buffer; for programs that call Python
+back, `compile_and_load(..., host_callbacks=)` of a parsed module and
+`execute_sharded(..., with_tokens=True)` (see "host callbacks" below).
 """
 import atexit
 import collections
