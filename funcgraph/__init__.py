@@ -10,7 +10,8 @@ from funcgraph.array import Array
 from funcgraph import errors, lax, numpy, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
-    block_until_ready, default_backend, device_get, device_put, devices, local_devices)
+    block_until_ready, default_backend, device_get, device_put, devices, effects_barrier,
+    local_devices)
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                      value_and_grad, vjp)
 from funcgraph.transforms.vmap import vmap
@@ -21,6 +22,8 @@ from funcgraph.transforms.name_stack import named_call, named_scope
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
 from funcgraph.interpreters.eval import ensure_compile_time_eval
 from funcgraph import inspect, random, nn
+from funcgraph import debug, experimental
+from funcgraph.callback import pure_callback
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 
@@ -34,4 +37,5 @@ __all__ = [
     "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "local_devices",
     "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
+    "debug", "effects_barrier", "experimental", "pure_callback",
 ]

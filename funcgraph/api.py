@@ -1,4 +1,5 @@
-"""Devices and moving data: devices, device_put, device_get, block_until_ready."""
+"""Devices and moving data: devices, device_put, device_get, block_until_ready,
+effects_barrier."""
 import numpy as np
 
 from funcgraph import backend, core, tree_util
@@ -36,3 +37,9 @@ def device_get(x):
 
 def block_until_ready(x):
     return tree_util.tree_map(lambda a: a.block_until_ready() if isinstance(a, Array) else a, x)
+
+
+def effects_barrier():
+    """Wait until the host callbacks (debug.print, io_callback, ...) of every computation
+    started so far have run."""
+    backend.effects_barrier()

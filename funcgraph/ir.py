@@ -17,6 +17,26 @@ from funcgraph.config import config
 # simplification pass (funcgraph.passes) applies them.
 simplify_rules = {}
 
+# effect_rules[prim](params) -> frozenset of Effects: the side effects of an equation of
+# a primitive that has any (host callbacks).  An equation's effects are its primitive's
+# and those of the jaxprs in its params; passes never delete or merge such equations.
+effect_rules = {}
+NO_EFFECTS = frozenset()
+
+
+class Effect:
+    """A side effect an equation has, printed under its name as JAX prints it
+    ("Debug", "OrderedDebug", "IO", "OrderedIO").  Ordered effects happen in program
+    order (the lowering threads a token through them)."""
+    __slots__ = ("name", "ordered")
+
+    def __init__(self, name, ordered=False):
+        self.name = name
+        self.ordered = ordered
+
+    def __repr__(self):
+        return self.name
+
 
 class Var:
     """A variable of the IR.  Identity is object identity; names are given at printing."""
@@ -68,14 +88,44 @@ class Eqn:
         return f"Eqn({self.prim.name})"
 
 
+def eqn_effects(eqn):
+    """The effects of one equation (NO_EFFECTS for almost all)."""
+    rule = effect_rules.get(eqn.prim)
+    found = rule(eqn.params) if rule is not None else NO_EFFECTS
+    for value in eqn.params.values():
+        if type(value) is ClosedJaxpr:
+            if value.jaxpr.effects:
+                found = found | value.jaxpr.effects
+        elif type(value) is tuple:
+            for item in value:
+                if type(item) is ClosedJaxpr and item.jaxpr.effects:
+                    found = found | item.jaxpr.effects
+    return found
+
+
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "__weakref__")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "_effects", "__weakref__")
 
     def __init__(self, constvars, invars, outvars, eqns):
         self.constvars = list(constvars)
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.eqns = list(eqns)
+        self._effects = None
+
+    @property
+    def effects(self):
+        """The set of effects of its equations (computed once: jaxprs are not mutated)."""
+        found = self._effects
+        if found is None:
+            found = NO_EFFECTS
+            for eqn in self.eqns:
+                if eqn.params or eqn.prim in effect_rules:
+                    effects = eqn_effects(eqn)
+                    if effects:
+                        found = found | effects
+            self._effects = found
+        return found
 
     @property
     def in_avals(self):
@@ -88,9 +138,10 @@ class Jaxpr:
     def pretty(self, source=False, name_stack=False):
         return pretty_print(self, source=source, name_stack=name_stack)
 
-    def pretty_print(self, source_info=False, name_stack=False):
+    def pretty_print(self, source_info=False, name_stack=False, print_effects=False):
         """JAX's spelling of `pretty`."""
-        return pretty_print(self, source=source_info, name_stack=name_stack)
+        return pretty_print(self, source=source_info, name_stack=name_stack,
+                            print_effects=print_effects)
 
     def __str__(self):
         return pretty_print(self)
@@ -120,12 +171,17 @@ class ClosedJaxpr:
     def eqns(self):
         return self.jaxpr.eqns
 
+    @property
+    def effects(self):
+        return self.jaxpr.effects
+
     def pretty(self, source=False, name_stack=False):
         return pretty_print(self.jaxpr, source=source, name_stack=name_stack)
 
-    def pretty_print(self, source_info=False, name_stack=False):
+    def pretty_print(self, source_info=False, name_stack=False, print_effects=False):
         """JAX's spelling of `pretty`."""
-        return pretty_print(self.jaxpr, source=source_info, name_stack=name_stack)
+        return pretty_print(self.jaxpr, source=source_info, name_stack=name_stack,
+                            print_effects=print_effects)
 
     def __str__(self):
         return pretty_print(self.jaxpr)
@@ -286,7 +342,8 @@ def _pp_eqn(eqn, indent, names, source):
         params = "[" + " ".join(f"{k}={format_param(v, indent, names, source)}"
                                 for k, v in sorted(eqn.params.items())) + "]"
     ins = " ".join(names(x) for x in eqn.invars)
-    line = f"{outs} = {eqn.prim.name}{params} {ins}".rstrip()
+    binders = f"{outs} = " if outs else ""  # an effect alone binds nothing
+    line = f"{binders}{eqn.prim.name}{params} {ins}".rstrip()
     if source is True and eqn.source:
         line += f"  # {_source_text(eqn.source)}"
     return line
@@ -333,7 +390,14 @@ def _annotate(texts, eqns, settings, pad):
     return out
 
 
-def _pp_jaxpr(jaxpr, indent, names, source):
+def _pp_effects(jaxpr):
+    """JAX's ` : { Debug, OrderedDebug }` after the outputs (names in sorted order)."""
+    if not jaxpr.effects:
+        return ""
+    return " : { " + ", ".join(sorted(e.name for e in jaxpr.effects)) + " }"
+
+
+def _pp_jaxpr(jaxpr, indent, names, source, print_effects=False):
     consts = " ".join(_pp_var_decl(v, names) for v in jaxpr.constvars)
     ins = " ".join(_pp_var_decl(v, names) for v in jaxpr.invars)
     pad = " " * (indent + 4)
@@ -344,13 +408,15 @@ def _pp_jaxpr(jaxpr, indent, names, source):
     lines.extend(pad + text for text in texts)
     outs = ", ".join(names(x) for x in jaxpr.outvars)
     trailing = "," if len(jaxpr.outvars) == 1 else ""
-    lines.append(" " * (indent + 2) + f"in ({outs}{trailing}) }}")
+    effects = _pp_effects(jaxpr) if print_effects else ""
+    lines.append(" " * (indent + 2) + f"in ({outs}{trailing}){effects} }}")
     return "\n".join(lines)
 
 
-def pretty_print(jaxpr, source=False, name_stack=False):
-    """JAX's text form of a jaxpr; `source=True` appends each equation's user line and
+def pretty_print(jaxpr, source=False, name_stack=False, print_effects=False):
+    """JAX's text form of a jaxpr; `source=True` appends each equation's user line,
     `name_stack=True` each equation's named_scope names, as JAX's
-    `pretty_print(name_stack=True)` does (`# [outer/inner]`, aligned)."""
+    `pretty_print(name_stack=True)` does (`# [outer/inner]`, aligned), and
+    `print_effects=True` the jaxpr's effects after its outputs (as JAX prints them)."""
     settings = _PrintSettings(source) if name_stack else source
-    return _pp_jaxpr(jaxpr, 0, _Names(), settings)
+    return _pp_jaxpr(jaxpr, 0, _Names(), settings, print_effects)

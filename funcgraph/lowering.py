@@ -7,7 +7,7 @@ import nothing from jax; the backend parses and compiles the module.
 """
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import backend, core, dtypes
 from funcgraph.ir import Literal
 
 lowering_rules = {}
@@ -67,18 +67,45 @@ def dense_array(value, dtype):
     return 'dense<"0x' + value.astype(value.dtype.newbyteorder("<")).tobytes().hex().upper() + '">'
 
 
+TOKEN_TYPE = "!stablehlo.token"
+
+
 class LoweringContext:
     """Collects the ops of one function body and names SSA values.
 
     `name_stack` holds the named_scope names of the equations enclosing this body, and
-    `location` the ` loc(...)` that the ops of the equation being lowered carry."""
+    `location` the ` loc(...)` that the ops of the equation being lowered carry. `token`
+    is the SSA name of the ordered-effects token in scope (threaded through ordered
+    callbacks and the calls that hold them), or None."""
 
-    def __init__(self, module, name_stack=()):
+    def __init__(self, module, name_stack=(), token=None):
         self.module = module
         self.lines = []
         self.indent = "    "
         self.name_stack = name_stack
         self.location = ""
+        self.token = token
+
+    def effect_token(self):
+        """The ordered-effects token: the function's, else one made here (inside the
+        regions of control flow, which take no token)."""
+        if self.token is None:
+            self.token = self.fresh()
+            self.lines.append(f'{self.indent}{self.token} = "stablehlo.after_all"() : '
+                              f'() -> {TOKEN_TYPE}')
+        return self.token
+
+    def raw_op(self, name, operands, types_in, types_out, attrs):
+        """Emit an op whose operand and result types are given as text (tokens); returns
+        the list of result names."""
+        result = self.fresh()
+        n = len(types_out)
+        lhs = f"{result}:{n} = " if n > 1 else (f"{result} = " if n else "")
+        attr_text = ", ".join(f"{k} = {v}" for k, v in attrs.items())
+        self.lines.append(f'{self.indent}{lhs}"{name}"({", ".join(operands)}) {{{attr_text}}} : '
+                          f'({", ".join(types_in)}) -> ({", ".join(types_out)})'
+                          + self.location)
+        return [result] if n == 1 else [f"{result}#{i}" for i in range(n)]
 
     def fresh(self):
         return self.module.fresh()
@@ -148,6 +175,7 @@ class ModuleBuilder:
         self.counter = 0
         self.functions = []
         self.function_names = {}
+        self.host_callbacks = []  # Python functions the module calls, by index
 
     def fresh(self):
         self.counter += 1
@@ -208,9 +236,15 @@ def _mlir_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def has_ordered_effects(jaxpr):
+    return any(e.ordered for e in jaxpr.effects)
+
+
 def emit_function(module, name, jaxpr, visibility="private", donated=(), name_stack=()):
-    """Add `func.func @name` for a jaxpr whose constvars come first as arguments."""
-    ctx = LoweringContext(module, name_stack)
+    """Add `func.func @name` for a jaxpr whose constvars come first as arguments (after
+    an ordered-effects token, which is also the first result, when it has such effects)."""
+    token = has_ordered_effects(jaxpr)
+    ctx = LoweringContext(module, name_stack, "%token" if token else None)
     in_vars = jaxpr.constvars + jaxpr.invars
     arg_names = [f"%arg{i}" for i in range(len(in_vars))]
     outs = lower_jaxpr_body(ctx, jaxpr, arg_names[:len(jaxpr.constvars)],
@@ -220,16 +254,36 @@ def emit_function(module, name, jaxpr, visibility="private", donated=(), name_st
     for i, (n, v) in enumerate(core.safe_zip(arg_names, in_vars)):
         attr = " {jax.buffer_donor = true}" if i in donated else ""
         args.append(f"{n}: {tensor_type(v.aval)}{attr}")
+    if token:
+        args.insert(0, f"%token: {TOKEN_TYPE}")
+        out_types.insert(0, TOKEN_TYPE)
+        outs = [ctx.token] + outs
     header = f"  func.func {visibility} @{name}({', '.join(args)}) -> ({', '.join(out_types)}) {{"
     ret = f'    "func.return"({", ".join(outs)}) : ({", ".join(out_types)}) -> ()'
     module.functions.append("\n".join([header] + ctx.lines + [ret, "  }"]))
 
 
-def lower_to_text(jaxpr, donated=()):
-    """The StableHLO module text of a jaxpr (consts are leading arguments of @main)."""
+class LoweredModule:
+    """A module's text, the Python functions it calls back (by index), and whether @main
+    threads an ordered-effects token (its first argument and first result)."""
+    __slots__ = ("text", "host_callbacks", "ordered")
+
+    def __init__(self, text, host_callbacks, ordered):
+        self.text = text
+        self.host_callbacks = host_callbacks
+        self.ordered = ordered
+
+
+def lower_module(jaxpr, donated=()):
+    """The LoweredModule of a jaxpr (consts are leading arguments of @main)."""
     module = ModuleBuilder()
     emit_function(module, "main", jaxpr, "public", donated)
-    return module.text()
+    return LoweredModule(module.text(), module.host_callbacks, has_ordered_effects(jaxpr))
+
+
+def lower_to_text(jaxpr, donated=()):
+    """The StableHLO module text of a jaxpr (consts are leading arguments of @main)."""
+    return lower_module(jaxpr, donated).text
 
 
 def call_function(ctx, closed, name_hint):
@@ -246,3 +300,42 @@ def call_function(ctx, closed, name_hint):
 
 def _sanitize(name):
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "f"
+
+
+def emit_call(ctx, closed, name_hint, args, avals_in, avals_out):
+    """`func.call` of a sub-jaxpr's function, passing it the ordered-effects token when
+    it has ordered effects; returns the result names."""
+    symbol = call_function(ctx, closed, name_hint)
+    if not has_ordered_effects(closed.jaxpr):
+        return ctx.op("func.call", list(args), avals_in, list(avals_out),
+                      {"callee": f"@{symbol}"})
+    token, *outs = ctx.raw_op(
+        "func.call", [ctx.effect_token()] + list(args),
+        [TOKEN_TYPE] + [tensor_type(a) for a in avals_in],
+        [TOKEN_TYPE] + [tensor_type(a) for a in avals_out], {"callee": f"@{symbol}"})
+    ctx.token = token
+    return outs
+
+
+def emit_host_callback(ctx, callback, operands, avals_in, avals_out, ordered, side_effect):
+    """Call `callback(*numpy arrays) -> tuple of numpy arrays` from compiled code (XLA's
+    Python host callback); an ordered one takes and returns the ordered-effects token,
+    so ordered callbacks run in program order.  Returns the result names."""
+    module = ctx.module
+    types_in = [tensor_type(a) for a in avals_in]
+    types_out = [tensor_type(a) for a in avals_out]
+    operands = list(operands)
+    if ordered:
+        callback = backend.pass_token(callback)
+        operands.insert(0, ctx.effect_token())
+        types_in.insert(0, TOKEN_TYPE)
+        types_out.insert(0, TOKEN_TYPE)
+    module.host_callbacks.append(callback)
+    attrs = {"call_target_name": f'"{backend.python_callback_target()}"',
+             "api_version": "4 : i32",
+             "has_side_effect": "true" if side_effect else "false",
+             "backend_config": f"{{index = {len(module.host_callbacks) - 1} : ui64}}"}
+    outs = ctx.raw_op("stablehlo.custom_call", operands, types_in, types_out, attrs)
+    if ordered:
+        ctx.token, *outs = outs
+    return outs

@@ -138,6 +138,7 @@ def _forward(closed, opts, memo, top):
     # Hot loop (it runs on every jit compile): locals, and no per-equation allocation
     # beyond what a rewrite needs (and, when simplifying, one producers entry).
     inline_on, fold_on, cse_on, simplify_on = opts.inline, opts.fold, opts.cse, opts.simplify
+    effectful = bool(jaxpr.effects) if cse_on else False
     env_get = env.get
     simplify_get = ir.simplify_rules.get
     producers = {}    # Var -> (primitive name, first input), for the simplify rules
@@ -181,7 +182,7 @@ def _forward(closed, opts, memo, top):
                     return
             if invars:
                 producers[outvar] = (prim.name, invars[0])
-        if cse_on:
+        if cse_on and not (effectful and ir.eqn_effects(eqn)):  # two prints print twice
             key = (prim, tuple(sorted(params.items())) if params else (),
                    tuple([x if type(x) is not Literal else _literal_key(x) for x in invars]))
             try:
@@ -250,7 +251,7 @@ def _dce_eqns(eqns, outvars, memo):
             used = outs[0] in live
         else:
             used = any(v in live for v in outs)
-        if not used:
+        if not used and not ir.eqn_effects(eqn):  # effects run though nothing reads them
             continue
         if eqn.prim is pjit_p:
             eqn = _prune_call(eqn, live, memo)
@@ -331,17 +332,17 @@ def _checked(closed):
 
 
 def dce(closed):
-    """Dead code elimination: drop equations whose outputs nothing reads (primitives
-    are pure) and constvars nothing reads.  Inside sub-jaxprs, `pjit` calls lose the
+    """Dead code elimination: drop equations whose outputs nothing reads (unless they
+    have effects, such as host callbacks) and constvars nothing reads.  Inside sub-jaxprs, `pjit` calls lose the
     outputs nobody reads and the inputs that only those needed; unused outputs of
     other multiple-result equations print as `_`."""
     return _checked(_dce(closed, {}))
 
 
 def cse(closed):
-    """Common subexpression elimination: an equation with the same primitive, params
-    (sub-jaxprs compared by identity) and inputs (literals by dtype and bit pattern)
-    as an earlier one is dropped and its outputs replaced by the earlier outputs."""
+    """Common subexpression elimination: an equation without effects with the same
+    primitive, params (sub-jaxprs compared by identity) and inputs (literals by dtype
+    and bit pattern) as an earlier one is dropped and its outputs replaced by the earlier outputs."""
     return _checked(_forward(closed, _Options(cse=True), {}, True))
 
 

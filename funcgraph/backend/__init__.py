@@ -4,8 +4,11 @@ jaxlib is used as the MLIR parser/printer, the XLA compiler and the device
 runtime, through a deliberately small surface (kept in this file):
 `jax.interpreters.mlir.make_ir_context`, `jax.extend.mlir.ir.Module.parse`,
 `jax.extend.backend.get_backend().compile_and_load`, `LoadedExecutable.execute`,
-`jax.device_put` and `numpy.asarray` on a device buffer.
+`jax.device_put` and `numpy.asarray` on a device buffer; for programs that call Python
+back, `compile_and_load(..., host_callbacks=)` of a parsed module and
+`execute_sharded(..., with_tokens=True)` (see "host callbacks" below).
 """
+import atexit
 import collections
 import functools
 import os
@@ -128,12 +131,17 @@ def pretty_mlir(text, debug_info=False):
 
 
 class Executable:
-    """A compiled XLA program: `run(list of device buffers) -> list of device buffers`."""
+    """A compiled XLA program: `run(list of device buffers) -> list of device buffers`.
+    One that calls Python back holds those functions and tracks its runtime token."""
 
-    def __init__(self, loaded, text, out_avals):
+    def __init__(self, loaded, text, out_avals, host_callbacks=None, ordered=False):
         self.loaded = loaded
         self.text = text
-        self.run = _fast_runner(loaded, out_avals) or loaded.execute
+        self.host_callbacks = host_callbacks
+        if host_callbacks is None:
+            self.run = _fast_runner(loaded, out_avals) or loaded.execute
+        else:
+            self.run = _effectful_runner(loaded, ordered)
 
     def cost_analysis(self):
         return dict(self.loaded.cost_analysis())
@@ -183,7 +191,11 @@ _RECENT_KEPT = 64
 _cache_lock = threading.Lock()
 
 
-def compile(text, out_avals):
+def compile(text, out_avals, host_callbacks=(), ordered=False):
+    if host_callbacks or ordered:
+        # The text names callbacks by index only, so such modules are never shared.
+        loaded = _compile_module(text, list(host_callbacks))
+        return Executable(loaded, text, out_avals, list(host_callbacks), ordered)
     with _cache_lock:
         executable = _executables.get(text)
     if executable is None:
@@ -205,13 +217,85 @@ def clear_caches():
         _recent.clear()
 
 
-def _compile_module(text):
+def _compile_module(text, host_callbacks=None):
     client = _client()
     try:
         # Compile options as jax passes them: without them XLA's CPU reductions with
         # max/min drop NaNs (reduce_max([1, nan, 3]) == 3).
-        loaded = client.compile_and_load(text, client.devices()[:1], _compile_options())
+        if host_callbacks is not None:
+            loaded = _compile_with_callbacks(client, text, host_callbacks)
+        else:
+            loaded = client.compile_and_load(text, client.devices()[:1], _compile_options())
     except Exception as e:
         raise RuntimeError(f"XLA could not compile funcgraph's StableHLO ({e}). This is a "
                            f"bug in funcgraph's lowering; the module was:\n{text}") from None
     return loaded
+
+
+# --- host callbacks ----------------------------------------------------------------------
+# Compiled code calls Python through XLA's FFI custom call `xla_ffi_python_<device>_callback`
+# whose attribute `index` picks the function among those handed to the compiler.  The
+# function receives NumPy arrays and returns a tuple of them; an ordered-effects token
+# travels as its first argument and result.  At run time each thread keeps the token the
+# last ordered execution returned (the next one takes it, so ordered callbacks of
+# successive calls stay in order) and the runtime token of its last execution with
+# callbacks, which `effects_barrier` waits for.
+
+def python_callback_target():
+    """The custom-call target that calls Python back on this platform."""
+    name = platform()
+    if name == "cpu":
+        return "xla_ffi_python_cpu_callback"
+    if name in ("gpu", "cuda", "rocm"):
+        return "xla_ffi_python_gpu_callback"
+    raise NotImplementedError(f"host callbacks are not supported on the {name} backend")
+
+
+def pass_token(callback):
+    """callback as called with a token: the token comes first in and goes first out."""
+    def with_token(token, *args):
+        return (token, *callback(*args))
+    return with_token
+
+
+def _compile_with_callbacks(client, text, host_callbacks):
+    jax = _jax()
+    with _mlir_context():
+        module = jax.mlir_ir.Module.parse(text)
+        devices = jax.xla_client.DeviceList(tuple(client.devices()[:1]))
+        return client.compile_and_load(module, executable_devices=devices,
+                                       compile_options=_compile_options(),
+                                       host_callbacks=host_callbacks)
+
+
+class _RuntimeTokens(threading.local):
+    ordered = None   # token buffer returned by the last execution with ordered effects
+    last = None      # runtime token of the last execution that calls Python back
+
+
+_runtime_tokens = _RuntimeTokens()
+
+
+def _effectful_runner(loaded, ordered):
+    def run(bufs):
+        bufs = list(bufs)
+        if ordered:
+            token = _runtime_tokens.ordered
+            bufs.insert(0, token if token is not None else device_put(np.zeros(0, np.bool_)))
+        results = loaded.execute_sharded(bufs, with_tokens=True)
+        _runtime_tokens.last = results.consume_token()
+        outs = [shards[0] for shards in results.disassemble_into_single_device_arrays()]
+        if ordered:
+            _runtime_tokens.ordered = outs.pop(0)
+        return outs
+    return run
+
+
+def effects_barrier():
+    """Wait until every host callback of the computations this thread started has run."""
+    for token in (_runtime_tokens.last, _runtime_tokens.ordered):
+        if token is not None:
+            token.block_until_ready()
+
+
+atexit.register(effects_barrier)

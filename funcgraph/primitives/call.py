@@ -10,7 +10,7 @@ from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
-from funcgraph.lowering import call_function
+from funcgraph.lowering import emit_call
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr
 
@@ -29,9 +29,7 @@ def _pjit_direct(*args, jaxpr, name):
 
 
 def _pjit_lowering(ctx, avals_in, avals_out, *args, jaxpr, name):
-    symbol = call_function(ctx, jaxpr, name)
-    return ctx.op("func.call", list(args), avals_in, list(avals_out),
-                  {"callee": f"@{symbol}"})
+    return emit_call(ctx, jaxpr, name, args, avals_in, avals_out)
 
 
 pjit_p = declare("pjit", _pjit_shape, None, _pjit_lowering, multiple_results=True)

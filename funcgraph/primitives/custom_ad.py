@@ -8,15 +8,14 @@ from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.staging import staging_rules, trace_flat
 from funcgraph.interpreters.transpose import transpose_rules
-from funcgraph.lowering import call_function
+from funcgraph.lowering import emit_call
 from funcgraph.primitives.batching_helpers import batch_at, vmap_flat
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import batch_jaxpr, const_free
 
 
 def _call_lowering(ctx, avals_in, avals_out, *args, call_jaxpr, name, **params):
-    symbol = call_function(ctx, call_jaxpr, name)
-    return ctx.op("func.call", list(args), avals_in, list(avals_out), {"callee": f"@{symbol}"})
+    return emit_call(ctx, call_jaxpr, name, args, avals_in, avals_out)
 
 
 def _call_shape(*avals, call_jaxpr, **params):

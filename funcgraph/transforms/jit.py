@@ -52,9 +52,11 @@ class CompiledJaxpr:
     def __init__(self, closed, donated=()):
         self.jaxpr = closed
         jaxpr = closed.jaxpr
-        self.text = lowering.lower_to_text(jaxpr, donated)
+        module = lowering.lower_module(jaxpr, donated)
+        self.text = module.text
         self.out_avals = [v.aval for v in jaxpr.outvars]
-        self.executable = backend.compile(self.text, self.out_avals)
+        self.executable = backend.compile(self.text, self.out_avals, module.host_callbacks,
+                                          module.ordered)
         self.const_bufs = [to_buffer(c, v.aval) for c, v in
                            core.safe_zip(closed.consts, jaxpr.constvars)]
 
