@@ -7,5 +7,5 @@ structural, reductions, slicing, contractions, sorting, linalg, then the primiti
 holding jaxprs: jaxprs (helpers over whole jaxprs), call, collectives, control_flow
 and custom_ad.  A rule binds primitives of its own module or of a lower one."""
 from funcgraph.primitives import (  # noqa: F401
-    call, collectives, contractions, control_flow, custom_ad, elementwise, linalg, reductions,
+    call, collectives, contractions, control_flow, convolution, custom_ad, elementwise, linalg, reductions,
     slicing, sorting, structural)
