@@ -5,7 +5,8 @@ helpers (binds no primitive), base (broadcast_in_dim, reshape, transpose and
 reduce_sum, which every family's rules bind), batching_helpers, elementwise,
 structural, reductions, slicing, contractions, sorting, linalg, then the primitives
 holding jaxprs: jaxprs (helpers over whole jaxprs), call, collectives, control_flow
-and custom_ad.  A rule binds primitives of its own module or of a lower one."""
+and custom_ad; convolution (after structural) and windowed (after jaxprs).  A rule
+binds primitives of its own module or of a lower one."""
 from funcgraph.primitives import (  # noqa: F401
-    call, collectives, contractions, control_flow, convolution, custom_ad, elementwise, linalg, reductions,
-    slicing, sorting, structural)
+    call, collectives, contractions, control_flow, convolution, custom_ad, elementwise, linalg,
+    reductions, slicing, sorting, structural, windowed)
