@@ -259,6 +259,46 @@ def rnn_gradients():
                        lambda: jax.block_until_ready(f_jax(*args_jax)), rounds=7, repeat=20)
 
 
+def cnn_loss(np_mod, lax_mod, nn_mod):
+    layout = ("NHWC", "HWIO", "NHWC")
+
+    def loss(params, images, labels):
+        w1, w2, dense = params
+        h = nn_mod.relu(lax_mod.conv_general_dilated(images, w1, (1, 1), "SAME",
+                                                     dimension_numbers=layout))
+        h = lax_mod.reduce_window(h, -np.inf, lax_mod.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        h = nn_mod.relu(lax_mod.conv_general_dilated(h, w2, (1, 1), "SAME",
+                                                     dimension_numbers=layout))
+        h = lax_mod.reduce_window(h, 0.0, lax_mod.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        logits = h.reshape(h.shape[0], -1) @ dense
+        return -np_mod.mean(np_mod.sum(nn_mod.log_softmax(logits) * labels, axis=-1))
+    return loss
+
+
+@benchmark("cnn train step", 1.05)
+def cnn_train_step():
+    rng = np.random.default_rng(3)
+    params = (rng.normal(size=(3, 3, 1, 16)).astype(np.float32) * 0.3,
+              rng.normal(size=(3, 3, 16, 32)).astype(np.float32) * 0.1,
+              rng.normal(size=(7 * 7 * 32, 10)).astype(np.float32) * 0.05)
+    images = rng.normal(size=(64, 28, 28, 1)).astype(np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+
+    def step(grad_mod, loss, tree_map):
+        def update(params, images, labels):
+            value, grads = grad_mod.value_and_grad(loss)(params, images, labels)
+            return tree_map(lambda p, g: p - 0.01 * g, params, grads), value
+        return update
+    step_fg = fg.jit(step(fg, cnn_loss(fnp, fg.lax, fg.nn), fg.tree_util.tree_map))
+    step_jax = jax.jit(step(jax, cnn_loss(jnp, jax.lax, jax.nn), jax.tree_util.tree_map))
+    args_fg = fg.device_put((params, images, labels))
+    args_jax = jax.device_put((params, images, labels))
+    step_fg(*args_fg)[1].block_until_ready()
+    step_jax(*args_jax)[1].block_until_ready()
+    return interleaved(lambda: step_fg(*args_fg)[1].block_until_ready(),
+                       lambda: step_jax(*args_jax)[1].block_until_ready(), rounds=7, repeat=10)
+
+
 _RSS_PROGRAM = """
 import gc, resource, sys
 import numpy as np

@@ -5,19 +5,18 @@ import operator
 
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, lax
 from funcgraph.numpy._core import (
     asarray, asarray_operand, astype, aval_of, canonical_axes, promote_dtypes,
     promote_to_inexact)
 from funcgraph.numpy._creation import full, ones, ones_like, zeros
-from funcgraph.numpy._manipulation import diff, pad
-from funcgraph.numpy._products import matmul
+from funcgraph.numpy._manipulation import diff
 from funcgraph.numpy._ranges import linspace
 from funcgraph.numpy._reductions import all, any, max, mean, min, prod, sum, var
 from funcgraph.numpy._setops import searchsorted
 from funcgraph.numpy._shapes import broadcast_to, moveaxis, ravel, reshape, transpose
 from funcgraph.numpy._sorting import argmax, argmin, cumprod, cumsum, sort
-from funcgraph.numpy._taking import take, take_along_axis
+from funcgraph.numpy._taking import take_along_axis
 from funcgraph.numpy._ufuncs import (
     ceil, clip, conj, equal, floor, greater_equal, isnan, real, round, sqrt, where_values)
 
@@ -358,7 +357,7 @@ def digitize(x, bins, right=False):
 
 # --- convolutions -------------------------------------------------------------------------------
 
-def _conv_1d(a, v, mode, name):
+def _conv_1d(a, v, mode, name, preferred_element_type):
     a, v = asarray_operand(a), asarray_operand(v)
     if aval_of(a).ndim != 1 or aval_of(v).ndim != 1:
         raise ValueError(f"{name}: a and v must be one-dimensional, got shapes "
@@ -368,43 +367,32 @@ def _conv_1d(a, v, mode, name):
         raise ValueError(f"{name}: inputs cannot be empty")
     if mode not in ("full", "same", "valid"):
         raise ValueError(f"{name}: mode must be 'full', 'same' or 'valid', got {mode!r}")
-    a, v = promote_dtypes(a, v)
+    # NumPy's convolutions compute in floating point unless a result type is asked for
+    a, v = promote_dtypes(a, v) if preferred_element_type is not None else \
+        promote_to_inexact(a, v)
     return a, v, n, m
 
 
-def _full_convolution(a, v):
-    """sum_j a[k - j] v[j] for every k: the windows of the zero-padded a, gathered as one
-    (n + m - 1, m) matrix, times the reversed v."""
-    n, m = aval_of(a).shape[0], aval_of(v).shape[0]
-    padded = pad(a, (m - 1, m - 1))
-    windows = np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]
-    return matmul(take(padded, windows.astype(np.int32), axis=0,
-                       mode="promise_in_bounds"), v[::-1])
-
-
-def _convolve_mode(whole, n, m, mode, reversed_=False):
-    if mode == "full":
-        return whole
-    big, small = builtins.max(n, m), builtins.min(n, m)
-    if mode == "same":
-        # NumPy centres the result of the swapped (and reversed) correlation
-        start = small // 2 if reversed_ else (small - 1) // 2
-        return whole[start:start + big]
-    return whole[small - 1:big]
+def _sliding_dot(x, y, mode, preferred_element_type):
+    """out[k] = sum_j x[k + j - pad] y[j]: XLA's convolution (a correlation), padded with
+    zeros as the mode says (NumPy's 'same' centres the longer operand)."""
+    m = aval_of(y).shape[0]
+    pads = {"valid": (0, 0), "same": (m // 2, m - m // 2 - 1), "full": (m - 1, m - 1)}[mode]
+    out = lax.conv_general_dilated(x[None, None], y[None, None], (1,), [pads],
+                                   preferred_element_type=preferred_element_type)
+    return out[0, 0]
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
-    a, v, n, m = _conv_1d(a, v, mode, "convolve")
+    a, v, n, m = _conv_1d(a, v, mode, "convolve", preferred_element_type)
     if m > n:
         a, v = v, a
-    return _convolve_mode(_full_convolution(a, v), n, m, mode)
+    return _sliding_dot(a, v[::-1], mode, preferred_element_type)
 
 
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    a, v, n, m = _conv_1d(a, v, mode, "correlate")
-    if m > n:
-        # correlate(a, v) reversed is correlate(v, a) with conjugates swapped
-        whole = conj(_full_convolution(v, conj(a)[::-1]))[::-1]
-    else:
-        whole = _full_convolution(a, conj(v)[::-1])
-    return _convolve_mode(whole, n, m, mode, reversed_=m > n)
+    a, v, n, m = _conv_1d(a, v, mode, "correlate", preferred_element_type)
+    v = conj(v)
+    if m > n:  # slide the longer operand, then read the result backwards
+        return _sliding_dot(v, a, mode, preferred_element_type)[::-1]
+    return _sliding_dot(a, v, mode, preferred_element_type)
