@@ -1,0 +1,420 @@
+"""jax.export's serialized format, read and written for funcgraph (backend only).
+
+An exported artifact is a flatbuffer (schema: jax's `serialization_generated` module,
+built with the `flatbuffers` package) holding the calling convention, the pytree
+structure and abstract values of the arguments and results, and the StableHLO module
+as a portable artifact (VHLO bytecode, readable by any StableHLO consumer within the
+compatibility window).  funcgraph writes the same bytes jax does, so each side loads
+what the other exports.
+
+The rest of funcgraph sees plain Python values only: a `Record` whose trees are nested
+tuples (`("leaf",)`, `("none",)`, `("tuple", children)`, `("list", children)`,
+`("dict", keys, children)`, `("custom", name, auxdata, children)`) and whose abstract
+values are `(dims, dtype name)` with every dimension a string, as jax stores them.
+"""
+import functools
+import types
+
+import numpy as np
+
+from funcgraph.backend import _jax, _mlir_context
+
+# The flatbuffer schema version jax stores in the header (newer readers accept 3 and
+# look for the fields added since).
+_SERIALIZATION_VERSION_FIELD = 3
+
+_DTYPE_KINDS = {
+    "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "float16": "f16", "float32": "f32", "float64": "f64", "complex64": "c64",
+    "complex128": "c128", "bfloat16": "bf16", "float0": "f0", "int4": "i4", "uint4": "ui4",
+    "float8_e4m3fn": "f8_e4m3fn", "float8_e5m2": "f8_e5m2",
+}
+
+_TREE_KINDS = ("leaf", "none", "tuple", "list", "dict", "custom")
+
+
+def Record(**fields):
+    """One exported function, as plain values (see the module docstring)."""
+    return types.SimpleNamespace(**fields)
+
+
+@functools.lru_cache(maxsize=None)
+def _schema():
+    """jax's flatbuffer schema module and the flatbuffers package (imported on first
+    use: only exporting needs them)."""
+    _jax()  # the real jax, even where a program aliases `jax` to funcgraph
+    try:
+        import flatbuffers
+        from jax._src.export import serialization_generated
+    except ImportError as e:
+        raise ImportError(f"exporting needs the 'flatbuffers' package ({e}); "
+                          f"pip install flatbuffers") from e
+    return flatbuffers, serialization_generated
+
+
+# --- StableHLO modules ---------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _stablehlo():
+    _jax()
+    from jax.extend.mlir.dialects import stablehlo
+    return stablehlo
+
+
+def module_to_portable(text):
+    """The portable artifact (VHLO bytecode) of a StableHLO module's text, targeting the
+    StableHLO version at least 4 weeks old (what jax targets, so consumers updated
+    monthly can read it)."""
+    stablehlo = _stablehlo()
+    target = stablehlo.get_version_from_compatibility_requirement(
+        stablehlo.StablehloCompatibilityRequirement.WEEK_4)
+    with _mlir_context():
+        module = _jax().mlir_ir.Module.parse(text)
+        return bytes(stablehlo.serialize_portable_artifact(module, target))
+
+
+def _portable_to_module(artifact):
+    return _stablehlo().deserialize_portable_artifact(_mlir_context(), bytes(artifact))
+
+
+def portable_to_text(artifact):
+    """The StableHLO module of a portable artifact, in MLIR's pretty form."""
+    with _mlir_context():
+        return str(_portable_to_module(artifact))
+
+
+def portable_to_functions(artifact, prefix):
+    """The functions of a portable artifact as generic-form text to paste into another
+    module: every symbol renamed `prefix` + name and made private, so that they cannot
+    clash with the host module's.  Returns (text, main symbol, main's input types,
+    main's result types), the types as MLIR text."""
+    with _mlir_context():
+        module = _portable_to_module(artifact)
+        ir = _jax().mlir_ir
+        symbols = ir.SymbolTable(module.operation)
+        ops = list(module.body.operations)
+        names = []
+        for op in ops:
+            if op.operation.name != "func.func":
+                raise NotImplementedError(
+                    f"calling an exported module holding a top-level "
+                    f"{op.operation.name} (e.g. a sharding mesh) is not supported")
+            names.append(ir.StringAttr(op.attributes["sym_name"]).value)
+        for name in names:
+            ir.SymbolTable.replace_all_symbol_uses(name, prefix + name, module.operation)
+        main = None
+        for op, name in zip(ops, names, strict=True):
+            symbols.set_symbol_name(op, prefix + name)
+            op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            if name == "main":
+                main = op
+        if main is None:
+            raise ValueError("the exported module has no @main function")
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        text = "\n".join(op.operation.get_asm(print_generic_op_form=True,
+                                              enable_debug_info=False) for op in ops)
+        return (text, prefix + "main", [str(t) for t in ftype.inputs],
+                [str(t) for t in ftype.results])
+
+
+def unstable_custom_calls(text):
+    """The custom-call targets of a module that jax gives no compatibility guarantee
+    for (such modules cannot be exported), in order of appearance."""
+    _jax()
+    from jax._src.export import _export
+    stable = _export._CUSTOM_CALL_TARGETS_GUARANTEED_STABLE
+    found = []
+    with _mlir_context():
+        module = _jax().mlir_ir.Module.parse(text)
+
+        def walk(op):
+            if op.name == "stablehlo.custom_call":
+                target = _jax().mlir_ir.StringAttr(op.attributes["call_target_name"]).value
+                if target not in stable and target not in found:
+                    found.append(target)
+            for region in op.regions:
+                for block in region:
+                    for inner in block.operations:
+                        walk(inner.operation)
+        walk(module.operation)
+    return found
+
+
+def default_platform():
+    """The platform name exports target by default: 'cpu', 'cuda', 'rocm' or 'tpu'."""
+    _jax()
+    import jax.export
+    return jax.export.default_export_platform()
+
+
+def calling_convention_versions():
+    """(minimum, maximum) calling convention versions jax reads and writes."""
+    _jax()
+    import jax.export
+    return (jax.export.minimum_supported_calling_convention_version,
+            jax.export.maximum_supported_calling_convention_version)
+
+
+# --- writing ---------------------------------------------------------------------------
+
+def serialize(record, vjp_order=0):
+    """The bytes of `record` in jax.export's format, with `vjp_order` levels of VJP
+    functions (`record.vjp()` gives the next level's record)."""
+    flatbuffers, _ = _schema()
+    builder = flatbuffers.Builder(65536)
+    builder.Finish(_write_exported(builder, record, vjp_order))
+    return bytes(builder.Output())
+
+
+def _offsets_vector(builder, offsets):
+    builder.StartVector(4, len(offsets), 4)
+    for offset in reversed(offsets):
+        builder.PrependUOffsetTRelative(offset)
+    return builder.EndVector()
+
+
+def _strings_vector(builder, strings):
+    return _offsets_vector(builder, [builder.CreateString(s) for s in strings])
+
+
+def _write_tree(builder, tree):
+    fb = _schema()[1]
+    kind = tree[0]
+    children = names = custom_name = auxdata = None
+    if kind in ("tuple", "list"):
+        children = tree[1]
+    elif kind == "dict":
+        names = _strings_vector(builder, tree[1])
+        children = tree[2]
+    elif kind == "custom":
+        custom_name = builder.CreateString(tree[1])
+        auxdata = builder.CreateByteVector(tree[2])
+        children = tree[3]
+    children = _offsets_vector(builder, [_write_tree(builder, c) for c in children]) \
+        if children else None
+    fb.PyTreeDefStart(builder)
+    fb.PyTreeDefAddKind(builder, _TREE_KINDS.index(kind))
+    if children is not None:
+        fb.PyTreeDefAddChildren(builder, children)
+    if names is not None:
+        fb.PyTreeDefAddChildrenNames(builder, names)
+    if custom_name is not None:
+        fb.PyTreeDefAddCustomName(builder, custom_name)
+        fb.PyTreeDefAddCustomAuxdata(builder, auxdata)
+    return fb.PyTreeDefEnd(builder)
+
+
+def _write_aval(builder, aval):
+    fb = _schema()[1]
+    dims, dtype = aval
+    shape = _strings_vector(builder, dims)
+    fb.AbstractValueStart(builder)
+    fb.AbstractValueAddKind(builder, fb.AbstractValueKind.shapedArray)
+    fb.AbstractValueAddShape(builder, shape)
+    fb.AbstractValueAddDtype(builder, getattr(fb.DType, _DTYPE_KINDS[dtype]))
+    fb.AbstractValueAddMemorySpace(builder, fb.MemorySpace.Device)
+    return fb.AbstractValueEnd(builder)
+
+
+def _write_unspecified_sharding(builder):
+    fb = _schema()[1]
+    fb.ShardingStart(builder)
+    return fb.ShardingEnd(builder)
+
+
+def _write_disabled_check(builder, check):
+    fb = _schema()[1]
+    kind, target = check
+    target = builder.CreateString(target) if target is not None else None
+    fb.DisabledSafetyCheckStart(builder)
+    fb.DisabledSafetyCheckAddKind(builder, getattr(fb.DisabledSafetyCheckKind, kind))
+    if target is not None:
+        fb.DisabledSafetyCheckAddCustomCallTarget(builder, target)
+    return fb.DisabledSafetyCheckEnd(builder)
+
+
+def _write_effect(builder, name):
+    fb = _schema()[1]
+    name = builder.CreateString(name)
+    fb.EffectStart(builder)
+    fb.EffectAddTypeName(builder, name)
+    return fb.EffectEnd(builder)
+
+
+def _u32_vector(builder, values):
+    return builder.CreateNumpyVector(np.asarray(values, np.uint32))
+
+
+def _write_exported(builder, record, vjp_order):
+    """The Exported table of `record` (children written first, as flatbuffers need).
+    Only unspecified (None) shardings are written: funcgraph exports for one device."""
+    fb = _schema()[1]
+    if any(s is not None for s in record.in_shardings + record.out_shardings):
+        raise NotImplementedError("serializing an Exported with shardings is not supported")
+    unique_avals = list(dict.fromkeys(record.in_avals + record.out_avals))
+    fun_name = builder.CreateString(record.fun_name)
+    in_tree = _write_tree(builder, record.in_tree)
+    in_avals = _offsets_vector(builder, [_write_aval(builder, a) for a in record.in_avals])
+    out_tree = _write_tree(builder, record.out_tree)
+    out_avals = _offsets_vector(builder, [_write_aval(builder, a) for a in record.out_avals])
+    in_shardings = _offsets_vector(
+        builder, [_write_unspecified_sharding(builder) for _ in record.in_avals])
+    out_shardings = _offsets_vector(
+        builder, [_write_unspecified_sharding(builder) for _ in record.out_avals])
+    ordered = _offsets_vector(builder, [_write_effect(builder, e)
+                                        for e in record.ordered_effects])
+    unordered = _offsets_vector(builder, [_write_effect(builder, e)
+                                          for e in record.unordered_effects])
+    checks = _offsets_vector(builder, [_write_disabled_check(builder, c)
+                                       for c in record.disabled_checks])
+    platforms = _strings_vector(builder, record.platforms)
+    module = builder.CreateByteVector(record.mlir_module_serialized)
+    kept = builder.CreateNumpyVector(np.asarray(record.module_kept_var_idx, np.uint16))
+    vjp = None
+    if vjp_order > 0:
+        if record.vjp is None:
+            raise ValueError("serialization of an Exported that does not have vjps of "
+                             "high-enough order")
+        vjp = _write_exported(builder, record.vjp(), vjp_order - 1)
+    uniques = _offsets_vector(builder, [_write_aval(builder, a) for a in unique_avals])
+    no_meshes = _offsets_vector(builder, [])
+    no_shardings = _offsets_vector(builder, [])
+    in_idxs = _u32_vector(builder, [unique_avals.index(a) for a in record.in_avals])
+    out_idxs = _u32_vector(builder, [unique_avals.index(a) for a in record.out_avals])
+    in_sharding_idxs = _u32_vector(builder, [0] * len(record.in_avals))
+    out_sharding_idxs = _u32_vector(builder, [0] * len(record.out_avals))
+
+    fb.ExportedStart(builder)
+    fb.ExportedAddSerializationVersion(builder, _SERIALIZATION_VERSION_FIELD)
+    fb.ExportedAddFunctionName(builder, fun_name)
+    fb.ExportedAddInTree(builder, in_tree)
+    fb.ExportedAddInAvals(builder, in_avals)
+    fb.ExportedAddOutTree(builder, out_tree)
+    fb.ExportedAddOutAvals(builder, out_avals)
+    fb.ExportedAddNrDevices(builder, record.nr_devices)
+    fb.ExportedAddInShardings(builder, in_shardings)
+    fb.ExportedAddOutShardings(builder, out_shardings)
+    fb.ExportedAddPlatforms(builder, platforms)
+    fb.ExportedAddOrderedEffects(builder, ordered)
+    fb.ExportedAddUnorderedEffects(builder, unordered)
+    fb.ExportedAddDisabledChecks(builder, checks)
+    fb.ExportedAddMlirModuleSerialized(builder, module)
+    fb.ExportedAddCallingConventionVersion(builder, record.calling_convention_version)
+    fb.ExportedAddModuleKeptVarIdx(builder, kept)
+    fb.ExportedAddUsesGlobalConstants(builder, record.uses_global_constants)
+    if vjp is not None:
+        fb.ExportedAddVjp(builder, vjp)
+    fb.ExportedAddUniqueAvals(builder, uniques)
+    fb.ExportedAddUniqueAbstractMeshes(builder, no_meshes)
+    fb.ExportedAddUniqueNamedShardings(builder, no_shardings)
+    fb.ExportedAddInAvalsIdxs(builder, in_idxs)
+    fb.ExportedAddOutAvalsIdxs(builder, out_idxs)
+    fb.ExportedAddInShardingsIdxs(builder, in_sharding_idxs)
+    fb.ExportedAddOutShardingsIdxs(builder, out_sharding_idxs)
+    return fb.ExportedEnd(builder)
+
+
+# --- reading ---------------------------------------------------------------------------
+
+def deserialize(blob):
+    """The Record of bytes in jax.export's format (its `vjp` a function giving the next
+    level's Record, or None)."""
+    fb = _schema()[1]
+    return _read_exported(fb.Exported.GetRootAsExported(bytearray(blob), 0))
+
+
+def _read_tree(tree):
+    kind = _TREE_KINDS[tree.Kind()]
+    children = tuple(_read_tree(tree.Children(i)) for i in range(tree.ChildrenLength()))
+    if kind in ("leaf", "none"):
+        return (kind,)
+    if kind == "dict":
+        keys = tuple(tree.ChildrenNames(i).decode() for i in range(tree.ChildrenNamesLength()))
+        return (kind, keys, children)
+    if kind == "custom":
+        return (kind, tree.CustomName().decode(), tree.CustomAuxdataAsNumpy().tobytes(),
+                children)
+    return (kind, children)
+
+
+_DTYPE_NAMES = None
+
+
+def _read_aval(aval):
+    global _DTYPE_NAMES
+    fb = _schema()[1]
+    if _DTYPE_NAMES is None:
+        _DTYPE_NAMES = {getattr(fb.DType, kind): name for name, kind in _DTYPE_KINDS.items()}
+    kind = aval.Dtype()
+    if kind not in _DTYPE_NAMES:
+        raise NotImplementedError(f"deserializing an abstract value of dtype kind {kind} "
+                                  f"(a dtype funcgraph does not have)")
+    dims = tuple(aval.Shape(i).decode() for i in range(aval.ShapeLength()))
+    return dims, _DTYPE_NAMES[kind]
+
+
+def _read_named_sharding(sharding):
+    """(mesh axis names and sizes, partition spec) of a NamedSharding table."""
+    mesh = sharding.Mesh()
+    axes = tuple((mesh.AxisNames(i).decode(), mesh.AxisSizes(i))
+                 for i in range(mesh.AxisNamesLength())) if mesh is not None else ()
+    spec = sharding.Spec()
+    partitions = []
+    for i in range(spec.PartitionsLength()):
+        one = spec.Partitions(i)
+        names = tuple(one.Axes(j).decode() for j in range(one.AxesLength()))
+        partitions.append(None if not names else names[0] if len(names) == 1 else names)
+    return axes, tuple(partitions)
+
+
+def _read_shardings(exp, idxs_length, idx, table_length, table):
+    named = [_read_named_sharding(exp.UniqueNamedShardings(i))
+             for i in range(exp.UniqueNamedShardingsLength())]
+    if idxs_length():
+        return tuple(None if idx(i) == 0 else named[idx(i) - 1] for i in range(idxs_length()))
+    out = []
+    for i in range(table_length()):
+        s = table(i).NamedSharding()
+        out.append(None if s is None else _read_named_sharding(s))
+    return tuple(out)
+
+
+def _read_exported(exp):
+    unique = [_read_aval(exp.UniqueAvals(i)) for i in range(exp.UniqueAvalsLength())]
+    if exp.InAvalsIdxsLength() or exp.OutAvalsIdxsLength():
+        in_avals = tuple(unique[exp.InAvalsIdxs(i)] for i in range(exp.InAvalsIdxsLength()))
+        out_avals = tuple(unique[exp.OutAvalsIdxs(i)] for i in range(exp.OutAvalsIdxsLength()))
+    else:
+        in_avals = tuple(_read_aval(exp.InAvals(i)) for i in range(exp.InAvalsLength()))
+        out_avals = tuple(_read_aval(exp.OutAvals(i)) for i in range(exp.OutAvalsLength()))
+    vjp_table = exp.Vjp()
+    kinds = {v: k for k, v in vars(_schema()[1].DisabledSafetyCheckKind).items()
+             if not k.startswith("_")}
+    checks = []
+    for i in range(exp.DisabledChecksLength()):
+        check = exp.DisabledChecks(i)
+        target = check.CustomCallTarget()
+        checks.append((kinds[check.Kind()], target.decode() if target else None))
+    return Record(
+        fun_name=exp.FunctionName().decode(),
+        in_tree=_read_tree(exp.InTree()), out_tree=_read_tree(exp.OutTree()),
+        in_avals=in_avals, out_avals=out_avals,
+        in_shardings=_read_shardings(exp, exp.InShardingsIdxsLength, exp.InShardingsIdxs,
+                                     exp.InShardingsLength, exp.InShardings),
+        out_shardings=_read_shardings(exp, exp.OutShardingsIdxsLength,
+                                      exp.OutShardingsIdxs, exp.OutShardingsLength,
+                                      exp.OutShardings),
+        nr_devices=exp.NrDevices() or exp.NrDevicesShort(),
+        platforms=tuple(exp.Platforms(i).decode() for i in range(exp.PlatformsLength())),
+        ordered_effects=tuple(exp.OrderedEffects(i).TypeName().decode()
+                              for i in range(exp.OrderedEffectsLength())),
+        unordered_effects=tuple(exp.UnorderedEffects(i).TypeName().decode()
+                                for i in range(exp.UnorderedEffectsLength())),
+        disabled_checks=tuple(checks),
+        mlir_module_serialized=exp.MlirModuleSerializedAsNumpy().tobytes(),
+        calling_convention_version=exp.CallingConventionVersion(),
+        module_kept_var_idx=tuple(exp.ModuleKeptVarIdxAsNumpy().tolist())
+        if exp.ModuleKeptVarIdxLength() else (),
+        uses_global_constants=bool(exp.UsesGlobalConstants()),
+        vjp=(lambda: _read_exported(vjp_table)) if vjp_table is not None else None)
