@@ -22,7 +22,7 @@ from funcgraph.transforms.name_stack import named_call, named_scope
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
 from funcgraph.interpreters.eval import ensure_compile_time_eval
 from funcgraph import inspect, random, nn
-from funcgraph import debug, experimental
+from funcgraph import debug, experimental, export
 from funcgraph.callback import pure_callback
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
@@ -37,5 +37,5 @@ __all__ = [
     "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "local_devices",
     "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
-    "debug", "effects_barrier", "experimental", "pure_callback",
+    "debug", "effects_barrier", "experimental", "export", "pure_callback",
 ]

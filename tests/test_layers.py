@@ -18,7 +18,7 @@ LAYERS = [
     ("lowering",),
     ("primitives",),
     ("passes", "lax"),
-    ("transforms", "api", "ad_checkpoint", "callback", "debug", "experimental"),
+    ("transforms", "api", "ad_checkpoint", "callback", "debug", "experimental", "export"),
     ("debugging",),
     ("numpy",),
     ("random", "test_util"),
