@@ -20,6 +20,8 @@ NO_JVP = {
     "custom_lin": "stands for a linear map inside reverse mode and is only ever transposed",
     "pmax": "not differentiable, as in JAX",
     "pmin": "not differentiable, as in JAX",
+    "call_exported": "differentiated through the export's VJP function (export.call wraps it "
+                     "in a custom_vjp, as jax.export does); forward mode is jax's error",
 }
 NO_BATCHING = {
     "iota": "has no operands, so it is never batched",
@@ -31,6 +33,7 @@ NO_LOWERING = {
 COMPILED_EAGERLY = {  # no NumPy impl: eager calls run the primitive compiled by XLA
     "erf", "erf_inv", "lgamma", "digamma", "polygamma", "cond", "while", "scan",
     "reduce", "reduce_window",  # their monoid is a jaxpr
+    "call_exported",  # runs a serialized StableHLO module
     # NumPy rounds these differently from XLA: compiled eagerly so eager == jit == jax
     "exp", "exp2", "expm1", "log", "log1p", "logistic", "tanh", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "rsqrt", "cbrt", "pow", "atan2",

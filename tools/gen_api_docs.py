@@ -28,6 +28,7 @@ MODULES = [
     ("funcgraph.test_util", "jax.test_util"),
     ("funcgraph.errors", "jax.errors"),
     ("funcgraph.ad_checkpoint", "jax.ad_checkpoint"),
+    ("funcgraph.export", "jax.export"),
     ("funcgraph.inspect", "funcgraph.inspect"),
 ]
 

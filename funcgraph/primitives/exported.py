@@ -12,6 +12,7 @@ Eagerly it runs compiled.  Differentiation goes through the Exported's VJP funct
 and no batching rule."""
 from funcgraph import core, dtypes, tree_util
 from funcgraph.backend import export_format
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.lowering import tensor_type
 from funcgraph.primitives.helpers import declare
 
@@ -98,3 +99,13 @@ def _call_exported_lowering(ctx, avals_in, avals_out, *args, exported):
 
 call_exported_p = declare("call_exported", _call_exported_shape_rule, None,
                           _call_exported_lowering, multiple_results=True)
+
+
+def _call_exported_batching(axis_data, args, dims, exported):
+    raise core.MissingRuleError(
+        f"Batching rule for 'call_exported' not implemented (as in jax.export): vmap the "
+        f"function before exporting it, or map the call of '{exported.fun_name}' over "
+        f"the batch with lax.map")
+
+
+batching_rules[call_exported_p] = _call_exported_batching
