@@ -330,8 +330,8 @@ def _to_record(exp):
 
 
 def _from_record(record):
-    in_avals = _avals_from_plain(record.in_avals, record.fun_name)
-    out_avals = _avals_from_plain(record.out_avals, record.fun_name)
+    in_avals = _avals_from_plain(record.in_avals)
+    out_avals = _avals_from_plain(record.out_avals)
     version = record.calling_convention_version
     if not (minimum_supported_calling_convention_version <= version
             <= maximum_supported_calling_convention_version):
@@ -357,17 +357,15 @@ def _avals_to_plain(avals):
     return tuple((tuple(str(d) for d in a.shape), a.dtype.name) for a in avals)
 
 
-def _avals_from_plain(avals, fun_name):
+def _avals_from_plain(avals):
+    """ShapedArrays of (dims, dtype name); a symbolic dimension (jax's shape
+    polymorphism, e.g. "b" or "2*b") stays its string."""
     out = []
     for dims, dtype in avals:
-        if not all(d.isdigit() for d in dims):
-            raise NotImplementedError(
-                f"The exported function '{fun_name}' has symbolic dimensions "
-                f"({', '.join(dims)}); funcgraph does not support shape polymorphism yet "
-                f"(see docs/export.md)")
+        shape = tuple(int(d) if d.isdigit() else d.strip() for d in dims)
         # Not canonicalized: a float64 export takes float64 arguments whatever the flag.
-        out.append(core.ShapedArray(tuple(int(d) for d in dims),
-                                    dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)))
+        out.append(core.ShapedArray(shape, dtypes.bfloat16 if dtype == "bfloat16"
+                                    else np.dtype(dtype)))
     return out
 
 

@@ -311,3 +311,38 @@ def test_platform_mismatch_is_jax_error():
     got = _error(lambda: exp.call(XS))
     assert got[0] is want[0] is ValueError
     assert got[1] == want[1]
+
+
+# --- jax's shape-polymorphic artifacts -----------------------------------------------------
+
+def test_call_jax_shape_polymorphic_artifact():
+    b = jax.export.symbolic_shape("b, 4")
+
+    def flat_sin(x):
+        return (jnp.sin(x) * 2.0).reshape(-1)
+    ref = jax.export.export(jax.jit(flat_sin))(jax.ShapeDtypeStruct(b, jnp.float32))
+    exp = export.deserialize(ref.serialize(vjp_order=1))
+    assert str(exp.in_avals[0].shape) == "('b', 4)" and exp.uses_global_constants
+    for n in (2, 5):
+        x = RNG.normal(size=(n, 4)).astype(np.float32)
+        np.testing.assert_allclose(exp.call(x), ref.call(x), rtol=1e-6)
+        jitted = fg.jit(lambda x: exp.call(x) * 3.0)(x)
+        assert jitted.shape == (4 * n,)
+        np.testing.assert_allclose(jitted, ref.call(x) * 3.0, rtol=1e-6)
+        np.testing.assert_allclose(fg.grad(lambda x: exp.call(x).sum())(x),
+                                   jax.grad(lambda x: ref.call(x).sum())(x), rtol=1e-6)
+    bad = np.ones((3, 5), np.float32)
+    assert _error(lambda: exp.call(bad)) == _error(lambda: ref.call(bad))
+
+
+def test_polymorphic_dimension_variable_errors_match_jax():
+    b = jax.export.symbolic_shape("b")
+    ref = jax.export.export(jax.jit(jnp.add))(jax.ShapeDtypeStruct(b, jnp.float32),
+                                              jax.ShapeDtypeStruct(b, jnp.float32))
+    exp = export.deserialize(ref.serialize())
+    np.testing.assert_allclose(exp.call(XS, XS), 2 * XS)
+    x3, x4 = np.ones(3, np.float32), np.ones(4, np.float32)
+    kind, message = _error(lambda: exp.call(x3, x4))
+    want_kind, want = _error(lambda: ref.call(x3, x4))
+    assert kind is want_kind is ValueError
+    assert want.startswith(message)

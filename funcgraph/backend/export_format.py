@@ -13,6 +13,7 @@ tuples (`("leaf",)`, `("none",)`, `("tuple", children)`, `("list", children)`,
 values are `(dims, dtype name)` with every dimension a string, as jax stores them.
 """
 import functools
+import io
 import types
 
 import numpy as np
@@ -84,7 +85,13 @@ def portable_to_text(artifact):
         return str(_portable_to_module(artifact))
 
 
-def portable_to_functions(artifact, prefix):
+# Symbols of pasted functions start with this; the caller replaces it with a prefix
+# unique in its module.
+PLACEHOLDER = "__funcgraph_exported__"
+
+
+@functools.lru_cache(maxsize=64)
+def portable_to_functions(artifact, prefix=PLACEHOLDER):
     """The functions of a portable artifact as generic-form text to paste into another
     module: every symbol renamed `prefix` + name and made private, so that they cannot
     clash with the host module's.  Returns (text, main symbol, main's input types,
@@ -114,8 +121,101 @@ def portable_to_functions(artifact, prefix):
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         text = "\n".join(op.operation.get_asm(print_generic_op_form=True,
                                               enable_debug_info=False) for op in ops)
-        return (text, prefix + "main", [str(t) for t in ftype.inputs],
-                [str(t) for t in ftype.results])
+        return (text, prefix + "main", tuple(str(t) for t in ftype.inputs),
+                tuple(str(t) for t in ftype.results))
+
+
+_ELEMENT_DTYPES = {
+    "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+    "complex<f32>": "complex64", "complex<f64>": "complex128",
+}
+
+
+def tensor_type_to_aval(text):
+    """(shape, dtype name) of a static `tensor<3x4xf32>` type."""
+    body = text[len("tensor<"):-1]
+    if "complex<" in body:
+        split = body.index("complex<")
+        dims, element = body[:split].rstrip("x"), body[split:]
+    else:
+        dims, _, element = body.rpartition("x")
+    return tuple(int(d) for d in dims.split("x") if d), _ELEMENT_DTYPES[element]
+
+
+@functools.lru_cache(maxsize=256)
+def specialized_functions(artifact, arg_types, prefix=PLACEHOLDER):
+    """portable_to_functions of a module with dynamic (`?`) dimensions, specialized to
+    static argument types: an entry function `prefix + "entry"` taking `arg_types`
+    calls the module's @main, and jaxlib's shape refinement (the pass jax runs before
+    compiling such modules; it also checks the module's shape assertions) makes every
+    shape static.  Returns (text, entry symbol, input types, static result types)."""
+    text, main, types_in, types_out = portable_to_functions(artifact, prefix)
+    if len(arg_types) != len(types_in):
+        raise ValueError(f"the exported module takes {len(types_in)} arguments, "
+                         f"not {len(arg_types)}")
+    lines = [f"  func.func public @main("
+             + ", ".join(f"%a{i}: {t}" for i, t in enumerate(arg_types))
+             + f") -> ({', '.join(types_out)}) {{"]
+    operands = []
+    for i, (have, want) in enumerate(zip(arg_types, types_in, strict=True)):
+        if have == want:
+            operands.append(f"%a{i}")
+        else:
+            lines.append(f'    %c{i} = "stablehlo.convert"(%a{i}) : ({have}) -> {want}')
+            operands.append(f"%c{i}")
+    results = ", ".join(f"%r#{i}" for i in range(len(types_out)))
+    lines.append(f'    %r:{len(types_out)} = "func.call"({", ".join(operands)}) '
+                 f'{{callee = @{main}}} : ({", ".join(types_in)}) -> '
+                 f'({", ".join(types_out)})' if types_out else
+                 f'    "func.call"({", ".join(operands)}) {{callee = @{main}}} : '
+                 f'({", ".join(types_in)}) -> ()')
+    lines.append(f'    "func.return"({results}) : ({", ".join(types_out)}) -> ()')
+    lines.append("  }")
+    wrapper = "module {\n" + text + "\n" + "\n".join(lines) + "\n}\n"
+    jax = _jax()
+    refine = _jax_lib().mlir.refine_polymorphic_shapes
+    with _mlir_context():
+        module = jax.mlir_ir.Module.parse(wrapper)
+        bytecode = _module_bytecode(module)
+    try:
+        refined = refine(bytecode, enable_shape_assertions=True, validate_static_shapes=True)
+    except Exception as e:
+        raise ValueError(f"the shape-polymorphic exported module does not accept "
+                         f"arguments of types {', '.join(arg_types)}: {e}") from None
+    return _rename_entry(refined, prefix)
+
+
+def _jax_lib():
+    _jax()
+    from jax._src.lib import _jax as jaxlib_extension
+    return jaxlib_extension
+
+
+def _module_bytecode(module):
+    out = io.BytesIO()
+    module.operation.write_bytecode(out)
+    return out.getvalue()
+
+
+def _rename_entry(refined, prefix):
+    """The refined module's functions, its public @main renamed prefix + "entry" and made
+    private, with the entry's (now static) types."""
+    ir = _jax().mlir_ir
+    with _mlir_context():
+        module = ir.Module.parse(refined)
+        symbols = ir.SymbolTable(module.operation)
+        entry = symbols["main"]
+        ir.SymbolTable.replace_all_symbol_uses("main", prefix + "entry", module.operation)
+        symbols.set_symbol_name(entry, prefix + "entry")
+        entry.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        ftype = ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value)
+        text = "\n".join(op.operation.get_asm(print_generic_op_form=True,
+                                               enable_debug_info=False)
+                         for op in module.body.operations)
+        return (text, prefix + "entry", tuple(str(t) for t in ftype.inputs),
+                tuple(str(t) for t in ftype.results))
 
 
 def unstable_custom_calls(text):

@@ -6,7 +6,10 @@ fun_name, in_tree, in_avals, out_avals, platforms, effects, module_kept_var_idx,
 disabled_checks, mlir_module_serialized).  The shape rule checks the operands against
 the exported types with jax's messages; the lowering pastes the exported module's
 functions into the module being built (renamed, all private) and calls its @main,
-passing the platform index where the module was exported for several platforms.
+passing the platform index where the module was exported for several platforms.  A
+shape-polymorphic module (symbolic dimensions, from jax) is first specialized to the
+operands' static types by the backend (jaxlib's shape refinement), which also gives
+the result shapes.
 Eagerly it runs compiled.  Differentiation goes through the Exported's VJP function
 (a custom_vjp in funcgraph.export), as in jax; like jax's, the primitive has no JVP
 and no batching rule."""
@@ -42,12 +45,74 @@ def _call_exported_shape_rule(*avals, exported):
                              f"{argument_descriptor(exported.in_tree, i)}: expected "
                              f"{want.dtype} and called with {got.dtype}")
         for dim, (w, g) in enumerate(zip(want.shape, got.shape, strict=True)):
-            if w != g:
+            if not is_symbolic(w) and w != g:
                 raise ValueError(
                     f"Shape mismatch for {argument_descriptor(exported.in_tree, i, dim)} "
-                    f"(expected same constant): expected {want.shape} and called with "
-                    f"{got.shape}")
-    return [core.ShapedArray(a.shape, a.dtype) for a in exported.out_avals]
+                    f"(expected same constant): expected {_shape_text(want.shape)} and "
+                    f"called with {got.shape}")
+    if not is_polymorphic(exported):
+        return [core.ShapedArray(a.shape, a.dtype) for a in exported.out_avals]
+    _check_dimension_variables(exported, avals)
+    _, _, _, types_out = _functions(exported, avals)
+    shapes = [export_format.tensor_type_to_aval(t)[0] for t in types_out]
+    return [core.ShapedArray(s, a.dtype) for s, a in zip(shapes, exported.out_avals,
+                                                          strict=True)]
+
+
+def _shape_text(shape):
+    """A shape as jax prints one with symbolic dimensions: (b, 3)."""
+    inner = ", ".join(str(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def _check_dimension_variables(exported, avals):
+    """jax's static checks of the dimensions that are a lone variable: each variable has
+    one value, at least 1 (other expressions are checked by the module's assertions,
+    when it is specialized)."""
+    seen = {}
+    for i, (want, got) in enumerate(zip(exported.in_avals, avals, strict=True)):
+        for dim, (w, g) in enumerate(zip(want.shape, got.shape, strict=True)):
+            if not (is_symbolic(w) and w.isidentifier()):
+                continue
+            where = argument_descriptor(exported.in_tree, i, dim)
+            if g < 1:
+                raise ValueError(f"Input shapes do not match the polymorphic shapes "
+                                 f"specification. Expected value >= 1 for dimension "
+                                 f"variable '{w}'. Obtained {g} for {where}.")
+            if w in seen and seen[w][0] != g:
+                raise ValueError(f"Input shapes do not match the polymorphic shapes "
+                                 f"specification. Found inconsistency between dimension "
+                                 f"size {where} (= {g}) and the specification '{w}' "
+                                 f"(= {seen[w][0]}).")
+            seen.setdefault(w, (g, where))
+
+
+def is_symbolic(dim):
+    """Whether a dimension of an exported aval is symbolic (jax's shape polymorphism:
+    a string such as "b" or "2*b")."""
+    return isinstance(dim, str)
+
+
+def is_polymorphic(exported):
+    return any(is_symbolic(d) for a in exported.in_avals for d in a.shape)
+
+
+def _operand_types(exported, avals):
+    """The MLIR types of the operands the lowering passes to the exported @main."""
+    types = [tensor_type(avals[i]) for i in exported.module_kept_var_idx]
+    if len(exported.platforms) > 1:
+        types.insert(0, tensor_type(core.ShapedArray((), dtypes.int32)))
+    return tuple(types)
+
+
+def _functions(exported, avals):
+    """(text, entry symbol, input types, result types) of the functions to paste in, with
+    export_format.PLACEHOLDER as the prefix of their symbols; a shape-polymorphic module
+    specialized to the operands' static types."""
+    if is_polymorphic(exported):
+        return export_format.specialized_functions(exported.mlir_module_serialized,
+                                                   _operand_types(exported, avals))
+    return export_format.portable_to_functions(exported.mlir_module_serialized)
 
 
 def _platform_index(exported):
@@ -61,17 +126,18 @@ def _platform_index(exported):
                      f"'{exported.platforms}' but it is used on '{(platform,)}'.")
 
 
-def _exported_functions(module, exported):
-    """The symbol of the exported @main in `module`, its functions pasted in once."""
-    key = ("call_exported", id(exported))
+def _exported_functions(module, exported, avals_in):
+    """The entry symbol of the exported module in `module` and its types, its functions
+    pasted in once per exported module and operand types."""
+    key = ("call_exported", id(exported), tuple(avals_in))
     found = module.function_names.get(key)
     if found is None:
         name = "".join(c if c.isalnum() else "_" for c in exported.fun_name)
         prefix = f"call_exported_{name}_{len(module.function_names)}_"
-        text, main, types_in, types_out = export_format.portable_to_functions(
-            exported.mlir_module_serialized, prefix)
-        module.functions.append(text)
-        found = module.function_names[key] = (main, types_in, types_out)
+        text, entry, types_in, types_out = _functions(exported, avals_in)
+        module.functions.append(text.replace(export_format.PLACEHOLDER, prefix))
+        entry = entry.replace(export_format.PLACEHOLDER, prefix)
+        found = module.function_names[key] = (entry, list(types_in), list(types_out))
     return found
 
 
@@ -85,7 +151,7 @@ def _call_exported_lowering(ctx, avals_in, avals_out, *args, exported):
                                   f"exported for {exported.nr_devices} devices, is not "
                                   f"supported: funcgraph calls exports for one device")
     index = _platform_index(exported)
-    main, types_in, types_out = _exported_functions(ctx.module, exported)
+    main, types_in, types_out = _exported_functions(ctx.module, exported, avals_in)
     operands = [args[i] for i in exported.module_kept_var_idx]
     if len(exported.platforms) > 1:
         scalar = core.ShapedArray((), dtypes.int32)
