@@ -248,14 +248,6 @@ def default_platform():
     return jax.export.default_export_platform()
 
 
-def calling_convention_versions():
-    """(minimum, maximum) calling convention versions jax reads and writes."""
-    _jax()
-    import jax.export
-    return (jax.export.minimum_supported_calling_convention_version,
-            jax.export.maximum_supported_calling_convention_version)
-
-
 # --- writing ---------------------------------------------------------------------------
 
 def serialize(record, vjp_order=0):
