@@ -80,7 +80,7 @@ def _transform_sizes(arr, fft_type, s, axes):
 
 
 def _fft_core(func_name, fft_type, a, s, axes, norm):
-    full_name = f"jax.numpy.fft.{func_name}"
+    full_name = f"funcgraph.numpy.fft.{func_name}"
     arr = _operand(full_name, a)
     ndim = aval_of(arr).ndim
     if s is not None:
@@ -97,6 +97,7 @@ def _fft_core(func_name, fft_type, a, s, axes, norm):
         raise ValueError(f"{full_name} does not support repeated axes. Got axes {axes}.")
     trailing = tuple(range(ndim - len(axes), ndim))
     if given_axes is not None:
+        axes = tuple(_checked_axis(a, ndim) for a in axes)
         arr = _moveaxis(arr, axes, trailing)
     in_sizes, lengths = _transform_sizes(arr, fft_type, s, trailing)
     if in_sizes is not None:
@@ -108,6 +109,13 @@ def _fft_core(func_name, fft_type, a, s, axes, norm):
     if given_axes is not None:
         out = _moveaxis(out, trailing, axes)
     return out
+
+
+def _checked_axis(axis, ndim):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
 
 
 def _transform(arr, fft_type, lengths):
@@ -157,7 +165,7 @@ def irfftn(a, s=None, axes=None, norm=None):
 
 def _check_two_axes(func_name, axes):
     if len(axes) != 2:
-        raise ValueError(f"jax.numpy.fft.{func_name} only supports 2 axes. "
+        raise ValueError(f"funcgraph.numpy.fft.{func_name} only supports 2 axes. "
                          f"Got axes = {axes!r}.")
 
 
@@ -187,7 +195,7 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None):
 
 def _check_one_axis(func_name, axis):
     if isinstance(axis, (list, tuple)):
-        full_name = f"jax.numpy.fft.{func_name}"
+        full_name = f"funcgraph.numpy.fft.{func_name}"
         raise ValueError(f"{full_name} does not support multiple axes. Please use "
                          f"{full_name}n. Got axis = {axis!r}.")
 
@@ -241,10 +249,10 @@ def ihfft(a, n=None, axis=-1, norm=None):
 
 def _check_frequency_args(name, n, d):
     if isinstance(n, (list, tuple)):
-        raise ValueError(f"The n argument of jax.numpy.fft.{name} only takes an int. "
+        raise ValueError(f"The n argument of funcgraph.numpy.fft.{name} only takes an int. "
                          f"Got n = {list(n)}.")
     if isinstance(d, (list, tuple)):
-        raise ValueError(f"The d argument of jax.numpy.fft.{name} only takes a single "
+        raise ValueError(f"The d argument of funcgraph.numpy.fft.{name} only takes a single "
                          f"value. Got d = {list(d)}.")
 
 
