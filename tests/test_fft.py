@@ -3,6 +3,8 @@ even lengths, n / s cropping and zero-padding, axes and norms, run eagerly and u
 jit, differentiated through real-valued losses of the complex outputs, batched and
 pushed forward; plus finite differences, the primitive against NumPy, dtypes with and
 without x64, frequencies and shifts, errors, and the lowering."""
+import importlib.util
+import pathlib
 import re
 
 import jax
@@ -329,3 +331,29 @@ def test_lax_errors_match_jax(args):
         jax.lax.fft(*args)
     with pytest.raises(expected.type, match=re.escape(str(expected.value))):
         lax.fft(*args)
+
+
+# --- the PDE example, run by funcgraph and by jax -------------------------------------------
+
+def _load_example():
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "fft_pde.py"
+    spec = importlib.util.spec_from_file_location("fft_pde_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pde_example_matches_jax():
+    """The heat solution, the Burgers solution and the gradients of the final energy
+    (through a jitted fori_loop of pseudo-spectral steps) agree with jax's."""
+    example = _load_example()
+    ours, theirs = example.build(fg, fnp), example.build(jax, jnp)
+    x = example.grid()
+    u0_2d = np.sin(x)[:, None] * np.cos(2 * x)[None, :]
+    args_2d = (u0_2d, np.float32(0.1), np.float32(0.7))
+    assert_close(ours["heat_2d"](*args_2d), theirs["heat_2d"](*args_2d))
+    u0, nu = example.initial_condition(), np.float32(0.05)
+    assert_close(ours["burgers"](u0, nu), theirs["burgers"](u0, nu), scale=10)
+    assert_close(ours["final_energy"](u0, nu), theirs["final_energy"](u0, nu), scale=10)
+    for g, e in zip(ours["energy_grads"](u0, nu), theirs["energy_grads"](u0, nu), strict=True):
+        assert_close(g, e, scale=50)

@@ -5,7 +5,7 @@ helpers (binds no primitive), base (broadcast_in_dim, reshape, transpose and
 reduce_sum, which every family's rules bind), batching_helpers, elementwise,
 structural, reductions, slicing, contractions, sorting, linalg, then the primitives
 holding jaxprs: jaxprs (helpers over whole jaxprs), call, collectives, control_flow
-custom_ad and remat; convolution (after structural), fft (after elementwise) and
+custom_ad and remat; convolution (after structural), fft (after structural) and
 windowed (after jaxprs); last the host callbacks (callbacks), whose batching binds scan.
 A rule binds primitives of its own module or of a lower one."""
 from funcgraph.primitives import (  # noqa: F401

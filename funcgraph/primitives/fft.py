@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from funcgraph import core, dtypes
-from funcgraph.array import Array, scalar_array
+from funcgraph.array import scalar_array
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.lowering import i64_array
@@ -24,6 +24,7 @@ from funcgraph.primitives.base import broadcast_in_dim_p
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.elementwise import conj_p, mul_p
 from funcgraph.primitives.helpers import declare, deflinear_unary
+from funcgraph.primitives.structural import pad_p
 
 
 class FftType(enum.IntEnum):
@@ -112,22 +113,21 @@ fft_p = declare("fft", _fft_shape, None, _fft_lowering)
 # weight those frequencies accordingly.  Cotangents follow JAX's convention for complex
 # values: the cotangent c of a complex z pairs with a tangent t as Re(c * t).
 
-def _hermitian_weights(n, dtype, doubled, single):
-    """Weights over the half spectrum of a length-n signal: `single` at frequency 0 and,
-    for even n, at Nyquist (they appear once in the full spectrum), else `doubled`."""
-    weights = np.full(half_spectrum_length(n), doubled, dtype)
-    weights[0] = single
-    if n % 2 == 0:
-        weights[-1] = single
-    return weights
-
-
-def _times_last_axis(x, weights):
-    """x times a constant vector along its last axis."""
-    shape = core.get_aval(x).shape
-    w = Array(weights, ShapedArray(weights.shape, weights.dtype))
-    w = broadcast_in_dim_p.bind(w, shape=shape, broadcast_dimensions=(len(shape) - 1,))
-    return mul_p.bind(x, w)
+def _times_hermitian_weights(x, n, doubled, single):
+    """x (a half spectrum of a length-n signal on its last axis) times `single` at
+    frequency 0 and, for even n, at Nyquist (they appear once in the full spectrum), and
+    times `doubled` elsewhere.  Built from scalars: a constant array here would become a
+    constant of the jaxpr being traced, which the bodies of transposed loops cannot hold."""
+    aval = core.get_aval(x)
+    even = int(n % 2 == 0)
+    middle = half_spectrum_length(n) - 1 - even
+    doubled = broadcast_in_dim_p.bind(scalar_array(doubled, aval.dtype), shape=(middle,),
+                                      broadcast_dimensions=())
+    weights = pad_p.bind(doubled, scalar_array(single, aval.dtype),
+                         padding_config=((1, even, 0),))
+    weights = broadcast_in_dim_p.bind(weights, shape=aval.shape,
+                                      broadcast_dimensions=(aval.ndim - 1,))
+    return mul_p.bind(x, weights)
 
 
 def _rfft_transpose(ct, fft_lengths):
@@ -135,7 +135,7 @@ def _rfft_transpose(ct, fft_lengths):
     transpose sum_k Re(ct_k e^{-2 pi i j k / n}) is N * IRFFT(conj(ct) / multiplicity)."""
     n, size = fft_lengths[-1], math.prod(fft_lengths)
     dtype = core.get_aval(ct).dtype
-    halved = _times_last_axis(conj_p.bind(ct), _hermitian_weights(n, dtype, 0.5, 1))
+    halved = _times_hermitian_weights(conj_p.bind(ct), n, 0.5, 1)
     out = fft_p.bind(halved, fft_type=FftType.IRFFT, fft_lengths=fft_lengths)
     return mul_p.bind(out, scalar_array(size, _REAL_OF[dtype]))
 
@@ -145,8 +145,7 @@ def _irfft_transpose(ct, fft_lengths):
     conj(RFFT(ct)) * multiplicity / N."""
     n, size = fft_lengths[-1], math.prod(fft_lengths)
     spectrum = fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths)
-    weights = _hermitian_weights(n, core.get_aval(spectrum).dtype, 2 / size, 1 / size)
-    return conj_p.bind(_times_last_axis(spectrum, weights))
+    return conj_p.bind(_times_hermitian_weights(spectrum, n, 2 / size, 1 / size))
 
 
 def _fft_transpose(ct, aval, fft_type, fft_lengths):
