@@ -22,6 +22,7 @@ MODULES = [
     ("funcgraph.nn", "jax.nn"),
     ("funcgraph.nn.initializers", "jax.nn.initializers"),
     ("funcgraph.numpy.linalg", "jax.numpy.linalg"),
+    ("funcgraph.numpy.fft", "jax.numpy.fft"),
     ("funcgraph.lax.linalg", "jax.lax.linalg"),
     ("funcgraph.scipy.linalg", "jax.scipy.linalg"),
     ("funcgraph.scipy.special", "jax.scipy.special"),

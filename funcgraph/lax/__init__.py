@@ -3,7 +3,8 @@
 Unlike funcgraph.numpy these do not promote dtypes or broadcast (except that
 Python scalars and 0-d operands adopt the other operand's dtype and shape)."""
 # The modules below import only the ones listed before them: _operands, _shapes, _elementwise,
-# _reductions, _contractions, _slicing, _convolution, _windowed, _collectives, _control_flow, linalg.
+# _reductions, _contractions, _slicing, _convolution, _windowed, _fft, _collectives, _control_flow,
+# linalg.
 
 # Array and pjit_p have always been reachable here; _as_operand is what tests build operands with.
 from funcgraph.array import Array
@@ -34,6 +35,7 @@ from funcgraph.lax._convolution import (
     conv_general_shape_tuple, conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple,
     conv_with_general_padding, ConvDimensionNumbers, padtype_to_pads)
 from funcgraph.lax._windowed import reduce, reduce_window, reduce_window_shape_tuple
+from funcgraph.lax._fft import fft, FftType
 from funcgraph.lax._collectives import all_gather, axis_index, pmax, pmean, pmin, psum
 from funcgraph.lax._control_flow import (
     associative_scan, cond, fori_loop, map, optimization_barrier, scan, switch, while_loop)

@@ -5,7 +5,7 @@ funcgraph primitives, so they work eagerly and under every transformation."""
 # The modules below import only the ones listed before them: _core, _types, _creation,
 # _shapes, _ufuncs, _reductions, _joining, _sorting, _indexing, _taking, _diagonals, _einsum,
 # _products, _ranges, _manipulation, _setops, _math, _stats, _extras, _linalg_norm, linalg,
-# _methods.
+# fft, _methods.
 from funcgraph.numpy._core import (
     array, asarray, asarray_operand, astype, aval_of, broadcast_shapes, broadcast_to_shape,
     canonical_axes, check_axis, convert, promote_and_broadcast, promote_dtypes,
@@ -59,7 +59,7 @@ from funcgraph.numpy._extras import (
     block, lexsort, polyval, trapezoid, tril_indices, tril_indices_from, triu_indices,
     triu_indices_from)
 from funcgraph.numpy._methods import install_methods
-from funcgraph.numpy import linalg
+from funcgraph.numpy import fft, linalg
 
 # The operators and methods of Array and of every tracer.
 install_methods()
