@@ -186,6 +186,14 @@ class ModuleBuilder:
             "\n".join(self.functions) + "\n}\n"
 
 
+def lower_closed_body(ctx, closed, arg_names):
+    """Emit the equations of a ClosedJaxpr used as a body (of a loop, a branch, a
+    region); its consts, which rules building bodies may close over, become constants."""
+    const_names = [ctx.constant(np.asarray(c), v.aval)
+                   for c, v in core.safe_zip(closed.consts, closed.jaxpr.constvars)]
+    return lower_jaxpr_body(ctx, closed.jaxpr, const_names, arg_names)
+
+
 def lower_jaxpr_body(ctx, jaxpr, const_names, arg_names):
     """Emit the equations of `jaxpr` into ctx; return the output names."""
     env = {}

@@ -947,3 +947,19 @@ def test_associative_scan_matches_jax(n):
     m = np.arange(2 * n, dtype=np.float32).reshape(2, n)
     np.testing.assert_allclose(fg.jit(lambda m: fg.lax.associative_scan(fg.lax.add, m, axis=1))(m),
                                jax.lax.associative_scan(jax.lax.add, m, axis=1))
+
+
+def test_transpose_rule_closing_over_an_array_inside_a_loop():
+    """A backward rule that builds an array constant inside a fori_loop body: the
+    transposed body has consts, which the loop's lowering turns into constants."""
+    def make(fw):
+        @fw.custom_vjp
+        def f(x):
+            return x * 2.0
+        f.defvjp(lambda x: (x * 2.0, None),
+                 lambda r, g: (g * np.array([1.0, 2.0, 3.0], np.float32),))
+        return lambda x: fw.lax.fori_loop(0, 3, lambda i, c: f(c), x).sum()
+    x = np.ones(3, np.float32)
+    want = jax.jit(jax.grad(make(jax)))(x)
+    np.testing.assert_allclose(fg.grad(make(fg))(x), want)
+    np.testing.assert_allclose(fg.jit(fg.grad(make(fg)))(x), want)

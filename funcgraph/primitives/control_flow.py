@@ -16,7 +16,7 @@ from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
-from funcgraph.lowering import lower_jaxpr_body
+from funcgraph.lowering import lower_closed_body
 from funcgraph.primitives.base import broadcast_in_dim_p
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.call import merge_tangents
@@ -67,7 +67,7 @@ def _variant(closed, defined):
 
 def _region_body(closed, operand_names):
     def body(ctx, args):
-        outs = lower_jaxpr_body(ctx, closed.jaxpr, [], list(operand_names) + list(args))
+        outs = lower_closed_body(ctx, closed, list(operand_names) + list(args))
         return outs, closed.out_avals
     return body
 
@@ -229,11 +229,11 @@ def _while_lowering(ctx, avals_in, avals_out, *args, cond_jaxpr, body_jaxpr, con
     nc, nb = cond_nconsts, body_nconsts
 
     def cond_body(rctx, xs):
-        pred = lower_jaxpr_body(rctx, cond_jaxpr.jaxpr, [], list(xs[:nc]) + list(xs[nc + nb:]))
+        pred = lower_closed_body(rctx, cond_jaxpr, list(xs[:nc]) + list(xs[nc + nb:]))
         return pred, cond_jaxpr.out_avals
 
     def loop_body(rctx, xs):
-        new = lower_jaxpr_body(rctx, body_jaxpr.jaxpr, [], list(xs[nc:nc + nb]) + list(xs[nc + nb:]))
+        new = lower_closed_body(rctx, body_jaxpr, list(xs[nc:nc + nb]) + list(xs[nc + nb:]))
         return list(xs[:nc + nb]) + new, list(avals_in)
 
     outs = ctx.op("stablehlo.while", list(args), list(avals_in), list(avals_in),
@@ -402,7 +402,7 @@ def _scan_lowering(ctx, avals_in, avals_out, *args, jaxpr, num_consts, num_carry
                 index = sctx.op("stablehlo.subtract", [last, i], [INT32_SCALAR] * 2,
                                 INT32_SCALAR)
             x_t = [_index_row(sctx, x, a, index) for x, a in zip(xs_now, xs_avals)]
-            outs = lower_jaxpr_body(sctx, jaxpr.jaxpr, [], list(cs) + carry + x_t)
+            outs = lower_closed_body(sctx, jaxpr, list(cs) + carry + x_t)
             carry = outs[:nk]
             ys = [_update_row(sctx, y, a, v, index) for y, a, v in zip(ys, ys_avals, outs[nk:])]
             one = sctx.constant(np.int32(1), INT32_SCALAR)

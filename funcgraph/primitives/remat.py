@@ -10,7 +10,7 @@ from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
-from funcgraph.lowering import lower_jaxpr_body
+from funcgraph.lowering import lower_closed_body
 from funcgraph.primitives.call import merge_tangents
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr
@@ -133,7 +133,7 @@ def _remat_lowering(ctx, avals_in, avals_out, *args, jaxpr, prevent_cse, differe
     args = list(args)
     if differentiated and prevent_cse:
         args = _barrier_lowering(ctx, avals_in, avals_in, *args)
-    return lower_jaxpr_body(ctx, jaxpr.jaxpr, [], args)
+    return lower_closed_body(ctx, jaxpr, args)
 
 
 def _remat_eval(*args, jaxpr, prevent_cse, differentiated, policy):

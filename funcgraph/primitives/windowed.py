@@ -20,7 +20,7 @@ from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.jvp import jvp_flat, jvp_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
-from funcgraph.lowering import i64_array, lower_jaxpr_body
+from funcgraph.lowering import i64_array, lower_closed_body
 from funcgraph.primitives.base import identity, reshape_p, transpose_p
 from funcgraph.primitives.batching_helpers import batch_at, vmap_flat
 from funcgraph.primitives.convolution import dilate_dim, stride_dim
@@ -422,7 +422,7 @@ def _monoid_region(ctx, jaxpr, dtypes_):
     scalars = [ShapedArray((), d) for d in dtypes_]
 
     def body(c, args):
-        return lower_jaxpr_body(c, jaxpr.jaxpr, [], list(args)), scalars
+        return lower_closed_body(c, jaxpr, list(args)), scalars
     return ctx.region(scalars * 2, body)
 
 
