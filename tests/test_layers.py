@@ -12,7 +12,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LAYERS = [
     ("config",),
     ("dtypes", "tree_util", "backend"),
-    ("core",),
+    ("core", "sharding"),
     ("array", "ir", "errors"),
     ("interpreters",),
     ("lowering",),
