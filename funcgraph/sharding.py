@@ -54,7 +54,7 @@ class Mesh:
         self.devices = devices
         self.axis_names = axis_names
         self.axis_types = axis_types
-        self._flat_devices = tuple(devices.flat)
+        self._flat_devices = tuple(devices.flat) if axis_names else ()
         self._key = (axis_names, axis_types, devices.shape, tuple(d.id for d in self._flat_devices))
 
     @property
@@ -71,11 +71,11 @@ class Mesh:
 
     @property
     def size(self):
-        return self.devices.size
+        return len(self._flat_devices)
 
     @property
     def empty(self):
-        return self.devices.ndim == 0
+        return not self.axis_names
 
     @property
     def device_ids(self):
