@@ -351,16 +351,17 @@ class TiledSharding(Sharding):
         return self._runtime
 
 
-def sharding_from_blocks(mesh, tiles, blocks, candidates=()):
+def sharding_from_blocks(mesh, tiles, blocks, original=None, original_ndim=None):
     """The sharding of an array of rank len(tiles) whose device i (of the mesh's flat
-    order) holds block `blocks[i]`: one of `candidates` (the program's input shardings)
-    when equivalent, as jax reuses them, else a NamedSharding over the mesh with the
-    fewest trailing Nones, else a TiledSharding."""
+    order) holds block `blocks[i]`: `original` (an input's sharding, of an input of rank
+    original_ndim) when it is the same layout of an array of the same rank, as jax
+    reuses it, else a NamedSharding over the mesh without trailing Nones, else a
+    TiledSharding."""
     ndim = len(tiles)
-    for c in candidates:
-        if isinstance(c, NamedSharding) and c.mesh == mesh and len(c.spec) <= ndim and \
-                c.tile_counts(ndim) == tuple(tiles) and c.block_coordinates(ndim) == blocks:
-            return c
+    c = original
+    if c is not None and c.mesh == mesh and original_ndim == ndim and \
+            c.tile_counts(ndim) == tuple(tiles) and c.block_coordinates(ndim) == blocks:
+        return c
     for spec in _specs_with_tiles(mesh, tiles):
         sharding = NamedSharding(mesh, spec)
         if sharding.block_coordinates(ndim) == blocks:

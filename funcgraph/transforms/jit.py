@@ -611,8 +611,11 @@ class Traced:
     def _fresh_placement(self):
         """A copy of the placement for one lowering (lowering settles its details)."""
         p = self.placement
-        return None if p is None else placing.Placement(p.devices, p.in_shardings,
-                                                        p.out_shardings)
+        if p is None:
+            return None
+        fresh = placing.Placement(p.devices, p.in_shardings, p.out_shardings)
+        fresh.original = p.original
+        return fresh
 
 
 class Lowered:

@@ -28,6 +28,9 @@ class Placement:
         self.out_shardings = list(out_shardings)
         self.mesh = None
         self.arg_shardings = None
+        # (sharding, rank) of the input whose layout outputs laid out alike reuse (jax
+        # does when the arguments carry a mesh: committed ones), or None.
+        self.original = None
 
     def annotations(self, module, in_avals, out_avals):
         n_consts = len(in_avals) - len(self.in_shardings)
@@ -75,7 +78,7 @@ def compile_placed(module, placement, out_avals):
             if s is not None:
                 continue
             outs[i] = sharding_from_blocks(placement.mesh, layout.tiles, layout.blocks,
-                                           placement.arg_shardings)
+                                           *(placement.original or (None, None)))
             if isinstance(outs[i], TiledSharding):
                 outs[i]._runtime = layout.runtime
     handlers = executable.result_handlers([s._backend_sharding() for s in outs])
@@ -165,4 +168,8 @@ def make_placement(in_given, committed, avals, names, out_given):
     devices = program_devices(ins + list(out_given))
     if devices is None and all(s is None for s in ins + list(out_given)):
         return None
-    return Placement(devices, ins, out_given)
+    placement = Placement(devices, ins, out_given)
+    if any(isinstance(c, NamedSharding) for c in committed):
+        placement.original = next((s, a.ndim) for s, a in zip(ins, avals, strict=True)
+                                  if isinstance(s, NamedSharding))
+    return placement
