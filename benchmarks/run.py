@@ -299,6 +299,17 @@ def cnn_train_step():
                        lambda: step_jax(*args_jax)[1].block_until_ready(), rounds=7, repeat=10)
 
 
+@benchmark("data-parallel MLP train step on 8 virtual devices", 1.05)
+def sharded_train_step():
+    """In its own process: XLA's device count is fixed when the backend starts."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sharded_step.py")
+    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    t_fg, t_jax, ratio = map(float, out.split()[-3:])
+    return t_fg, t_jax, ratio
+
+
 _RSS_PROGRAM = """
 import gc, resource, sys
 import numpy as np

@@ -4,14 +4,17 @@
     import funcgraph as fg
     import funcgraph.numpy as fnp
 """
-from funcgraph.config import config, disable_jit
+from funcgraph.config import config, default_device, disable_jit
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
 from funcgraph import errors, lax, numpy, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
-    block_until_ready, default_backend, device_get, device_put, devices, effects_barrier,
-    local_devices)
+    block_until_ready, default_backend, device_count, device_get, device_put, devices,
+    effects_barrier, local_device_count, local_devices, make_array_from_callback,
+    make_array_from_single_device_arrays, process_count, process_index)
+from funcgraph import sharding
+from funcgraph.sharding import NamedSharding, make_mesh, set_mesh
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                      value_and_grad, vjp)
 from funcgraph.transforms.vmap import vmap
@@ -38,4 +41,7 @@ __all__ = [
     "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
     "debug", "effects_barrier", "experimental", "export", "pure_callback",
+    "default_device", "device_count", "local_device_count", "make_array_from_callback",
+    "make_array_from_single_device_arrays", "make_mesh", "NamedSharding", "process_count",
+    "process_index", "set_mesh", "sharding",
 ]

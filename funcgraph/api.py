@@ -1,34 +1,118 @@
 """Devices and moving data: devices, device_put, device_get, block_until_ready,
-effects_barrier."""
+effects_barrier, and arrays laid out over several devices."""
 import numpy as np
 
 from funcgraph import backend, core, tree_util
-from funcgraph.array import Array
+from funcgraph.array import Array, put_sharded, reshard
+from funcgraph.backend import spmd
+from funcgraph.sharding import (
+    NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve)
 
 
 def devices(backend_name=None):
     return backend.devices()
 
 
-def local_devices():
+def local_devices(process_index=None, backend_name=None):
     return backend.devices()
+
+
+def device_count(backend_name=None):
+    return len(backend.devices())
+
+
+def local_device_count(backend_name=None):
+    return len(backend.devices())
+
+
+def process_index(backend_name=None):
+    return spmd.process_index()
+
+
+def process_count(backend_name=None):
+    return spmd.process_count()
 
 
 def default_backend():
     return backend.platform()
 
 
+def _as_sharding(where):
+    if where is None or isinstance(where, (Sharding, PartitionSpec)):
+        return None if where is None else resolve(where, "device_put")
+    return SingleDeviceSharding(where)  # a device
+
+
 def device_put(x, device=None):
-    """Put every leaf of x on the device (as funcgraph Arrays)."""
-    def put(leaf):
+    """Put every leaf of x on a device, or lay it out as a sharding says (each device
+    gets its block); `device` may be a tree prefix of x.  Placed arrays are committed:
+    jit runs where they are."""
+    if device is None or isinstance(device, (Sharding, PartitionSpec)) or \
+            not isinstance(device, (tuple, list, dict)):
+        return tree_util.tree_map(lambda leaf: _put(leaf, _as_sharding(device)), x)
+    return tree_util.tree_map(lambda where, leaf: _put(leaf, _as_sharding(where)), device, x,
+                              is_leaf=lambda v: v is None)
+
+
+def _put(leaf, sharding):
+    if sharding is None:
         if isinstance(leaf, Array):
-            leaf._device_buffer(device)
+            leaf._device_buffer()
             return leaf
         value = core.canonical_numpy(np.asarray(leaf))
         arr = Array(value, core.aval_of_numpy(value))
-        arr._device_buffer(device)
+        arr._device_buffer()
         return arr
-    return tree_util.tree_map(put, x)
+    if isinstance(leaf, Array):
+        return reshard(leaf, sharding)
+    return put_sharded(leaf, sharding)
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """An Array laid out as `sharding` whose block on each device is
+    data_callback(index) (index: the block's slices into the global array)."""
+    shape = tuple(shape)
+    sharding = resolve(sharding, "make_array_from_callback")
+    indices = sharding.devices_indices_map(shape)
+    blocks = {}
+    pieces = []
+    for device, index in indices.items():
+        key = tuple((s.start, s.stop) for s in index)
+        if key not in blocks:
+            blocks[key] = core.canonical_numpy(np.asarray(data_callback(index), dtype))
+        pieces.append(blocks[key])
+    dtype = pieces[0].dtype
+    aval = core.ShapedArray(shape, dtype)
+    if isinstance(sharding, SingleDeviceSharding):
+        return put_sharded(pieces[0].reshape(shape), sharding)
+    buf = spmd.put_pieces(shape, dtype, sharding._backend_sharding(), pieces, list(indices))
+    return Array(None, aval, buf, sharding)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """An Array laid out as `sharding` from one single-device Array per device (in
+    the order of sharding's devices_indices_map)."""
+    shape = tuple(shape)
+    sharding = resolve(sharding, "make_array_from_single_device_arrays")
+    indices = sharding.devices_indices_map(shape)
+    by_device = {a.device: a for a in arrays}
+    if set(by_device) != set(indices):
+        raise ValueError(f"make_array_from_single_device_arrays: the arrays live on devices "
+                         f"{sorted(d.id for d in by_device)}, but {sharding} needs one on each "
+                         f"of {sorted(d.id for d in indices)}")
+    for device, index in indices.items():
+        want = sharding.shard_shape(shape)
+        if by_device[device].shape != want:
+            raise ValueError(f"make_array_from_single_device_arrays: the array on {device} "
+                             f"has shape {by_device[device].shape}, but its block of {shape} "
+                             f"under {sharding} has shape {want}")
+    first = arrays[0]
+    ordered = [by_device[d] for d in indices]
+    if isinstance(sharding, SingleDeviceSharding):
+        return reshard(first, sharding)
+    buf = spmd.assemble(shape, first.dtype, sharding._backend_sharding(),
+                        [a._device_buffer() for a in ordered])
+    return Array(None, core.ShapedArray(shape, first.dtype, first.weak_type), buf, sharding)
 
 
 def device_get(x):

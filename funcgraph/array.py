@@ -3,21 +3,30 @@
 Eager CPU work keeps the NumPy value; jitted calls produce device buffers.
 Each side is made from the other on first use and kept.  Operators, indexing
 and methods are attached by funcgraph.numpy (the same ones tracers get).
+
+An Array placed explicitly (device_put to a device or sharding, or made by a program
+over several devices) is committed: `_sharding` says where its buffer lives, and jit
+runs where its committed arguments are.  An uncommitted one (`_sharding` None) lives
+on the default device, or only on the host.
 """
 import numpy as np
 
 from funcgraph import backend, core
+from funcgraph.backend import spmd
+from funcgraph.config import config
+from funcgraph.sharding import NamedSharding, SingleDeviceSharding
 
 
 class Array:
-    __slots__ = ("_np", "_buf", "aval", "_deleted", "__weakref__")
+    __slots__ = ("_np", "_buf", "aval", "_deleted", "_sharding", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, value, aval, buf=None):
+    def __init__(self, value, aval, buf=None, sharding=None):
         self._np = value
         self._buf = buf
         self.aval = aval
         self._deleted = False
+        self._sharding = sharding
 
     @classmethod
     def from_buffer(cls, buf, aval):
@@ -36,7 +45,7 @@ class Array:
         self._check_alive()
         buf = self._buf
         if buf is None:
-            buf = self._buf = backend.device_put(self._np, device)
+            buf = self._buf = backend.device_put(self._np, device or default_device())
         return buf
 
     def _check_alive(self):
@@ -147,11 +156,59 @@ class Array:
         return self
 
     @property
+    def sharding(self):
+        if self._sharding is not None:
+            return self._sharding
+        if self._buf is not None:
+            return SingleDeviceSharding(spmd.buffer_device(self._buf))
+        return SingleDeviceSharding(default_device())
+
+    @property
+    def committed(self):
+        return self._sharding is not None
+
+    @property
     def device(self):
-        return self._buf.devices().pop() if self._buf is not None else backend.devices()[0]
+        sharding = self.sharding
+        if not isinstance(sharding, SingleDeviceSharding):
+            raise ValueError(f"Array.device is only defined for arrays on a single device; "
+                             f"this one has sharding {sharding}: use .devices() or .sharding")
+        return sharding._device
 
     def devices(self):
-        return {self.device}
+        return self.sharding.device_set
+
+    @property
+    def is_fully_replicated(self):
+        return self.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self):
+        return True
+
+    @property
+    def addressable_shards(self):
+        """One Shard per device: its block of the array (`index`, slices into the
+        global array), the device, which copy of that block it is and its data."""
+        buf = self._device_buffer()
+        indices = self.sharding.devices_indices_map(self.aval.shape)
+        seen = {}
+        shards = []
+        for device, data in spmd.shard_buffers(buf):
+            index = indices[device]
+            key = tuple((s.start, s.stop) for s in index)
+            replica = seen[key] = seen.get(key, -1) + 1
+            aval = core.ShapedArray(tuple(data.shape), self.aval.dtype, self.aval.weak_type)
+            shards.append(Shard(device, index, replica, Array(None, aval, data,
+                                                               SingleDeviceSharding(device))))
+        return shards
+
+    def addressable_data(self, index):
+        return self.addressable_shards[index].data
+
+    @property
+    def global_shards(self):
+        return self.addressable_shards
 
     def copy(self):
         return Array(np.array(self._value), self.aval)
@@ -176,6 +233,59 @@ class Array:
 
 def _rebuild(value, aval):
     return Array(value, aval)
+
+
+class Shard:
+    """A block of a sharded Array on one device."""
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device, index, replica_id, data):
+        self.device = device
+        self.index = index
+        self.replica_id = replica_id
+        self.data = data
+
+    def __repr__(self):
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data})")
+
+
+def default_device():
+    """The device uncommitted arrays and programs use: config jax_default_device (a
+    device or a platform name), else the backend's first device."""
+    chosen = config.jax_default_device
+    if chosen is None:
+        return backend.devices()[0]
+    if isinstance(chosen, str):
+        return backend.devices()[0]
+    return chosen
+
+
+def put_sharded(value, sharding):
+    """A committed Array holding `value` (NumPy) laid out as `sharding`: each device
+    gets its block."""
+    value = core.canonical_numpy(np.asarray(value))
+    aval = core.aval_of_numpy(value)
+    return Array(value, aval, _buffer_for(value, sharding), sharding)
+
+
+def _buffer_for(value, sharding):
+    if isinstance(sharding, SingleDeviceSharding):
+        return backend.device_put(value, sharding._device)
+    indices = sharding.devices_indices_map(value.shape)
+    devices = list(indices)
+    return spmd.put_pieces(value.shape, value.dtype, sharding._backend_sharding(),
+                           [value[indices[d]] for d in devices], devices)
+
+
+def reshard(array, sharding):
+    """array committed to `sharding` (moved only when it lives elsewhere)."""
+    if array._sharding == sharding:
+        return array
+    if array._buf is not None and isinstance(sharding, NamedSharding):
+        buf = spmd.reshard(array._buf, sharding._backend_sharding())
+        return Array(array._np, array.aval, buf, sharding)
+    return Array(array._np, array.aval, _buffer_for(array._value, sharding), sharding)
 
 
 def array_from_numpy(x, weak_type=False):

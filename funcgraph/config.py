@@ -35,6 +35,9 @@ class Config:
         self.jax_debug_infs = _env_flag("jax_debug_infs", False)
         # Log (logger "funcgraph.jit") every compilation: function, argument types, time.
         self.jax_log_compiles = _env_flag("jax_log_compiles", False)
+        # The device (or platform name) uncommitted arrays and jitted programs use;
+        # None: the backend's first device.
+        self.jax_default_device = None
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -55,7 +58,8 @@ class Config:
         return getattr(self, name)
 
 
-_DISPATCH_FLAGS = ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs")
+_DISPATCH_FLAGS = ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs",
+                   "jax_default_device")
 
 config = Config()
 
@@ -80,3 +84,9 @@ def disable_jit(disable=True):
     """Context manager: inside it, jit-decorated functions run their Python op by op on
     concrete values (prints show values; pdb works), as with JAX's `jax.disable_jit`."""
     return _FlagContext("jax_disable_jit", bool(disable))
+
+
+def default_device(device):
+    """Context manager: uncommitted arrays and jitted computations on them use `device`
+    in its body (JAX's `jax.default_device`)."""
+    return _FlagContext("jax_default_device", device)

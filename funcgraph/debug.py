@@ -18,8 +18,9 @@ from funcgraph.callback import split_callback_args
 from funcgraph.primitives.callbacks import (
     FlatCallback, FormatChecker, debug_callback_p, debug_effect, debug_print_p,
     ordered_debug_effect)
+from funcgraph.sharding_display import visualize_array_sharding, visualize_sharding
 
-__all__ = ["breakpoint", "callback", "print"]
+__all__ = ["breakpoint", "callback", "print", "visualize_array_sharding", "visualize_sharding"]
 
 _format_checker = FormatChecker()
 

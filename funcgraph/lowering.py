@@ -169,21 +169,49 @@ class LoweringContext:
 
 
 class ModuleBuilder:
-    """Names SSA values uniquely and collects the functions of a module."""
+    """Names SSA values uniquely and collects the functions of a module.
 
-    def __init__(self):
+    A module over several devices (or one that is not the default) has `devices`, its
+    device order (partition i runs on devices[i]), and the Shardy meshes its sharding
+    annotations name, each declared once as `sdy.mesh @name`."""
+
+    def __init__(self, devices=None):
         self.counter = 0
         self.functions = []
         self.function_names = {}
         self.host_callbacks = []  # Python functions the module calls, by index
+        self.devices = devices
+        self.meshes = {}  # Mesh -> symbol
 
     def fresh(self):
         self.counter += 1
         return f"%{self.counter}"
 
+    def mesh_symbol(self, mesh):
+        """The symbol of mesh's `sdy.mesh` (the first mesh used sets the device order)."""
+        symbol = self.meshes.get(mesh)
+        if symbol is None:
+            if self.devices is None:
+                self.devices = mesh._flat_devices
+            elif set(self.devices) != set(mesh._flat_devices):
+                raise ValueError(f"Received incompatible devices for jitted computation: a "
+                                 f"sharding over {mesh} uses devices "
+                                 f"{sorted(d.id for d in mesh._flat_devices)}, but the program "
+                                 f"runs on devices {sorted(d.id for d in self.devices)}")
+            symbol = self.meshes[mesh] = "mesh" if not self.meshes else f"mesh_{len(self.meshes)}"
+        return symbol
+
+    def sharding_attr(self, sharding, aval):
+        """`#sdy.sharding<...>` of a NamedSharding on a value of type aval."""
+        return sharding.sdy_text(self.mesh_symbol(sharding.mesh), len(aval.shape))
+
     def text(self):
-        return "module @funcgraph attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n" + \
-            "\n".join(self.functions) + "\n}\n"
+        partitions = len(self.devices) if self.devices is not None else 1
+        meshes = [f'  "sdy.mesh"() {{sym_name = "{symbol}", mesh = {mesh.sdy_text(self.devices)}}}'
+                  f' : () -> ()' for mesh, symbol in self.meshes.items()]
+        return (f"module @funcgraph attributes {{mhlo.num_partitions = {partitions} : i32, "
+                f"mhlo.num_replicas = 1 : i32}} {{\n" + "\n".join(meshes + self.functions)
+                + "\n}\n")
 
 
 def lower_closed_body(ctx, closed, arg_names):
@@ -248,50 +276,73 @@ def has_ordered_effects(jaxpr):
     return any(e.ordered for e in jaxpr.effects)
 
 
-def emit_function(module, name, jaxpr, visibility="private", donated=(), name_stack=()):
+def emit_function(module, name, jaxpr, visibility="private", donated=(), name_stack=(),
+                  shardings=None):
     """Add `func.func @name` for a jaxpr whose constvars come first as arguments (after
-    an ordered-effects token, which is also the first result, when it has such effects)."""
+    an ordered-effects token, which is also the first result, when it has such effects).
+    `shardings(module, in avals, out avals) -> (argument attrs, result attrs)`, called
+    once the body is
+    lowered (so that the meshes it uses are known), annotates @main."""
     token = has_ordered_effects(jaxpr)
     ctx = LoweringContext(module, name_stack, "%token" if token else None)
     in_vars = jaxpr.constvars + jaxpr.invars
     arg_names = [f"%arg{i}" for i in range(len(in_vars))]
     outs = lower_jaxpr_body(ctx, jaxpr, arg_names[:len(jaxpr.constvars)],
                             arg_names[len(jaxpr.constvars):])
-    out_types = [tensor_type(v.aval) for v in jaxpr.outvars]
+    arg_attrs, result_attrs = (shardings(module, [v.aval for v in in_vars],
+                                         [v.aval for v in jaxpr.outvars]) if shardings else
+                               ([{}] * len(in_vars), [{}] * len(jaxpr.outvars)))
+    out_types = [tensor_type(v.aval) + _attr_dict(a)
+                 for v, a in core.safe_zip(jaxpr.outvars, result_attrs)]
     args = []
-    for i, (n, v) in enumerate(core.safe_zip(arg_names, in_vars)):
-        attr = " {jax.buffer_donor = true}" if i in donated else ""
-        args.append(f"{n}: {tensor_type(v.aval)}{attr}")
+    for i, (n, v, attrs) in enumerate(core.safe_zip(arg_names, in_vars, arg_attrs)):
+        if i in donated:
+            attrs = {"jax.buffer_donor": "true", **attrs}
+        args.append(f"{n}: {tensor_type(v.aval)}{_attr_dict(attrs)}")
+    ret_types = [tensor_type(v.aval) for v in jaxpr.outvars]
     if token:
         args.insert(0, f"%token: {TOKEN_TYPE}")
         out_types.insert(0, TOKEN_TYPE)
+        ret_types.insert(0, TOKEN_TYPE)
         outs = [ctx.token] + outs
     header = f"  func.func {visibility} @{name}({', '.join(args)}) -> ({', '.join(out_types)}) {{"
-    ret = f'    "func.return"({", ".join(outs)}) : ({", ".join(out_types)}) -> ()'
+    ret = f'    "func.return"({", ".join(outs)}) : ({", ".join(ret_types)}) -> ()'
     module.functions.append("\n".join([header] + ctx.lines + [ret, "  }"]))
 
 
-class LoweredModule:
-    """A module's text, the Python functions it calls back (by index), and whether @main
-    threads an ordered-effects token (its first argument and first result)."""
-    __slots__ = ("text", "host_callbacks", "ordered")
+def _attr_dict(attrs):
+    if not attrs:
+        return ""
+    return " {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}"
 
-    def __init__(self, text, host_callbacks, ordered):
+
+class LoweredModule:
+    """A module's text, the Python functions it calls back (by index), whether @main
+    threads an ordered-effects token (its first argument and first result), and the
+    devices it runs on (None: the default device)."""
+    __slots__ = ("text", "host_callbacks", "ordered", "devices")
+
+    def __init__(self, text, host_callbacks, ordered, devices=None):
         self.text = text
         self.host_callbacks = host_callbacks
         self.ordered = ordered
+        self.devices = devices
 
 
-def lower_module(jaxpr, donated=()):
-    """The LoweredModule of a jaxpr (consts are leading arguments of @main)."""
-    module = ModuleBuilder()
-    emit_function(module, "main", jaxpr, "public", donated)
-    return LoweredModule(module.text(), module.host_callbacks, has_ordered_effects(jaxpr))
+def lower_module(jaxpr, donated=(), placement=None):
+    """The LoweredModule of a jaxpr (consts are leading arguments of @main).  A
+    `placement` (see transforms/placement.py) gives the devices and the shardings of
+    @main's arguments and results."""
+    module = ModuleBuilder(placement.devices if placement is not None else None)
+    shardings = placement.annotations if placement is not None else None
+    emit_function(module, "main", jaxpr, "public", donated, shardings=shardings)
+    return LoweredModule(module.text(), module.host_callbacks, has_ordered_effects(jaxpr),
+                         module.devices)
 
 
-def lower_to_text(jaxpr, donated=()):
+def lower_to_text(jaxpr, donated=(), placement=None):
     """The StableHLO module text of a jaxpr (consts are leading arguments of @main)."""
-    return lower_module(jaxpr, donated).text
+    return lower_module(jaxpr, donated, placement).text
 
 
 def call_function(ctx, closed, name_hint):

@@ -17,12 +17,14 @@ collective_rules = {}
 
 
 class AxisData:
-    """The mapped axis of one vmap: its size and (optional) name."""
-    __slots__ = ("size", "name")
+    """The mapped axis of one vmap: its size, (optional) name, and the mesh axis (or
+    tuple of axes) that splits it in sharding constraints (vmap's spmd_axis_name)."""
+    __slots__ = ("size", "name", "spmd_axis_name")
 
-    def __init__(self, size, name=None):
+    def __init__(self, size, name=None, spmd_axis_name=None):
         self.size = size
         self.name = name
+        self.spmd_axis_name = spmd_axis_name
 
     def __repr__(self):
         return f"AxisData(size={self.size}, name={self.name!r})"
@@ -48,9 +50,9 @@ class BatchTracer(Tracer):
 class BatchTrace(core.Trace):
     description = "vmap"
 
-    def __init__(self, parent, axis_size, axis_name=None):
+    def __init__(self, parent, axis_size, axis_name=None, spmd_axis_name=None):
         super().__init__(parent)
-        self.axis = AxisData(axis_size, axis_name)
+        self.axis = AxisData(axis_size, axis_name, spmd_axis_name)
 
     def lift(self, x):
         if type(x) is BatchTracer and x._trace is self:
@@ -96,10 +98,10 @@ class BatchTrace(core.Trace):
         return out if out_dim is None else BatchTracer(self, out, out_dim)
 
 
-def batch_flat(fun, args, in_dims, axis_size, axis_name=None):
+def batch_flat(fun, args, in_dims, axis_size, axis_name=None, spmd_axis_name=None):
     """Run fun(*flat args) with the given batch dims (None: unbatched).
     Returns (outputs, their batch dims), None for outputs that do not depend on the batch."""
-    trace = BatchTrace(core.current.trace, axis_size, axis_name)
+    trace = BatchTrace(core.current.trace, axis_size, axis_name, spmd_axis_name)
     ins = [a if d is None else BatchTracer(trace, a, d) for a, d in core.safe_zip(args, in_dims)]
     with core.set_trace(trace):
         outs = fun(*ins)

@@ -112,7 +112,8 @@ def _pjit_transpose(cts, *args, jaxpr, name):
 
 
 def _pjit_batch(axis_data, args, dims, jaxpr, name):
-    batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name),
+    batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name,
+                                axis_data.spmd_axis_name),
                       lambda: batch_jaxpr(jaxpr, dims, axis_data))
     outs = bind_call(batched, args, name)
     return outs, [0] * len(outs)

@@ -99,7 +99,8 @@ def batch_jaxpr(closed, in_dims, axis_data, out_batched=None):
 
     def batched(*args):
         vals, dims = batch_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
-                                list(args), list(in_dims), axis_data.size, axis_data.name)
+                                list(args), list(in_dims), axis_data.size, axis_data.name,
+                                axis_data.spmd_axis_name)
         return place_outputs(vals, dims, out_dims, axis_data.size)
     return trace_flat(batched, in_avals)
 

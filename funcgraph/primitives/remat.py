@@ -280,7 +280,8 @@ transpose_rules[remat_p] = _remat_transpose
 
 
 def _remat_batch(axis_data, args, dims, jaxpr, prevent_cse, differentiated, policy):
-    batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name),
+    batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name,
+                                axis_data.spmd_axis_name),
                       lambda: batch_jaxpr(jaxpr, dims, axis_data))
     outs = remat_p.bind(*args, jaxpr=batched, prevent_cse=prevent_cse,
                         differentiated=differentiated, policy=policy)

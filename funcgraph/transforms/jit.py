@@ -20,7 +20,9 @@ from funcgraph.config import config, disable_jit
 from funcgraph.interpreters.eval import compiled_eval, is_eager, nonfinite_error, nonfinite_kind
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives.call import bind_call
-from funcgraph.transforms import jit_cache
+from funcgraph.primitives.sharding_constraint import sharding_constraint_p
+from funcgraph.sharding import NamedSharding
+from funcgraph.transforms import jit_cache, placement as placing
 from funcgraph.transforms.api_util import arg_names, debug_info, flatten_args, flatten_fun
 
 logger = logging.getLogger("funcgraph.jit")
@@ -46,25 +48,39 @@ def to_buffer(x, aval):
 
 
 class CompiledJaxpr:
-    """An executable with the device buffers of its constants and its output types."""
-    __slots__ = ("executable", "const_bufs", "out_avals", "text", "jaxpr")
+    """An executable with the device buffers of its constants and its output types.
+    A program over several devices (or a non-default one) also has the shardings of
+    its outputs and the handlers that make them arrays (`placement.py`)."""
+    __slots__ = ("executable", "const_bufs", "out_avals", "text", "jaxpr", "out_shardings",
+                 "handlers")
 
-    def __init__(self, closed, donated=()):
+    def __init__(self, closed, donated=(), placement=None):
         self.jaxpr = closed
         jaxpr = closed.jaxpr
-        module = lowering.lower_module(jaxpr, donated)
+        placement = placement or placing.unplaced(len(jaxpr.invars), len(jaxpr.outvars))
+        module = lowering.lower_module(jaxpr, donated, placement)
         self.text = module.text
         self.out_avals = [v.aval for v in jaxpr.outvars]
-        self.executable = backend.compile(self.text, self.out_avals, module.host_callbacks,
-                                          module.ordered)
         self.const_bufs = [to_buffer(c, v.aval) for c, v in
                            core.safe_zip(closed.consts, jaxpr.constvars)]
+        if module.devices is None:
+            self.out_shardings = self.handlers = None
+            self.executable = backend.compile(self.text, self.out_avals, module.host_callbacks,
+                                              module.ordered)
+            return
+        self.executable, self.out_shardings, self.handlers = placing.compile_placed(
+            module, placement, self.out_avals)
+        self.const_bufs = self.executable.place(self.const_bufs)
 
     def __call__(self, bufs):
         if self.const_bufs:
             bufs = self.const_bufs + bufs
-        outs = self.executable.run(bufs)
-        return [Array(None, aval, buf) for aval, buf in zip(self.out_avals, outs)]
+        if self.handlers is None:
+            outs = self.executable.run(bufs)
+            return [Array(None, aval, buf) for aval, buf in zip(self.out_avals, outs)]
+        outs = self.executable.run(bufs, self.handlers)
+        return [Array(None, aval, buf, s)
+                for aval, buf, s in zip(self.out_avals, outs, self.out_shardings)]
 
 
 _compiled_calls = weakref.WeakKeyDictionary()
@@ -72,13 +88,21 @@ _compiled_calls_lock = threading.Lock()
 
 
 def run_jaxpr(closed, args):
-    """Run a const-free ClosedJaxpr compiled (the evaluation rule of pjit)."""
+    """Run a const-free ClosedJaxpr compiled (the evaluation rule of pjit), where its
+    committed arguments are."""
+    committed = placing.committed_shardings(args)
     with _compiled_calls_lock:
-        compiled = _compiled_calls.get(closed.jaxpr)
+        variants = _compiled_calls.setdefault(closed.jaxpr, {})
+        compiled = variants.get(committed)
     if compiled is None:
-        compiled = CompiledJaxpr(optimize(closed))
+        placement = None
+        if any(s is not None for s in committed):
+            placement = placing.make_placement([None] * len(args), committed, closed.in_avals,
+                                               [f"args[{i}]" for i in range(len(args))],
+                                               [None] * len(closed.out_avals))
+        compiled = CompiledJaxpr(optimize(closed), placement=placement)
         with _compiled_calls_lock:
-            _compiled_calls[closed.jaxpr] = compiled
+            variants[committed] = compiled
     avals = closed.in_avals
     return compiled([to_buffer(x, a) for x, a in core.safe_zip(args, avals)])
 
@@ -139,9 +163,10 @@ def _split_float0(out_leaves):
 
 class _CacheEntry:
     __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output", "lock",
-                 "variant")
+                 "variant", "placement")
 
-    def __init__(self, closed, out_tree, donated, variant=None):
+    def __init__(self, closed, out_tree, donated, variant=None, placement=None):
+        self.placement = placement  # where it runs (placement.py); None: default device
         self.closed = closed
         self.out_tree = out_tree  # an OutputSpec
         self.compiled = None
@@ -157,7 +182,8 @@ class _CacheEntry:
                 compiled = self.compiled
                 if compiled is None:
                     start = time.perf_counter()
-                    compiled = CompiledJaxpr(optimize(self.closed), self.donated)
+                    compiled = CompiledJaxpr(optimize(self.closed), self.donated,
+                                             self.placement)
                     self._compiled_in(time.perf_counter() - start)
                     self.compiled = compiled
         return compiled
@@ -192,7 +218,8 @@ def _as_tuple(x):
 class JitFunction:
     """The callable `jit(fun)` returns."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 in_shardings=None, out_shardings=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self.fun = fun
@@ -210,8 +237,12 @@ class JitFunction:
         self._add_static_names_and_numbers()
         self.donate_argnums = tuple(sorted(a % self._nparams() if a < 0 else a
                                            for a in _as_tuple(donate_argnums)))
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self._placed = in_shardings is not None or out_shardings is not None
         self._cache = {}
-        # Calls whose arguments are all Arrays skip pytree flattening: key (avals).
+        # Calls whose arguments are all Arrays skip pytree flattening: key (avals, with
+        # the sharding of committed arguments).
         self._array_cache = {}
         self._array_fast_path = not (self.static_argnums or self.static_argnames
                                      or self.donate_argnums)
@@ -325,8 +356,9 @@ class JitFunction:
         if config.dispatch_checks:
             return self._call_checked(args, kwargs)
         if not kwargs and self._array_fast_path and is_eager():
-            entry = self._array_cache.get(tuple([a.aval if type(a) is Array else None
-                                                 for a in args]))
+            entry = self._array_cache.get(tuple([
+                (a.aval if a._sharding is None else (a.aval, a._sharding))
+                if type(a) is Array else None for a in args]))
             if entry is not None:
                 outs = entry.get_compiled()([a._buf if a._buf is not None
                                              else a._device_buffer() for a in args])
@@ -339,12 +371,17 @@ class JitFunction:
         avals = tuple(map(core.get_aval, leaves))
         if not is_eager():
             return self._bind_call(statics, in_tree, avals, leaves)
+        committed = placing.committed_shardings(leaves)
         key = (in_tree, statics, avals)
+        if config.jax_default_device is not None or any(s is not None for s in committed):
+            key += (committed, config.jax_default_device)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._miss(key, statics, in_tree, avals, args)
-            if self._array_fast_path and not kwargs and all(type(a) is Array for a in args):
-                self._array_cache[avals] = entry
+            entry = self._miss(key, statics, in_tree, avals, args, dyn_args, committed)
+            if (self._array_fast_path and not kwargs and all(type(a) is Array for a in args)
+                    and config.jax_default_device is None):
+                self._array_cache[tuple(a.aval if a._sharding is None else
+                                        (a.aval, a._sharding) for a in args)] = entry
         outs = entry.get_compiled()([to_buffer(x, a) for x, a in zip(leaves, avals)])
         if config.check_nonfinite:
             self._check_outputs(entry, leaves, outs, args, kwargs)
@@ -384,17 +421,38 @@ class JitFunction:
                                   f"jit({self.name}); running it op by op did not make one "
                                   f"(XLA's compiled arithmetic differs from the op-by-op one)")
 
-    def _miss(self, key, statics, in_tree, avals, args):
+    def _miss(self, key, statics, in_tree, avals, args, dyn_args, committed):
         if config.jax_explain_cache_misses:
             self._explain(key)
         start = time.perf_counter()
         closed, out_tree = self._trace(statics, in_tree, avals)
         variant = self._record_variant(jit_cache.COMPILED, statics, in_tree, avals,
                                        time.perf_counter() - start)
+        placement = self._placement(statics, in_tree, avals, dyn_args, committed, out_tree)
         entry = self._cache[key] = _CacheEntry(closed, out_tree,
-                                               self._donated_leaves(args, statics), variant)
+                                               self._donated_leaves(args, statics), variant,
+                                               placement)
         self._last_key = key
         return entry
+
+    def _placement(self, statics, in_tree, avals, dyn_args, committed, out_tree):
+        """Where the call runs: from in/out_shardings and the committed arguments."""
+        if not self._placed and not any(s is not None for s in committed) \
+                and config.jax_default_device is None:
+            return None
+        in_given, out_given = self._given_shardings(dyn_args, len(avals), out_tree)
+        names = self._variants[-1].leaf_names
+        return placing.make_placement(in_given, list(committed), avals, names, out_given)
+
+    def _given_shardings(self, dyn_args, n_leaves, out_tree):
+        """in_shardings per argument leaf (keyword arguments: unspecified) and
+        out_shardings per compiled output leaf."""
+        in_given = placing.leaf_shardings(self.in_shardings, tuple(dyn_args), "in_shardings")
+        in_given += [None] * (n_leaves - len(in_given))
+        dummy = tree_util.tree_unflatten(out_tree.tree, [0] * out_tree.tree.num_leaves)
+        out_given = placing.leaf_shardings(self.out_shardings, dummy, "out_shardings")
+        out_given = [s for i, s in enumerate(out_given) if i not in out_tree.float0]
+        return in_given, out_given
 
     def _record_variant(self, kind, statics, in_tree, avals, trace_time):
         """Note a new cache entry, why it was made and by which caller."""
@@ -434,6 +492,12 @@ class JitFunction:
                                            time.perf_counter() - start)
             entry = self._cache[("traced",) + key] = _CacheEntry(closed, out_tree, (),
                                                                  variant)
+        if self._placed:
+            dyn_args, _ = tree_util.tree_unflatten(in_tree, list(leaves))
+            in_given, out_given = self._given_shardings(dyn_args, len(leaves), entry.out_tree)
+            leaves = _constrain(leaves, in_given)
+            return entry.out_tree.unflatten(
+                _constrain(bind_call(entry.closed, leaves, self.name), out_given))
         outs = bind_call(entry.closed, leaves, self.name)
         return entry.out_tree.unflatten(outs)
 
@@ -446,7 +510,16 @@ class JitFunction:
         leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
         avals = tuple(map(core.get_aval, leaves))
         closed, out_tree = self._trace(statics, in_tree, avals, what)
-        return Traced(self, closed, in_tree, out_tree, self._donated_leaves(args, statics))
+        placement = None
+        if what == "jit":
+            names = [f"args[{i}]" for i in range(len(avals))]
+            committed = placing.committed_shardings(leaves)
+            if self._placed or any(s is not None for s in committed):
+                in_given, out_given = self._given_shardings(dyn_args, len(avals), out_tree)
+                placement = placing.make_placement(in_given, list(committed), avals, names,
+                                                   out_given)
+        return Traced(self, closed, in_tree, out_tree, self._donated_leaves(args, statics),
+                      placement)
 
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()
@@ -471,11 +544,17 @@ class JitFunction:
         return f"<jit-compiled function {self.name}>"
 
 
+def _constrain(values, shardings):
+    """Each value under a sharding_constraint to its NamedSharding (None: as it is)."""
+    return [sharding_constraint_p.bind(v, sharding=s) if isinstance(s, NamedSharding) else v
+            for v, s in zip(values, shardings, strict=True)]
+
+
 def explain_retrace(name, old_key, new_key):
     if old_key is None:
         return f"jit({name}): tracing for the first time"
-    old_tree, old_statics, old_avals = old_key
-    new_tree, new_statics, new_avals = new_key
+    old_tree, old_statics, old_avals = old_key[:3]
+    new_tree, new_statics, new_avals = new_key[:3]
     reasons = []
     if old_tree != new_tree:
         reasons.append(f"the argument structure changed from {old_tree} to {new_tree}")
@@ -511,12 +590,13 @@ def _leaf_paths(treedef):
 class Traced:
     """jit(f).trace(...): the traced jaxpr; `.lower()` goes on to StableHLO."""
 
-    def __init__(self, jit_fun, closed, in_tree, out_tree, donated):
+    def __init__(self, jit_fun, closed, in_tree, out_tree, donated, placement=None):
         self.fun = jit_fun
         self.jaxpr = closed
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.donated = donated
+        self.placement = placement
 
     @property
     def out_info(self):
@@ -525,7 +605,17 @@ class Traced:
 
     def lower(self):
         optimized = optimize(self.jaxpr)
-        return Lowered(self, optimized, lowering.lower_to_text(optimized.jaxpr, self.donated))
+        return Lowered(self, optimized, lowering.lower_to_text(optimized.jaxpr, self.donated,
+                                                               self._fresh_placement()))
+
+    def _fresh_placement(self):
+        """A copy of the placement for one lowering (lowering settles its details)."""
+        p = self.placement
+        if p is None:
+            return None
+        fresh = placing.Placement(p.devices, p.in_shardings, p.out_shardings)
+        fresh.original = p.original
+        return fresh
 
 
 class Lowered:
@@ -550,7 +640,8 @@ class Compiled:
 
     def __init__(self, lowered):
         self.lowered = lowered
-        self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.traced.donated)
+        self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.traced.donated,
+                                      lowered.traced._fresh_placement())
         self.in_tree = lowered.traced.in_tree
         self.in_avals = lowered.jaxpr.in_avals
 
@@ -611,13 +702,20 @@ class ShapeDtypeStruct:
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), **unsupported):
-    """Compile `fun` with XLA; its semantics are JAX's jit."""
+def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
+        static_argnames=(), donate_argnums=(), **unsupported):
+    """Compile `fun` with XLA; its semantics are JAX's jit.  in_shardings/out_shardings
+    (a sharding, a PartitionSpec under set_mesh, or a tree prefix of the positional
+    arguments / the output holding them and Nones) lay the program out over a mesh;
+    XLA's SPMD partitioner splits it into per-device programs."""
     if unsupported:
         raise TypeError(f"jit: unsupported options {sorted(unsupported)}")
+    options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=donate_argnums, in_shardings=in_shardings,
+                   out_shardings=out_shardings)
     if fun is None:
-        return lambda f: JitFunction(f, static_argnums, static_argnames, donate_argnums)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+        return lambda f: JitFunction(f, **options)
+    return JitFunction(fun, **options)
 
 
 def make_jaxpr(fun, static_argnums=(), return_shape=False):

@@ -92,19 +92,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, chunk_size=
         axes = [None if a is None else a % core.get_aval(l).ndim for a, l in zip(axes, leaves)]
         flat_fun, store = flatten_fun(fun, in_tree)
         if chunk_size is None or chunk_size >= size:
-            outs, _ = _run(flat_fun, store, leaves, axes, size, axis_name, out_axes)
+            outs, _ = _run(flat_fun, store, leaves, axes, size, (axis_name, spmd_axis_name),
+                           out_axes)
         else:
-            outs = _run_chunked(flat_fun, store, leaves, axes, size, axis_name, out_axes,
+            outs = _run_chunked(flat_fun, store, leaves, axes, size, (axis_name, spmd_axis_name),
+                               out_axes,
                                 chunk_size)
         return tree_util.tree_unflatten(store.out_tree, outs)
     return vmapped
 
 
-def _run(flat_fun, store, leaves, axes, size, axis_name, out_axes):
+def _run(flat_fun, store, leaves, axes, size, names, out_axes):
     """Batch flat_fun, then move each output's batch axis to its out_axes entry (known
-    only once the function has run and the output structure is known).  Returns the
-    outputs and their out_axes."""
-    vals, dims = batch_flat(flat_fun, leaves, axes, size, axis_name)
+    only once the function has run and the output structure is known).  `names` is
+    (axis_name, spmd_axis_name).  Returns the outputs and their out_axes."""
+    vals, dims = batch_flat(flat_fun, leaves, axes, size, *names)
     out_dims = _broadcast_prefix(out_axes, tree_util.tree_unflatten(store.out_tree, vals),
                                  "out_axes")
     for i, (val, dim, want) in enumerate(zip(vals, dims, out_dims)):
@@ -115,14 +117,14 @@ def _run(flat_fun, store, leaves, axes, size, axis_name, out_axes):
     return place_outputs(vals, dims, out_dims, size), out_dims
 
 
-def _run_chunked(flat_fun, store, leaves, axes, size, axis_name, out_axes, chunk_size):
+def _run_chunked(flat_fun, store, leaves, axes, size, names, out_axes, chunk_size):
     """Evaluate the map chunk by chunk (bounded memory), then join the pieces."""
     pieces = []
     for start in range(0, size, chunk_size):
         stop = min(start + chunk_size, size)
         chunk = [leaf if a is None else lax.slice_in_dim(leaf, start, stop, axis=a)
                  for leaf, a in zip(leaves, axes)]
-        outs, out_dims = _run(flat_fun, store, chunk, axes, stop - start, axis_name, out_axes)
+        outs, out_dims = _run(flat_fun, store, chunk, axes, stop - start, names, out_axes)
         pieces.append(outs)
     outs = []
     for i, d in enumerate(out_dims):

@@ -1,0 +1,208 @@
+"""Programs over several devices (or one that is not the default): XLA's SPMD
+partitioner splits a module annotated with Shardy shardings into one program per
+device and inserts the collectives; jaxlib's PJRT client runs it on arrays whose
+shards live on those devices.
+
+funcgraph describes layouts with its own sharding classes; here they become jax's
+runtime shardings (what jaxlib's multi-device arrays and result handlers take), and
+the layouts XLA chose for unannotated outputs come back as plain block tables.  The
+jaxlib surface: `batched_device_put` with several devices, `ArrayImpl` (assembling
+single-device arrays), `compile_and_load` with a device assignment and
+`num_partitions`, `get_output_shardings`, `execute_sharded` with result handlers.
+"""
+import functools
+import threading
+import weakref
+
+import numpy as np
+
+from funcgraph.backend import _client, _jax, _jax_aval, _jax_x64, _sharding, pretty_mlir
+
+
+# --- runtime shardings ------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def named_sharding(flat_devices, mesh_shape, axis_names, spec):
+    sharding_mod = _sharding_module()
+    grid = np.empty(len(flat_devices), dtype=object)
+    grid[:] = flat_devices
+    mesh = sharding_mod.Mesh(grid.reshape(mesh_shape), axis_names,
+                             axis_types=(sharding_mod.AxisType.Auto,) * len(axis_names))
+    return sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec(*spec))
+
+
+def single_device_sharding(device):
+    return _sharding(device)
+
+
+@functools.lru_cache(maxsize=None)
+def _sharding_module():
+    _jax()
+    import jax.sharding
+    return jax.sharding
+
+
+def _gspmd_sharding(devices, op_sharding):
+    _jax()
+    from jax._src.sharding_impls import GSPMDSharding
+    return GSPMDSharding(tuple(devices), op_sharding)
+
+
+# --- arrays over several devices ------------------------------------------------------------
+
+def put_pieces(shape, dtype, runtime_sharding, pieces, devices):
+    """One array from host pieces, pieces[i] on devices[i]."""
+    aval = _jax_aval(tuple(shape), np.dtype(dtype))
+    # Copies: on the CPU the buffers may alias the host pieces, which may be views of
+    # data the caller can change.
+    pieces = [np.array(p, order="C") for p in pieces]
+    return _jax().xla_client.batched_device_put(aval, runtime_sharding, pieces, list(devices),
+                                                True, enable_x64=True)
+
+
+def assemble(shape, dtype, runtime_sharding, buffers):
+    """One array from single-device arrays, one per device of the sharding (in its
+    device order)."""
+    aval = _jax_aval(tuple(shape), np.dtype(dtype))
+    return _jax().xla_client.ArrayImpl(aval, runtime_sharding, list(buffers), True)
+
+
+def shard_buffers(buf):
+    """[(device, its single-device array)] of a (possibly multi-device) array."""
+    return [(s.device, s.data) for s in buf.addressable_shards]
+
+
+def buffer_device(buf):
+    """The device of a single-device array."""
+    return next(iter(buf.devices()))
+
+
+def reshard(buf, runtime_sharding):
+    jax = _jax()
+    if np.dtype(buf.dtype).itemsize == 8 or buf.dtype == np.complex128:
+        with _jax_x64():
+            return jax.device_put(buf, runtime_sharding)
+    return jax.device_put(buf, runtime_sharding)
+
+
+# --- compiling and running ----------------------------------------------------------
+
+class Layout:
+    """How XLA laid out one output: `tiles` blocks per dimension, the block each
+    partition holds, and the runtime sharding to hand results over with."""
+    __slots__ = ("tiles", "blocks", "runtime")
+
+    def __init__(self, tiles, blocks, runtime):
+        self.tiles = tiles
+        self.blocks = blocks
+        self.runtime = runtime
+
+
+def _layout(op_sharding, ndim, devices):
+    hlo = _jax().xla_client.HloSharding.from_proto(op_sharding)
+    n = len(devices)
+    if hlo.is_replicated() or ndim == 0:
+        return Layout((1,) * ndim, [(0,) * ndim] * n, _gspmd_sharding(devices, op_sharding))
+    dims = list(hlo.tile_assignment_dimensions())
+    grid = np.asarray(hlo.tile_assignment_devices()).reshape(dims)
+    blocks = [None] * n
+    for position in np.ndindex(*dims):
+        blocks[int(grid[position])] = tuple(int(i) for i in position[:ndim])
+    return Layout(tuple(dims[:ndim]), blocks, _gspmd_sharding(devices, op_sharding))
+
+
+class SpmdExecutable:
+    """A program partitioned over `devices` (partition i runs on devices[i]).
+
+    `run(buffers)` hands each argument over in the layout the program was compiled for
+    (moving those that are elsewhere: uncommitted host or default-device data) and
+    returns multi-device arrays in the output layouts."""
+
+    def __init__(self, loaded, text, devices, in_runtime, out_avals):
+        self.loaded = loaded
+        self.text = text
+        self.devices = devices
+        self.in_runtime = list(in_runtime)
+        self.out_avals = out_avals
+        self.layouts = None
+
+    def output_layouts(self):
+        """The Layout XLA chose for each output."""
+        if self.layouts is None:
+            devices = self.devices
+            self.layouts = [_layout(op, len(a.shape), devices) for op, a in
+                            zip(self.loaded.get_output_shardings(), self.out_avals, strict=True)]
+        return self.layouts
+
+    def result_handlers(self, runtime_shardings):
+        """What turns the outputs into arrays with these shardings (one per output)."""
+        jax = _jax()
+        return [jax.xla_client.array_result_handler(_jax_aval(a.shape, a.dtype), s, True, True)
+                for a, s in zip(self.out_avals, runtime_shardings, strict=True)]
+
+    def place(self, bufs, start=0):
+        """The arguments from position `start` on, each in its compiled layout."""
+        expected = self.in_runtime
+        out = []
+        for i, buf in enumerate(bufs, start):
+            want = expected[i]
+            have = buf.sharding
+            if have is not want and have != want:
+                buf = reshard(buf, want)
+            out.append(buf)
+        return out
+
+    def run(self, bufs, handlers):
+        return self.loaded.execute_sharded(self.place(bufs)).consume_with_handlers(handlers)
+
+    def cost_analysis(self):
+        return dict(self.loaded.cost_analysis())
+
+    def memory_analysis(self):
+        return self.loaded.get_compiled_memory_stats()
+
+    def hlo_text(self):
+        return self.loaded.hlo_modules()[0].to_string()
+
+
+_spmd_cache = weakref.WeakValueDictionary()
+_lock = threading.Lock()
+
+
+def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs):
+    """Compile a module for `devices` (num_partitions = len(devices)); outputs where
+    propagate_outputs[i] take the layout XLA's propagation gives them."""
+    key = (text, tuple(devices), tuple(in_runtime), tuple(propagate_outputs))
+    with _lock:
+        found = _spmd_cache.get(key)
+    if found is not None:
+        return found
+    jax = _jax()
+    client = _client()
+    options = jax.backend.get_compile_options(
+        num_replicas=1, num_partitions=len(devices),
+        device_assignment=np.array([d.id for d in devices]).reshape(1, len(devices)))
+    build = options.executable_build_options
+    build.use_shardy_partitioner = True
+    build.allow_spmd_sharding_propagation_to_output = list(propagate_outputs) or [False]
+    try:
+        loaded = client.compile_and_load(
+            text, jax.xla_client.DeviceList(tuple(devices)), options)
+    except Exception as e:
+        raise RuntimeError(f"XLA could not compile funcgraph's StableHLO for "
+                           f"{len(devices)} devices ({e}). This is a bug in funcgraph's "
+                           f"lowering; the module was:\n{pretty_mlir(text)}") from None
+    executable = SpmdExecutable(loaded, text, tuple(devices), in_runtime, out_avals)
+    with _lock:
+        _spmd_cache[key] = executable
+    return executable
+
+
+def process_index():
+    return _client().process_index()
+
+
+def process_count():
+    _jax()
+    import jax
+    return jax.process_count()
