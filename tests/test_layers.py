@@ -13,7 +13,7 @@ LAYERS = [
     ("config",),
     ("dtypes", "tree_util", "backend"),
     ("core",),
-    ("array", "ir", "errors"),
+    ("array", "ir", "errors", "util"),
     ("interpreters",),
     ("lowering",),
     ("primitives",),
@@ -24,6 +24,7 @@ LAYERS = [
     ("random", "test_util"),
     ("nn",),
     ("scipy",),
+    ("extend", "flatten_util", "example_libraries"),
     ("inspect",),
     ("",),  # funcgraph/__init__.py: the public namespace
 ]

@@ -38,3 +38,4 @@ from funcgraph.lax._collectives import all_gather, axis_index, pmax, pmean, pmin
 from funcgraph.lax._control_flow import (
     associative_scan, cond, fori_loop, map, optimization_barrier, scan, switch, while_loop)
 from funcgraph.lax import linalg
+from funcgraph.lax._primitives import *  # noqa: E402,F401,F403  the *_p objects
