@@ -7,13 +7,15 @@
 from funcgraph.config import config, disable_jit
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
-from funcgraph import errors, lax, numpy, tree_util
+from funcgraph.core import get_aval as typeof
+from funcgraph import errors, lax, numpy, tree, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
     block_until_ready, default_backend, device_get, device_put, devices, effects_barrier,
     local_devices)
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                      value_and_grad, vjp)
+from funcgraph.transforms.ad import jacrev as jacobian
 from funcgraph.transforms.vmap import vmap
 from funcgraph.transforms.custom_derivatives import custom_jvp, custom_vjp
 from funcgraph.transforms.remat import checkpoint, checkpoint_policies, remat
@@ -37,5 +39,6 @@ __all__ = [
     "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "local_devices",
     "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
-    "debug", "effects_barrier", "experimental", "pure_callback",
+    "debug", "effects_barrier", "experimental", "pure_callback", "jacobian", "tree",
+    "typeof",
 ]

@@ -21,7 +21,7 @@ def default_backend():
 def device_put(x, device=None):
     """Put every leaf of x on the device (as funcgraph Arrays)."""
     def put(leaf):
-        if isinstance(leaf, Array):
+        if type(leaf) is Array:
             leaf._device_buffer(device)
             return leaf
         value = core.canonical_numpy(np.asarray(leaf))
@@ -32,11 +32,11 @@ def device_put(x, device=None):
 
 
 def device_get(x):
-    return tree_util.tree_map(lambda a: np.asarray(a) if isinstance(a, Array) else a, x)
+    return tree_util.tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
 
 
 def block_until_ready(x):
-    return tree_util.tree_map(lambda a: a.block_until_ready() if isinstance(a, Array) else a, x)
+    return tree_util.tree_map(lambda a: a.block_until_ready() if type(a) is Array else a, x)
 
 
 def effects_barrier():

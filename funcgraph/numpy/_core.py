@@ -244,7 +244,7 @@ def astype(x, dtype, /, copy=False):
 # --- arrays from Python objects -----------------------------------------------------------
 
 def array(object, dtype=None, copy=True, ndmin=0):
-    if isinstance(object, (Array, Tracer)):
+    if type(object) is Array or isinstance(object, Tracer):
         out = object if dtype is None else astype(object, dtype)
     elif isinstance(object, (list, tuple)) and contains_traced(object):
         out = _stack_nested(object)
@@ -297,6 +297,6 @@ def contains_traced(seq):
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    if isinstance(a, (Array, Tracer)) and dtype is None:
+    if (type(a) is Array or isinstance(a, Tracer)) and dtype is None:
         return a
     return array(a, dtype=dtype)
