@@ -58,6 +58,8 @@ from funcgraph.numpy._stats import (
 from funcgraph.numpy._extras import (
     block, lexsort, polyval, trapezoid, tril_indices, tril_indices_from, triu_indices,
     triu_indices_from)
+from funcgraph.numpy._functional import fromfunction, piecewise, vectorize
+from funcgraph.numpy._index_tricks import c_, index_exp, ix_, mgrid, ogrid, r_, s_
 from funcgraph.numpy._methods import install_methods
 from funcgraph.numpy import linalg
 
