@@ -129,7 +129,7 @@ def promote_dtypes(*args):
     if all(a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals):
         dtype, weak = first.dtype, first.weak_type
     else:
-        dtype, weak = dtypes.result_type(*[(a.dtype, a.weak_type) for a in avals])
+        dtype, weak = dtypes.promote_weak(*[(a.dtype, a.weak_type) for a in avals])
     out = []
     for a, aval in zip(args, avals):
         ready = type(a) is Array or isinstance(a, Tracer)
@@ -147,7 +147,7 @@ def _promote_pair(a, b):
     if a_aval.dtype == b_aval.dtype and a_aval.weak_type == b_aval.weak_type:
         dtype, weak = a_aval.dtype, a_aval.weak_type
     else:
-        dtype, weak = dtypes.result_type((a_aval.dtype, a_aval.weak_type),
+        dtype, weak = dtypes.promote_weak((a_aval.dtype, a_aval.weak_type),
                                          (b_aval.dtype, b_aval.weak_type))
     if a_aval.dtype != dtype or a_aval.weak_type != weak or not (
             type(a) is Array or isinstance(a, Tracer)):
