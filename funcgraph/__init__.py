@@ -7,7 +7,8 @@
 from funcgraph.config import config, default_device, disable_jit
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
-from funcgraph import errors, lax, numpy, tree_util
+from funcgraph.core import get_aval as typeof
+from funcgraph import errors, lax, numpy, tree, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
     block_until_ready, default_backend, device_count, device_get, device_put, devices,
@@ -17,6 +18,7 @@ from funcgraph import sharding
 from funcgraph.sharding import NamedSharding, make_mesh, set_mesh
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                      value_and_grad, vjp)
+from funcgraph.transforms.ad import jacrev as jacobian
 from funcgraph.transforms.vmap import vmap
 from funcgraph.transforms.custom_derivatives import custom_jvp, custom_vjp
 from funcgraph.transforms.remat import checkpoint, checkpoint_policies, remat
@@ -44,4 +46,5 @@ __all__ = [
     "default_device", "device_count", "local_device_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_mesh", "NamedSharding", "process_count",
     "process_index", "set_mesh", "sharding",
+    "jacobian", "tree", "typeof",
 ]

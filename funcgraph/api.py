@@ -56,14 +56,14 @@ def device_put(x, device=None):
 
 def _put(leaf, sharding):
     if sharding is None:
-        if isinstance(leaf, Array):
+        if type(leaf) is Array:
             leaf._device_buffer()
             return leaf
         value = core.canonical_numpy(np.asarray(leaf))
         arr = Array(value, core.aval_of_numpy(value))
         arr._device_buffer()
         return arr
-    if isinstance(leaf, Array):
+    if type(leaf) is Array:
         return reshard(leaf, sharding)
     return put_sharded(leaf, sharding)
 
@@ -116,11 +116,11 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 
 
 def device_get(x):
-    return tree_util.tree_map(lambda a: np.asarray(a) if isinstance(a, Array) else a, x)
+    return tree_util.tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
 
 
 def block_until_ready(x):
-    return tree_util.tree_map(lambda a: a.block_until_ready() if isinstance(a, Array) else a, x)
+    return tree_util.tree_map(lambda a: a.block_until_ready() if type(a) is Array else a, x)
 
 
 def effects_barrier():

@@ -17,7 +17,17 @@ from funcgraph.config import config
 from funcgraph.sharding import NamedSharding, SingleDeviceSharding
 
 
-class Array:
+class _ArrayType(type):
+    """Makes `isinstance(x, Array)` true for traced values too, as `isinstance(x,
+    jax.Array)` is inside jit, grad and vmap.  An Array instance never reaches this
+    (isinstance answers `type(x) is cls` first), and funcgraph's own code tests for a
+    concrete array with `type(x) is Array`."""
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, core.Tracer) or type.__instancecheck__(cls, instance)
+
+
+class Array(metaclass=_ArrayType):
     __slots__ = ("_np", "_buf", "aval", "_deleted", "_sharding", "__weakref__")
     __array_priority__ = 100
 

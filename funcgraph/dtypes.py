@@ -18,6 +18,22 @@ float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.fl
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
+# The narrow formats of ml_dtypes: 8- and 4-bit floats and 4- and 2-bit integers.  As in
+# JAX they promote only with weakly typed scalars (and floats with integers), never with
+# one another or with the wider types.
+_NARROW_FLOAT_NAMES = {
+    "float8_e4m3fn": "f8_e4m3fn", "float8_e5m2": "f8_e5m2", "float8_e4m3": "f8_e4m3",
+    "float8_e3m4": "f8_e3m4", "float8_e4m3fnuz": "f8_e4m3fnuz",
+    "float8_e5m2fnuz": "f8_e5m2fnuz", "float8_e4m3b11fnuz": "f8_e4m3b11fnuz",
+    "float8_e8m0fnu": "f8_e8m0fnu", "float4_e2m1fn": "f4_e2m1fn"}
+_NARROW_INT_NAMES = {"int4": "i4", "uint4": "u4", "int2": "i2", "uint2": "u2"}
+NARROW_FLOATS = tuple(np.dtype(getattr(ml_dtypes, n)) for n in _NARROW_FLOAT_NAMES)
+NARROW_INTS = tuple(np.dtype(getattr(ml_dtypes, n)) for n in _NARROW_INT_NAMES)
+(float8_e4m3fn, float8_e5m2, float8_e4m3, float8_e3m4, float8_e4m3fnuz, float8_e5m2fnuz,
+ float8_e4m3b11fnuz, float8_e8m0fnu, float4_e2m1fn) = NARROW_FLOATS
+int4, uint4, int2, uint2 = NARROW_INTS
+_UNSIGNED_NARROW = (uint4, uint2)
+
 # float0 is the dtype of tangents of integer and boolean values (as in JAX).
 float0 = np.dtype([("float0", np.void, 0)])
 
@@ -26,6 +42,8 @@ _SHORT_NAMES = {
     uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
     float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64",
     complex64: "c64", complex128: "c128", float0: "float0",
+    **{d: _NARROW_FLOAT_NAMES[d.name] for d in NARROW_FLOATS},
+    **{d: _NARROW_INT_NAMES[d.name] for d in NARROW_INTS},
 }
 
 _NARROW_64 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
@@ -37,8 +55,11 @@ def short_name(dtype):
     return _SHORT_NAMES[dtype]
 
 
+_FLOATS = frozenset((float16, bfloat16, float32, float64) + NARROW_FLOATS)
+
+
 def is_float(dtype):
-    return dtype in (float16, bfloat16, float32, float64)
+    return dtype in _FLOATS
 
 
 def is_complex(dtype):
@@ -50,11 +71,11 @@ def is_inexact(dtype):
 
 
 def is_int(dtype):
-    return dtype.kind in "iu"
+    return dtype.kind in "iu" or dtype in NARROW_INTS
 
 
 def is_unsigned(dtype):
-    return dtype.kind == "u"
+    return dtype.kind == "u" or dtype in _UNSIGNED_NARROW
 
 
 def finfo(dtype):
@@ -115,17 +136,22 @@ def python_scalar_dtype(value):
     raise TypeError(f"not a Python scalar: {value!r}")
 
 
+class TypePromotionError(ValueError):
+    """Two dtypes have no implicit promotion (as JAX's TypePromotionError)."""
+
+
 # --- the promotion lattice -------------------------------------------------
 # Nodes are dtypes or the weak categories "i*", "f*", "c*" (Python int, float,
 # complex).  An edge a -> b means a promotes to b.  Joins are least upper bounds.
 _LATTICE = {
     bool_: ["i*"],
-    "i*": [uint8, int8],
+    "i*": [uint8, int8, *NARROW_INTS],
     uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64], uint64: ["f*"],
     int8: [int16], int16: [int32], int32: [int64], int64: ["f*"],
-    "f*": ["c*", float16, bfloat16],
+    "f*": ["c*", float16, bfloat16, *NARROW_FLOATS],
     float16: [float32], bfloat16: [float32], float32: [float64, complex64], float64: [complex128],
     "c*": [complex64], complex64: [complex128], complex128: [],
+    **{d: [] for d in NARROW_FLOATS + NARROW_INTS},
 }
 
 
@@ -162,7 +188,11 @@ def _join(nodes):
     for candidate in common:
         if common <= _UPPER[candidate]:
             return candidate
-    raise TypeError(f"no common type for {nodes}")  # unreachable for this lattice
+    names = ", ".join(str(n) for n in nodes)
+    raise TypePromotionError(
+        f"Input dtypes ({names}) have no available implicit dtype promotion path (the "
+        f"8- and 4-bit types promote only with themselves and weakly typed scalars). "
+        f"Convert explicitly with .astype(...).")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -178,7 +208,104 @@ def _result_type_cached(keys, x64):
     return canonicalize(joined), False
 
 
-def result_type(*dtypes_and_weak):
+def promote_weak(*dtypes_and_weak):
     """Promote (dtype, weak_type) pairs to one (dtype, weak_type), as JAX does (cached
     per state of the 64-bit flag, so changing the flag needs no cache clearing)."""
     return _result_type_cached(tuple(dtypes_and_weak), config.jax_enable_x64)
+
+
+# --- JAX's dtypes API (jax.dtypes) ---------------------------------------------------------
+
+class extended:
+    """The abstract dtype class of JAX's extended dtypes (funcgraph has none but key
+    types below)."""
+
+
+class prng_key(extended):
+    """The abstract dtype class of typed PRNG keys."""
+
+
+def canonicalize_dtype(dtype, allow_extended_dtype=False):
+    """The dtype funcgraph uses for `dtype` (64-bit types narrow unless x64 is on)."""
+    del allow_extended_dtype
+    return canonicalize(dtype)
+
+
+# ml_dtypes' types are not subclasses of NumPy's abstract scalar types: place them.
+_ABSTRACT_PARENTS = {
+    "float": (np.floating, np.inexact, np.number, np.generic),
+    "signed": (np.signedinteger, np.integer, np.number, np.generic),
+    "unsigned": (np.unsignedinteger, np.integer, np.number, np.generic),
+}
+
+
+def _ml_family(dtype):
+    if dtype == bfloat16 or dtype in NARROW_FLOATS:
+        return "float"
+    if dtype in NARROW_INTS:
+        return "unsigned" if dtype in _UNSIGNED_NARROW else "signed"
+    return None
+
+
+_ABSTRACT_BASES = (np.generic, np.number, np.inexact, np.floating, np.complexfloating,
+                   np.integer, np.signedinteger, np.unsignedinteger)
+
+
+def issubdtype(a, b):
+    """np.issubdtype that also places bfloat16, the float8s and int4s in NumPy's
+    hierarchy (bfloat16 is a floating type), and knows the key dtype classes."""
+    if isinstance(b, type) and issubclass(b, extended):
+        return isinstance(a, type) and issubclass(a, b)
+    if isinstance(a, type) and (issubclass(a, extended) or a in _ABSTRACT_BASES):
+        return not issubclass(a, extended) and bool(np.issubdtype(a, b))
+    family = _ml_family(np.dtype(a))
+    if family is None:
+        return bool(np.issubdtype(a, b))
+    if isinstance(b, type) and b in _ABSTRACT_BASES:
+        return b in _ABSTRACT_PARENTS[family]
+    return np.dtype(a) == np.dtype(b)
+
+
+def itemsize_bits(dtype):
+    """The number of bits of one element (4 for int4)."""
+    dtype = np.dtype(dtype)
+    if dtype in NARROW_INTS or dtype == float4_e2m1fn:
+        return {int4: 4, uint4: 4, int2: 2, uint2: 2, float4_e2m1fn: 4}[dtype]
+    return dtype.itemsize * 8
+
+
+def scalar_type_of(x):
+    """The Python scalar type (bool, int, float or complex) of x's dtype."""
+    dtype = np.dtype(getattr(x, "dtype", None) or python_scalar_dtype(x))
+    if dtype == bool_:
+        return bool
+    if is_int(dtype):
+        return int
+    if is_float(dtype):
+        return float
+    if is_complex(dtype):
+        return complex
+    raise TypeError(f"no Python scalar type for dtype {dtype}")
+
+
+def _dtype_and_weak(x):
+    if isinstance(x, tuple):
+        raise TypeError("dtypes.result_type takes arrays, dtypes and scalars; promote "
+                        "(dtype, weak_type) pairs with dtypes.promote_weak")
+    if type(x) in (bool, int, float, complex):
+        return python_scalar_dtype(x), True
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    if isinstance(x, (np.dtype, type, str)):
+        return canonicalize(np.dtype(x)), False
+    return canonicalize(np.asarray(x).dtype), False
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """The dtype JAX's promotion gives arrays, dtypes and scalars `args` (and whether
+    it is weak, with return_weak_type_flag)."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    dtype, weak = promote_weak(*(_dtype_and_weak(a) for a in args))
+    return (dtype, weak) if return_weak_type_flag else dtype

@@ -66,9 +66,10 @@ class DropVar(Var):
     __slots__ = ()
 
 
-class Eqn:
+class JaxprEqn:
     """`outvars = prim[params] invars`, with the user's (file, line, function) and the
-    names of the `named_scope`s it was traced in (relative to its jaxpr's trace)."""
+    names of the `named_scope`s it was traced in (relative to its jaxpr's trace).
+    `primitive` is JAX's name of `prim`."""
     __slots__ = ("prim", "invars", "outvars", "params", "source", "name_stack")
 
     def __init__(self, prim, invars, outvars, params, source=None, name_stack=()):
@@ -79,13 +80,25 @@ class Eqn:
         self.source = source
         self.name_stack = name_stack
 
+    @property
+    def primitive(self):
+        return self.prim
+
+    @property
+    def effects(self):
+        return eqn_effects(self)
+
     def replace(self, invars=None, outvars=None, params=None):
-        return Eqn(self.prim, self.invars if invars is None else invars,
+        return JaxprEqn(self.prim, self.invars if invars is None else invars,
                    self.outvars if outvars is None else outvars,
                    self.params if params is None else params, self.source, self.name_stack)
 
     def __repr__(self):
-        return f"Eqn({self.prim.name})"
+        return f"JaxprEqn({self.prim.name})"
+
+
+# The short name funcgraph's own passes and interpreters use.
+Eqn = JaxprEqn
 
 
 def eqn_effects(eqn):
@@ -160,12 +173,29 @@ class ClosedJaxpr:
         self.consts = list(consts)
 
     @property
+    def literals(self):
+        """JAX's other name for `consts`."""
+        return self.consts
+
+    @property
     def in_avals(self):
         return self.jaxpr.in_avals
 
     @property
     def out_avals(self):
         return self.jaxpr.out_avals
+
+    @property
+    def constvars(self):
+        return self.jaxpr.constvars
+
+    @property
+    def invars(self):
+        return self.jaxpr.invars
+
+    @property
+    def outvars(self):
+        return self.jaxpr.outvars
 
     @property
     def eqns(self):

@@ -18,6 +18,11 @@ _ELEMENT_TYPES = {
     dtypes.uint64: "ui64", dtypes.float16: "f16", dtypes.bfloat16: "bf16",
     dtypes.float32: "f32", dtypes.float64: "f64", dtypes.complex64: "complex<f32>",
     dtypes.complex128: "complex<f64>",
+    dtypes.float8_e4m3fn: "f8E4M3FN", dtypes.float8_e5m2: "f8E5M2", dtypes.float8_e4m3: "f8E4M3",
+    dtypes.float8_e3m4: "f8E3M4", dtypes.float8_e4m3fnuz: "f8E4M3FNUZ",
+    dtypes.float8_e5m2fnuz: "f8E5M2FNUZ", dtypes.float8_e4m3b11fnuz: "f8E4M3B11FNUZ",
+    dtypes.float8_e8m0fnu: "f8E8M0FNU", dtypes.float4_e2m1fn: "f4E2M1FN",
+    dtypes.int4: "i4", dtypes.uint4: "ui4", dtypes.int2: "i2", dtypes.uint2: "ui2",
 }
 
 
@@ -64,6 +69,8 @@ def dense_array(value, dtype):
     value = np.ascontiguousarray(np.asarray(value, dtype))
     if dtype == dtypes.bool_:
         return f"dense<{_nested_bools(value)}>"
+    if dtype in dtypes.NARROW_INTS:  # sub-byte integers: decimal elements, not raw bytes
+        return f"dense<{value.astype(np.int8).tolist()}>"
     return 'dense<"0x' + value.astype(value.dtype.newbyteorder("<")).tobytes().hex().upper() + '">'
 
 

@@ -63,7 +63,7 @@ def sharding_view(shape, sharding):
 
 def visualize_array_sharding(arr, *, use_color=False, scale=1.0, min_width=9, max_width=80):
     """Print (and return) the grid of which device holds which block of arr."""
-    if not isinstance(arr, Array):
+    if type(arr) is not Array:
         raise TypeError(f"visualize_array_sharding expects a funcgraph Array, got "
                         f"{type(arr).__name__}")
     view = sharding_view(arr.shape, arr.sharding)

@@ -132,6 +132,9 @@ def test_ensure_compile_time_eval_computes_concrete_values_inside_jit():
 # --- jax_debug_nans / jax_debug_infs -----------------------------------------------------
 
 def _jax_message(fn, *args):
+    # jax's eager dispatch may reuse an executable cached before the flag was set (by
+    # an earlier test in the same process), which then does not check for NaNs
+    jax.clear_caches()
     with pytest.raises(FloatingPointError) as info:
         fn(*args)
     return str(info.value)

@@ -11,9 +11,9 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Lowest first.  A module belongs to the first entry that is it or a package above it.
 LAYERS = [
     ("config",),
-    ("dtypes", "tree_util", "backend"),
+    ("dtypes", "tree_util", "tree", "backend"),
     ("core", "sharding"),
-    ("array", "ir", "errors"),
+    ("array", "ir", "errors", "util"),
     ("interpreters",),
     ("lowering",),
     ("primitives",),
@@ -25,6 +25,7 @@ LAYERS = [
     ("random", "test_util"),
     ("nn",),
     ("scipy",),
+    ("extend", "flatten_util", "example_libraries"),
     ("inspect",),
     ("",),  # funcgraph/__init__.py: the public namespace
 ]

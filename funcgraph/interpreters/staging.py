@@ -109,7 +109,7 @@ class StagingTrace(core.Trace):
             raise core.leaked_tracer_error(x)
         var = self._const_ids.get(id(x))
         if var is None:
-            if isinstance(x, (Tracer, Array)):
+            if isinstance(x, Tracer) or type(x) is Array:
                 aval = x.aval
             elif isinstance(x, np.ndarray):
                 x = core.canonical_numpy(x)

@@ -41,3 +41,4 @@ from funcgraph.lax._control_flow import (
     associative_scan, cond, fori_loop, map, optimization_barrier, scan, switch, while_loop)
 from funcgraph.lax import linalg
 from funcgraph.lax._sharding import with_sharding_constraint
+from funcgraph.lax._primitives import *  # noqa: E402,F401,F403  the *_p objects

@@ -222,7 +222,7 @@ def _promote_weak_carry(leaves, weak, out_avals):
     for x, w, o in zip(leaves, weak, out_avals):
         a = core.get_aval(x)
         if (w and a.shape == o.shape and a.dtype != o.dtype and
-                dtypes.result_type((a.dtype, True), (o.dtype, o.weak_type))[0] == o.dtype):
+                dtypes.promote_weak((a.dtype, True), (o.dtype, o.weak_type))[0] == o.dtype):
             x = convert_element_type(x, o.dtype)
             changed = True
         new.append(x)

@@ -8,7 +8,7 @@ from funcgraph.errors import invalid_operand_error
 
 
 def aval_of(x):
-    if isinstance(x, (Array, core.Tracer)):
+    if type(x) is Array or isinstance(x, core.Tracer):
         return x.aval
     if core.is_python_scalar(x):
         return core.aval_of_python_scalar(x)
@@ -19,7 +19,7 @@ def aval_of(x):
 
 
 def as_operand(x):
-    if isinstance(x, (Array, core.Tracer)):
+    if type(x) is Array or isinstance(x, core.Tracer):
         return x
     if core.is_python_scalar(x):
         aval = core.aval_of_python_scalar(x)

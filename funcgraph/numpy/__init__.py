@@ -15,6 +15,9 @@ from funcgraph.numpy._types import (
     finfo, float16, float32, float64, floating, iinfo, inexact, inf, int16, int32, int64, int8,
     integer, issubdtype, nan, ndarray, newaxis, number, pi, promote_types, result_type,
     signedinteger, uint16, uint32, uint64, uint8, unsignedinteger)
+from funcgraph.numpy._types import (
+    float4_e2m1fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn,
+    float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, int2, int4, uint2, uint4)
 from funcgraph.numpy._creation import (
     arange, empty, empty_like, eye, full, full_like, identity, ones, ones_like, zeros,
     zeros_like)
@@ -58,6 +61,8 @@ from funcgraph.numpy._stats import (
 from funcgraph.numpy._extras import (
     block, lexsort, polyval, trapezoid, tril_indices, tril_indices_from, triu_indices,
     triu_indices_from)
+from funcgraph.numpy._functional import fromfunction, piecewise, vectorize
+from funcgraph.numpy._index_tricks import c_, index_exp, ix_, mgrid, ogrid, r_, s_
 from funcgraph.numpy._methods import install_methods
 from funcgraph.numpy import fft, linalg
 

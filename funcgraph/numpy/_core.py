@@ -129,7 +129,7 @@ def promote_dtypes(*args):
     if all(a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals):
         dtype, weak = first.dtype, first.weak_type
     else:
-        dtype, weak = dtypes.result_type(*[(a.dtype, a.weak_type) for a in avals])
+        dtype, weak = dtypes.promote_weak(*[(a.dtype, a.weak_type) for a in avals])
     out = []
     for a, aval in zip(args, avals):
         ready = type(a) is Array or isinstance(a, Tracer)
@@ -147,7 +147,7 @@ def _promote_pair(a, b):
     if a_aval.dtype == b_aval.dtype and a_aval.weak_type == b_aval.weak_type:
         dtype, weak = a_aval.dtype, a_aval.weak_type
     else:
-        dtype, weak = dtypes.result_type((a_aval.dtype, a_aval.weak_type),
+        dtype, weak = dtypes.promote_weak((a_aval.dtype, a_aval.weak_type),
                                          (b_aval.dtype, b_aval.weak_type))
     if a_aval.dtype != dtype or a_aval.weak_type != weak or not (
             type(a) is Array or isinstance(a, Tracer)):
@@ -244,7 +244,7 @@ def astype(x, dtype, /, copy=False):
 # --- arrays from Python objects -----------------------------------------------------------
 
 def array(object, dtype=None, copy=True, ndmin=0):
-    if isinstance(object, (Array, Tracer)):
+    if type(object) is Array or isinstance(object, Tracer):
         out = object if dtype is None else astype(object, dtype)
     elif isinstance(object, (list, tuple)) and contains_traced(object):
         out = _stack_nested(object)
@@ -297,6 +297,6 @@ def contains_traced(seq):
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    if isinstance(a, (Array, Tracer)) and dtype is None:
+    if (type(a) is Array or isinstance(a, Tracer)) and dtype is None:
         return a
     return array(a, dtype=dtype)

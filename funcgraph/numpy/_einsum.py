@@ -21,7 +21,7 @@ def einsum(subscripts, *operands, optimize="auto", precision=None,
     avals = [aval_of(x) for x in operands]
     shapes = [a.shape for a in avals]
     inputs, output = _parse(subscripts, shapes)
-    compute = dtypes.result_type(*[(a.dtype, a.weak_type) for a in avals])
+    compute = dtypes.promote_weak(*[(a.dtype, a.weak_type) for a in avals])
     if preferred_element_type is None:
         dtype, weak = compute
     else:
@@ -180,5 +180,5 @@ def _same_dtype(lhs, rhs):
     a, b = aval_of(lhs), aval_of(rhs)
     if a.dtype == b.dtype:
         return lhs, rhs
-    dtype, _ = dtypes.result_type((a.dtype, False), (b.dtype, False))
+    dtype, _ = dtypes.promote_weak((a.dtype, False), (b.dtype, False))
     return convert(lhs, dtype), convert(rhs, dtype)

@@ -62,7 +62,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     start, stop = promote_to_inexact(start, stop)
-    if isinstance(start, Array) and isinstance(stop, Array):
+    if type(start) is Array and type(stop) is Array:
         if np.any(np.asarray(start) == 0) or np.any(np.asarray(stop) == 0):
             raise ValueError("geomspace: start and stop may not be zero")
     start_sign = sign(start)

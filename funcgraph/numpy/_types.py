@@ -12,6 +12,9 @@ int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 float16, float32, float64 = np.float16, np.float32, np.float64
 bfloat16 = dtypes.bfloat16.type
+(float8_e4m3fn, float8_e5m2, float8_e4m3, float8_e3m4, float8_e4m3fnuz, float8_e5m2fnuz,
+ float8_e4m3b11fnuz, float8_e8m0fnu, float4_e2m1fn) = (d.type for d in dtypes.NARROW_FLOATS)
+int4, uint4, int2, uint2 = (d.type for d in dtypes.NARROW_INTS)
 complex64, complex128 = np.complex64, np.complex128
 dtype = np.dtype
 inf, nan, pi, e, euler_gamma = np.inf, np.nan, np.pi, np.e, np.euler_gamma
@@ -24,7 +27,7 @@ finfo = dtypes.finfo
 
 
 def issubdtype(arg1, arg2):
-    return np.issubdtype(arg1, arg2)
+    return dtypes.issubdtype(arg1, arg2)
 
 
 def result_type(*args):
@@ -35,11 +38,11 @@ def result_type(*args):
         else:
             aval = aval_of(a)
             pairs.append((aval.dtype, aval.weak_type))
-    return dtypes.result_type(*pairs)[0]
+    return dtypes.promote_weak(*pairs)[0]
 
 
 def promote_types(a, b):
-    return dtypes.result_type((dtypes.canonicalize(np.dtype(a)), False),
+    return dtypes.promote_weak((dtypes.canonicalize(np.dtype(a)), False),
                               (dtypes.canonicalize(np.dtype(b)), False))[0]
 
 

@@ -948,7 +948,7 @@ def _convert_impl(x, new_dtype, weak_type=False):
 def _float_to_int(x, dtype):
     """XLA's float -> int conversion: truncate toward zero, saturate values out of the
     range, NaN -> 0 (StableHLO leaves the last two implementation-defined)."""
-    info = np.iinfo(dtype)
+    info = dtypes.iinfo(dtype)  # ml_dtypes knows int4 too
     wide = np.asarray(x, np.float64)
     # float(info.max) + 1 is exactly 2**bits (or 2**(bits-1)): compare with exact bounds.
     too_big = wide >= float(info.max) + 1
