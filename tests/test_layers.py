@@ -18,8 +18,8 @@ LAYERS = [
     ("lowering",),
     ("primitives",),
     ("passes", "lax"),
-    ("transforms", "api", "ad_checkpoint", "callback", "debug", "experimental"),
-    ("debugging",),
+    ("transforms", "api", "ad_checkpoint", "callback", "experimental"),
+    ("debugging", "debug"),  # debug re-exports debugging's find_nonfinite
     ("numpy",),
     ("random", "test_util"),
     ("nn",),
