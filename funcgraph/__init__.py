@@ -4,7 +4,7 @@
     import funcgraph as fg
     import funcgraph.numpy as fnp
 """
-from funcgraph.config import config, disable_jit
+from funcgraph.config import config, debug_infs, debug_nans, disable_jit, log_compiles
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
 from funcgraph import errors, lax, numpy, tree_util
@@ -38,4 +38,5 @@ __all__ = [
     "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
     "debug", "effects_barrier", "experimental", "pure_callback",
+    "debug_infs", "debug_nans", "log_compiles",
 ]
