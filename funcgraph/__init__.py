@@ -4,7 +4,8 @@
     import funcgraph as fg
     import funcgraph.numpy as fnp
 """
-from funcgraph.config import config, default_device, disable_jit
+from funcgraph.config import (
+    config, debug_infs, debug_nans, default_device, disable_jit, log_compiles)
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
 from funcgraph.core import get_aval as typeof
@@ -47,4 +48,5 @@ __all__ = [
     "make_array_from_single_device_arrays", "make_mesh", "NamedSharding", "process_count",
     "process_index", "set_mesh", "sharding",
     "jacobian", "tree", "typeof",
+    "debug_infs", "debug_nans", "log_compiles",
 ]

@@ -90,3 +90,26 @@ def default_device(device):
     """Context manager: uncommitted arrays and jitted computations on them use `device`
     in its body (JAX's `jax.default_device`)."""
     return _FlagContext("jax_default_device", device)
+
+
+class _FlagState:
+    """A flag as JAX exposes it at the top level (`jax.debug_nans`): called with a value,
+    a context manager setting the flag inside its block; `.value` reads it."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, value):
+        return _FlagContext(self.name, bool(value))
+
+    @property
+    def value(self):
+        return getattr(config, self.name)
+
+    def __repr__(self):
+        return f"<flag {self.name}={self.value}>"
+
+
+debug_nans = _FlagState("jax_debug_nans")
+debug_infs = _FlagState("jax_debug_infs")
+log_compiles = _FlagState("jax_log_compiles")

@@ -7,7 +7,10 @@
 Each is a host callback (funcgraph.primitives.callbacks): eagerly it runs at once; in a
 compiled program it runs when the program does (call fg.effects_barrier() to wait for
 it).  Under vmap it runs once per element; under grad/jvp it sees the primal values and
-no derivative flows through it.  With ordered=True the callbacks run in program order."""
+no derivative flows through it.  With ordered=True the callbacks run in program order.
+
+Beyond JAX: `fg.debug.find_nonfinite(f)(*args)` names the first equation that makes a
+NaN or inf (funcgraph.debugging.nonfinite; also in funcgraph.inspect)."""
 import pdb
 import string
 import sys
@@ -15,12 +18,14 @@ import sys
 import numpy as np
 
 from funcgraph.callback import split_callback_args
+from funcgraph.debugging.nonfinite import NonfiniteReport, find_nonfinite
 from funcgraph.primitives.callbacks import (
     FlatCallback, FormatChecker, debug_callback_p, debug_effect, debug_print_p,
     ordered_debug_effect)
 from funcgraph.sharding_display import visualize_array_sharding, visualize_sharding
 
-__all__ = ["breakpoint", "callback", "print", "visualize_array_sharding", "visualize_sharding"]
+__all__ = ["NonfiniteReport", "breakpoint", "callback", "find_nonfinite", "print",
+           "visualize_array_sharding", "visualize_sharding"]
 
 _format_checker = FormatChecker()
 

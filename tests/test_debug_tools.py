@@ -295,6 +295,12 @@ def test_find_nonfinite_forward():
     assert f"{HERE}:{line_of(log_times_zero, 'np_mod.log')}" in str(report)
 
 
+def test_find_nonfinite_is_in_funcgraph_debug_too():
+    assert fg.debug.find_nonfinite is find_nonfinite
+    report = fg.debug.find_nonfinite(log_times_zero(fnp))(np.array([0.0, 1.0], np.float32))
+    assert isinstance(report, fg.debug.NonfiniteReport) and report.primitive == "log"
+
+
 def test_find_nonfinite_in_backward_pass():
     report = find_nonfinite(fg.grad(sqrt_loss(fnp)))(np.array([0.0, 1.0], np.float32))
     assert report.found and report.kind == "nan"

@@ -18,9 +18,9 @@ LAYERS = [
     ("lowering",),
     ("primitives",),
     ("passes", "lax"),
-    ("transforms", "api", "ad_checkpoint", "callback", "debug", "experimental", "export",
+    ("transforms", "api", "ad_checkpoint", "callback", "experimental", "export",
      "sharding_display"),
-    ("debugging",),
+    ("debugging", "debug"),  # debug re-exports debugging's find_nonfinite
     ("numpy",),
     ("random", "test_util"),
     ("nn",),

@@ -55,6 +55,32 @@ print(compiled.cost_analysis()["flops"])
 compiled(x, x)"""),
     ("md", "Arrays render with a header (type, size, statistics) and a truncated view."),
     ("code", "fnp.arange(600.0).reshape(20, 30)"),
+    ("md", """## Seeing inside transformed code
+
+`fg.debug.print` shows values from inside `jit`, `vmap`, `grad` and `checkpoint` (which
+prints again when the backward pass recomputes); `fg.effects_barrier()` waits for the
+prints of compiled code. docs/debugging.md has the rest: callbacks, breakpoints, flags."""),
+    ("code", """def noisy(x):
+    fg.debug.print("x = {}", x)
+    return fnp.sin(x) ** 2
+
+fg.jit(fg.grad(fg.checkpoint(noisy)))(1.0)
+fg.effects_barrier()"""),
+    ("md", """Three tools JAX does not have. `find_nonfinite` runs a function (its backward pass
+included) equation by equation and names the first one that makes a NaN or inf:"""),
+    ("code", """def loss(x):
+    return fnp.sum(fnp.sqrt(x) * 0.0)
+
+fg.debug.find_nonfinite(fg.grad(loss))(np.array([0.0, 1.0], np.float32))"""),
+    ("md", "`inspect.diff` shows what a transformation or an IR pass changed:"),
+    ("code", """from funcgraph import passes
+before = fg.make_jaxpr(lambda x: fnp.sin(x) * 1.0 + fnp.sin(x))(1.0)
+fgi.diff(before, passes.optimize(before), labels=("traced", "optimized"))"""),
+    ("md", "`jit(f).cache_info()` says what each compiled variant was for and why it was made:"),
+    ("code", """scale = fg.jit(lambda x, n: x * n)
+scale(np.ones(3, np.float32), 2.0)
+scale(np.ones(4, np.float32), 2.0)
+scale.cache_info()"""),
 ]
 
 AUTODIFF = [

@@ -30,12 +30,15 @@ from funcgraph.primitives.batching_helpers import broadcast_batched
 from funcgraph.primitives.control_flow import scan_p
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import const_free
+from funcgraph.primitives.remat import recomputed_effects
 from funcgraph.primitives.structural import slice_p, squeeze_p
 
 debug_effect = ir.Effect("Debug")
 ordered_debug_effect = ir.Effect("OrderedDebug", ordered=True)
 io_effect = ir.Effect("IO")
 ordered_io_effect = ir.Effect("OrderedIO", ordered=True)
+# checkpoint re-runs debug callbacks when it recomputes, as JAX does
+recomputed_effects.update((debug_effect, ordered_debug_effect))
 
 
 # --- calling the user's function ---------------------------------------------------------

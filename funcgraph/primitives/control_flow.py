@@ -524,22 +524,26 @@ def _scan_partial_eval(trace, args, params):
     known_const_n = nc - sum(const_u)
     known_carry_n = nk - sum(carry_u)
     known_jaxpr, known_consts = const_free(known)
-    # A residual that is a loop-invariant input (a const) stays a const; the others are
-    # stacked, one per iteration.
+    # A residual that is a loop-invariant input (a const) stays a const, one that is a
+    # slice of a known xs is that xs itself; the others are stacked, one per iteration.
     invariant_values = list(known_consts) + known_in[:known_const_n]
     invariant_vars = known_jaxpr.jaxpr.invars[:len(invariant_values)]
+    known_xs = known_in[known_const_n + known_carry_n:]
+    xs_vars = known_jaxpr.jaxpr.invars[len(invariant_values) + known_carry_n:]
     res_vars = known_jaxpr.jaxpr.outvars[len(known_jaxpr.jaxpr.outvars) - num_res:]
     forwarded = [any(v is w for w in invariant_vars) for v in res_vars]
+    xs_forwarded = [next((x for w, x in zip(xs_vars, known_xs, strict=True) if v is w), None)
+                    for v in res_vars]
+    computed = [not f and x is None for f, x in zip(forwarded, xs_forwarded)]
     n_known_out = len(known_jaxpr.out_avals) - num_res
 
     def known_body(*a):
         outs = eval_jaxpr(known_jaxpr.jaxpr, [], *a)
         res = outs[n_known_out:]
-        return list(outs[:n_known_out]) + [r for r, f in zip(res, forwarded) if not f]
+        return list(outs[:n_known_out]) + [r for r, c in zip(res, computed) if c]
 
     body_avals = known_jaxpr.in_avals
     known_body_jaxpr = trace_flat(known_body, body_avals)
-    known_xs = known_in[known_const_n + known_carry_n:]
     with core.set_trace(trace.parent):
         outs = scan_p.bind(*known_consts, *known_in[:known_const_n],
                            *known_in[known_const_n:known_const_n + known_carry_n], *known_xs,
@@ -548,7 +552,9 @@ def _scan_partial_eval(trace, args, params):
                                           num_carry=known_carry_n))
     known_carry, rest = outs[:known_carry_n], outs[known_carry_n:]
     n_known_ys = n_known_out - known_carry_n
-    known_ys, stacked = rest[:n_known_ys], rest[n_known_ys:]
+    known_ys, computed_res = rest[:n_known_ys], iter(rest[n_known_ys:])
+    stacked = [next(computed_res) if c else x
+               for c, x, f in zip(computed, xs_forwarded, forwarded) if not f]
     res_const_values = [invariant_values[[w is v for w in invariant_vars].index(True)]
                         for v, f in zip(res_vars, forwarded) if f]
     res_avals = unk.in_avals[:num_res]

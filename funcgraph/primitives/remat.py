@@ -11,9 +11,11 @@ from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
 from funcgraph.lowering import lower_closed_body
-from funcgraph.primitives.call import merge_tangents
+from funcgraph.primitives.call import merge_tangents, pjit_p
+from funcgraph.primitives.control_flow import cond_p, scan_p, while_p
 from funcgraph.primitives.helpers import declare
-from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr
+from funcgraph.primitives.jaxprs import (
+    batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr)
 
 
 # --- name: the identity, marking a value for checkpoint policies ---------------------
@@ -157,74 +159,105 @@ def _remat_jvp(primals, tangents, jaxpr, prevent_cse, differentiated, policy):
 jvp_rules[remat_p] = _remat_jvp
 
 
+# Effects that the recomputation runs again (JAX's debug callbacks: they print in the
+# forward pass and again in the backward one).  Partial evaluation of a checkpoint with
+# any other effect (io_callback) is an error, as in JAX.
+recomputed_effects = set()
+
+
+def _effect_reruns(eqn, policy, available):
+    """Whether the recomputation re-runs a known equation with debug effects.  A debug
+    callback itself: when the policy does not save it, or when every value it reads is
+    there anyway (JAX's debug_callback rule).  Calls and control flow (which JAX splits
+    recursively, so the callbacks inside run again): always.  Other equations with
+    effects (custom derivatives): never, their outputs are saved."""
+    if eqn.prim in ir.effect_rules:
+        return not saves(policy, eqn) or all(
+            type(x) is ir.Literal or x in available for x in eqn.invars)
+    return eqn.prim in _SPLIT_RECURSIVELY
+
+
 def partial_eval_remat(jaxpr, in_unknowns, policy):
     """Split a jaxpr by unknown inputs, saving only what `policy` allows.
 
     Returns (known jaxpr: known inputs -> known outputs + residuals,
              unknown jaxpr: residuals + unknown inputs -> unknown outputs,
-             out_unknowns, number of residuals).  Known values the policy does not
-    save are recomputed inside the unknown jaxpr from the known inputs."""
-    unknown_vars = {v for v, u in core.safe_zip(jaxpr.invars, in_unknowns) if u}
-    known_eqns, known_ids, saved = [], set(), set()
-    for eqn in jaxpr.eqns:
-        if any(type(x) is not ir.Literal and x in unknown_vars for x in eqn.invars):
-            unknown_vars.update(eqn.outvars)
-        else:
-            known_eqns.append(eqn)
-            known_ids.add(id(eqn))
-            if saves(policy, eqn):
-                saved.update(eqn.outvars)
-    out_unknowns = [type(v) is not ir.Literal and v in unknown_vars for v in jaxpr.outvars]
-    # The unknown side: unknown equations plus known ones that are not saved (recomputed),
-    # keeping only what the unknown outputs need.
-    needed = {v for v, u in zip(jaxpr.outvars, out_unknowns) if u}
-    body = []
-    for eqn in reversed(jaxpr.eqns):
-        if not any(v in needed for v in eqn.outvars):
-            continue
-        if id(eqn) in known_ids and all(v in saved for v in eqn.outvars):
-            continue
-        body.append(eqn)
-        needed.update(x for x in eqn.invars if type(x) is not ir.Literal)
-    body.reverse()
-    defined_in_body = {v for e in body for v in e.outvars}
-    known_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if not u]
-    unknown_in = [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
-    residuals = [v for v in _ordered_free_vars(body, jaxpr.outvars, out_unknowns)
-                 if v not in defined_in_body and v not in unknown_in]
-    known_outvars = [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u] + residuals
-    known = ir.Jaxpr([], known_in, known_outvars, _needed_eqns(known_eqns, known_outvars))
-    unknown = ir.Jaxpr([], residuals + unknown_in,
-                       [v for v, u in zip(jaxpr.outvars, out_unknowns) if u], body)
+             out_unknowns, number of residuals).  The split itself is partial
+    evaluation (equations with sub-jaxprs split by their own rules); then every residual
+    the policy does not save is recomputed inside the unknown jaxpr from the known
+    inputs.  Debug effects of the known side run again in the recomputation, as in JAX."""
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(
+        ir.ClosedJaxpr(jaxpr, []), in_unknowns)
+    known, unknown = known.jaxpr, unknown.jaxpr
+    num_known_outs = len(known.outvars) - num_res
+    # The unknown jaxpr reads the residuals as the known jaxpr's variables from now on.
+    res_vars = dict(zip(unknown.invars[:num_res], known.outvars[num_known_outs:], strict=True))
+    unknown_in = unknown.invars[num_res:]
+    unknown_eqns = [e.replace(invars=[res_vars.get(x, x) if type(x) is not ir.Literal else x
+                                      for x in e.invars]) for e in unknown.eqns]
+    recompute = _recomputation(known, policy, {v for v in res_vars.values()
+                                                if type(v) is not ir.Literal})
+    body = recompute + unknown_eqns
+    unknown_outvars = [res_vars.get(v, v) if type(v) is not ir.Literal else v
+                       for v in unknown.outvars]
+    defined = {v for e in body for v in e.outvars} | set(unknown_in)
+    residuals = [v for v in _free_vars(body, unknown_outvars) if v not in defined]
+    known_outvars = known.outvars[:num_known_outs] + residuals
+    known = ir.Jaxpr([], known.invars, known_outvars, _needed_eqns(known.eqns, known_outvars))
+    unknown = ir.Jaxpr([], residuals + unknown_in, unknown_outvars, body)
     known_closed, unknown_closed = ir.ClosedJaxpr(known, []), ir.ClosedJaxpr(unknown, [])
     ir.check(known_closed)
     ir.check(unknown_closed)
     return known_closed, unknown_closed, out_unknowns, len(residuals)
 
 
+def _recomputation(known, policy, residuals):
+    """The known equations the unknown side runs again: those computing the residuals
+    the policy does not save (and what they need), and the debug effects."""
+    available, saved, rerun = set(known.invars), set(), set()
+    for eqn in known.eqns:
+        if ir.eqn_effects(eqn):
+            if _effect_reruns(eqn, policy, available):
+                rerun.add(id(eqn))
+                available.update(eqn.outvars)
+            else:
+                saved.update(eqn.outvars)
+        elif saves(policy, eqn):
+            saved.update(eqn.outvars)
+        else:
+            available.update(eqn.outvars)
+    needed = set(residuals)
+    kept = []
+    for eqn in reversed(known.eqns):
+        if id(eqn) not in rerun:
+            if not any(v in needed for v in eqn.outvars) or any(v in saved for v in eqn.outvars):
+                continue
+        kept.append(eqn)
+        needed.update(x for x in eqn.invars if type(x) is not ir.Literal)
+    kept.reverse()
+    return kept
+
+
 def _needed_eqns(eqns, outvars):
-    """The equations that outvars depend on (the known side computes nothing more)."""
+    """The equations that outvars depend on, and the effectful ones (the known side
+    computes nothing more)."""
     needed = {v for v in outvars if type(v) is not ir.Literal}
     kept = []
     for eqn in reversed(eqns):
-        if any(v in needed for v in eqn.outvars):
+        if any(v in needed for v in eqn.outvars) or ir.eqn_effects(eqn):
             kept.append(eqn)
             needed.update(x for x in eqn.invars if type(x) is not ir.Literal)
     kept.reverse()
     return kept
 
 
-def _ordered_free_vars(eqns, outvars, out_unknowns):
+def _free_vars(eqns, outvars):
+    """The variables eqns and outvars read, in order of first use."""
     seen, order = set(), []
-    for eqn in eqns:
-        for x in eqn.invars:
-            if type(x) is not ir.Literal and x not in seen:
-                seen.add(x)
-                order.append(x)
-    for v, u in zip(outvars, out_unknowns):
-        if u and type(v) is not ir.Literal and v not in seen:
-            seen.add(v)
-            order.append(v)
+    for x in [x for e in eqns for x in e.invars] + list(outvars):
+        if type(x) is not ir.Literal and x not in seen:
+            seen.add(x)
+            order.append(x)
     return order
 
 
@@ -232,6 +265,10 @@ def _remat_partial_eval(trace, args, params):
     """The known part runs now (inline, as in JAX); the unknown part, with the
     recomputation of what the policy does not save, is staged as a remat2."""
     jaxpr, policy = params["jaxpr"], params["policy"]
+    unsupported = jaxpr.effects - recomputed_effects
+    if unsupported:
+        raise NotImplementedError(f"Effects not supported in partial-eval of "
+                                  f"`checkpoint`/`remat`: {sorted(unsupported, key=repr)}")
     unknowns = tuple(trace.is_unknown(a) for a in args)
     known, unknown, out_unknowns, num_res = partial_eval_remat(jaxpr.jaxpr, unknowns, policy)
     with core.set_trace(trace.parent):
@@ -245,6 +282,8 @@ def _remat_partial_eval(trace, args, params):
 
 
 partial_eval_rules[remat_p] = _remat_partial_eval
+
+_SPLIT_RECURSIVELY = frozenset([pjit_p, cond_p, scan_p, while_p, remat_p])
 
 
 def _transposed(jaxpr, undefined, ct_mask):
