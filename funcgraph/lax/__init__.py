@@ -3,7 +3,7 @@
 Unlike funcgraph.numpy these do not promote dtypes or broadcast (except that
 Python scalars and 0-d operands adopt the other operand's dtype and shape)."""
 # The modules below import only the ones listed before them: _operands, _shapes, _elementwise,
-# _reductions, _contractions, _slicing, _convolution, _windowed, _collectives, _control_flow, linalg.
+# _reductions, _contractions, _slicing, _convolution, _windowed, _collectives, _control_flow, linalg, _solves.
 
 # Array and pjit_p have always been reachable here; _as_operand is what tests build operands with.
 from funcgraph.array import Array
@@ -38,3 +38,4 @@ from funcgraph.lax._collectives import all_gather, axis_index, pmax, pmean, pmin
 from funcgraph.lax._control_flow import (
     associative_scan, cond, fori_loop, map, optimization_barrier, scan, switch, while_loop)
 from funcgraph.lax import linalg
+from funcgraph.lax._solves import custom_linear_solve, custom_root
