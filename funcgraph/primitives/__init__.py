@@ -10,5 +10,5 @@ the host callbacks (callbacks), whose batching binds scan.  A rule binds primiti
 its own module or of a lower one."""
 from funcgraph.primitives import (  # noqa: F401
     call, callbacks, collectives, contractions, control_flow, convolution, custom_ad,
-    elementwise, linalg, linear_solve, reductions, remat, slicing, sorting, structural,
+    custom_batching, elementwise, linalg, linear_solve, reductions, remat, slicing, sorting, structural,
     windowed)
