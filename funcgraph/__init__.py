@@ -15,7 +15,9 @@ from funcgraph.api import (
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                      value_and_grad, vjp)
 from funcgraph.transforms.vmap import vmap
-from funcgraph.transforms.custom_derivatives import custom_jvp, custom_vjp
+from funcgraph.transforms.custom_derivatives import (closure_convert, custom_gradient,
+                                                    custom_jvp, custom_vjp)
+from funcgraph.transforms.linear_transpose import linear_transpose
 from funcgraph.transforms.remat import checkpoint, checkpoint_policies, remat
 from funcgraph import ad_checkpoint
 from funcgraph.transforms.name_stack import named_call, named_scope
@@ -24,6 +26,7 @@ from funcgraph.interpreters.eval import ensure_compile_time_eval
 from funcgraph import inspect, random, nn
 from funcgraph import debug, experimental
 from funcgraph.callback import pure_callback
+from funcgraph import custom_batching, custom_derivatives
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 
@@ -37,5 +40,6 @@ __all__ = [
     "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "local_devices",
     "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
-    "debug", "effects_barrier", "experimental", "pure_callback",
+    "debug", "effects_barrier", "experimental", "pure_callback", "closure_convert",
+    "custom_gradient", "linear_transpose", "custom_batching", "custom_derivatives",
 ]
