@@ -23,7 +23,7 @@ from funcgraph.numpy._reductions import any as _any, max as _max, prod as _prod,
 from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
 from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
 from funcgraph.numpy._ufuncs import (
-    abs as _abs, log as _log, sign as _sign, sqrt as _sqrt, where_values as _where)
+    abs as _abs, conj as _conj, log as _log, sign as _sign, sqrt as _sqrt, where_values as _where)
 from funcgraph.primitives import linalg as _prims
 from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.transforms.jit import jit
@@ -249,13 +249,27 @@ def _symmetrize(a):
     return (a + _mT(a)) / 2
 
 
+def _inexact_square(name, a):
+    """a as a (batch of) square matrices of a real or complex floating dtype."""
+    (a,) = promote_to_inexact(_asarray(a))
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) square matrices "
+                         f"(..., n, n), got shape {a.shape}")
+    return a
+
+
+def _mH(x):
+    return _conj(_mT(x))
+
+
 def cholesky(a, *, upper=False, symmetrize_input=True):
-    """Lower (or upper) Cholesky factor; NaN where a is not positive definite."""
-    a = _square("cholesky", a)
+    """Lower (or upper) Cholesky factor of a Hermitian positive-definite matrix (real or
+    complex); NaN where a is not positive definite."""
+    a = _inexact_square("cholesky", a)
     if symmetrize_input:
-        a = _symmetrize(a)
+        a = (a + _mH(a)) / 2
     L = _prims.cholesky(a)
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
 
 
 # --- Householder QR ------------------------------------------------------------------------

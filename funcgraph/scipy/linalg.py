@@ -11,16 +11,19 @@ def _as_matrix_rhs(b):
 
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
                      debug=None, check_finite=True):
-    """Solve op(a) x = b with a triangular; trans 0/'N', 1/'T' (2/'C' = 'T' for real a)."""
+    """Solve op(a) x = b with a triangular; trans 0/'N', 1/'T' or 2/'C' (conjugate
+    transpose)."""
     del overwrite_b, debug, check_finite
     transpose = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}.get(trans)
     if transpose is None:
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
-    a, b = _la._real_float("solve_triangular", a, b)
+    a, b = fnp.asarray(a), fnp.asarray(b)
+    dtype = fnp.result_type(a, b, 1.0)
+    a, b = a.astype(dtype), b.astype(dtype)
     b, vector = _as_matrix_rhs(b)
     a, b = _la._broadcast_batch(a, b)
     x = _prims.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=transpose,
-                                unit_diagonal=unit_diagonal)
+                                conjugate_a=trans in (2, "C"), unit_diagonal=unit_diagonal)
     return x[..., 0] if vector else x
 
 
@@ -38,9 +41,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """Solve a x = b from cho_factor's (c, lower)."""
     del overwrite_b, check_finite
     c, lower = c_and_lower
-    y = solve_triangular(c, b, trans=0 if lower else 1, lower=lower)
-    return solve_triangular(c, y, trans=1 if lower else 0, lower=lower)
+    y = solve_triangular(c, b, trans=0 if lower else 2, lower=lower)
+    return solve_triangular(c, y, trans=2 if lower else 0, lower=lower)
 
 
-__all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve"]
-del fnp
