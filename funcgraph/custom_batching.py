@@ -79,3 +79,6 @@ def sequential_vmap(f):
         out = _lax_map(one, batched_args)
         return out, tree_util.tree_map(lambda _: True, out)
     return f
+
+
+__all__ = ["custom_vmap", "sequential_vmap"]

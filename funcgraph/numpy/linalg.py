@@ -9,7 +9,7 @@ import operator
 from collections import namedtuple
 
 import numpy as np
-import scipy.linalg
+import scipy.linalg as _scipy_linalg
 
 from funcgraph import dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
@@ -27,13 +27,13 @@ from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
 from funcgraph.numpy._ufuncs import (
     abs as _abs, conj as _conj, isnan as _isnan, log as _log, real as _real, sign as _sign,
     sqrt as _sqrt, where_values as _where)
-from funcgraph.callback import pure_callback
+from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy._manipulation import cross as _np_cross
 from funcgraph.numpy._products import tensordot as _np_tensordot, vecdot as _np_vecdot
 from funcgraph.numpy._types import result_type as _result_type
 from funcgraph.primitives import linalg as _prims
 from funcgraph.transforms.custom_derivatives import custom_jvp
-from funcgraph.transforms.jit import ShapeDtypeStruct, jit
+from funcgraph.transforms.jit import ShapeDtypeStruct as _ShapeDtypeStruct, jit
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -119,8 +119,9 @@ def _lu_factor_impl(a):
         row_p = _sum(_where(ep[..., :, None], a, 0), axis=-2)
         a = _where(ek[:, None], row_p[..., None, :],
                    _where(ep[..., :, None], row_k[..., None, :], a))
-        perm_k = _sum(_where(ek, perm, 0), axis=-1)
-        perm_p = _sum(_where(ep, perm, 0), axis=-1)
+        # (sums of int32 widen to the default int under x64: keep the carry int32)
+        perm_k = _sum(_where(ek, perm, 0), axis=-1).astype(np.int32)
+        perm_p = _sum(_where(ep, perm, 0), axis=-1).astype(np.int32)
         perm = _where(ek, perm_p[..., None], _where(ep, perm_k[..., None], perm))
         swaps = swaps + (p != k).astype(np.int32)
         pivot = _sum(_where(ek, row_p, 0), axis=-1)
@@ -865,14 +866,14 @@ def _host_eig(a):
     w = np.empty(flat.shape[:-1], out)
     v = np.empty(flat.shape, out)
     for i, m in enumerate(flat):
-        w[i], v[i] = scipy.linalg.eig(m)
+        w[i], v[i] = _scipy_linalg.eig(m)
     return w.reshape(a.shape[:-1]), v.reshape(a.shape)
 
 
 def _eig_host_call(a):
     cdt = _complex_dtype(a.dtype)
-    shapes = (ShapeDtypeStruct(a.shape[:-1], cdt), ShapeDtypeStruct(a.shape, cdt))
-    return pure_callback(_host_eig, shapes, a, vmap_method="expand_dims")
+    shapes = (_ShapeDtypeStruct(a.shape[:-1], cdt), _ShapeDtypeStruct(a.shape, cdt))
+    return _pure_callback(_host_eig, shapes, a, vmap_method="expand_dims")
 
 
 def _solve_linear(a, b):

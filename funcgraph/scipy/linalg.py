@@ -369,3 +369,8 @@ def toeplitz(c, r=None):
     i = fnp.arange(c.shape[0])[:, None]
     j = fnp.arange(r.shape[0])[None, :]
     return vals[r.shape[0] - 1 + i - j]
+
+
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
+           "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "polar", "qr", "schur",
+           "solve", "solve_triangular", "sqrtm", "svd", "toeplitz"]

@@ -401,3 +401,6 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
     return x, info
 
 
+
+
+__all__ = ["bicgstab", "cg", "gmres"]
