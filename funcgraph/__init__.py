@@ -21,7 +21,9 @@ from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, lineari
                                      value_and_grad, vjp)
 from funcgraph.transforms.ad import jacrev as jacobian
 from funcgraph.transforms.vmap import vmap
-from funcgraph.transforms.custom_derivatives import custom_jvp, custom_vjp
+from funcgraph.transforms.custom_derivatives import (closure_convert, custom_gradient,
+                                                    custom_jvp, custom_vjp)
+from funcgraph.transforms.linear_transpose import linear_transpose
 from funcgraph.transforms.remat import checkpoint, checkpoint_policies, remat
 from funcgraph import ad_checkpoint
 from funcgraph.transforms.name_stack import named_call, named_scope
@@ -30,6 +32,7 @@ from funcgraph.interpreters.eval import ensure_compile_time_eval
 from funcgraph import inspect, random, nn
 from funcgraph import debug, experimental, export
 from funcgraph.callback import pure_callback
+from funcgraph import custom_batching, custom_derivatives
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 
@@ -49,4 +52,6 @@ __all__ = [
     "process_index", "set_mesh", "sharding",
     "jacobian", "tree", "typeof",
     "debug_infs", "debug_nans", "log_compiles",
+    "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
+    "custom_derivatives",
 ]

@@ -19,7 +19,7 @@ LAYERS = [
     ("primitives",),
     ("passes", "lax"),
     ("transforms", "api", "ad_checkpoint", "callback", "experimental", "export",
-     "sharding_display"),
+     "sharding_display", "custom_derivatives", "custom_batching"),
     ("debugging", "debug"),  # debug re-exports debugging's find_nonfinite
     ("numpy",),
     ("random", "test_util"),

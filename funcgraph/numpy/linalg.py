@@ -5,9 +5,11 @@ triangular solves are primitives (stablehlo.cholesky / triangular_solve, which X
 expands); LU with partial pivoting, Householder QR, cyclic Jacobi eigh and one-sided
 Jacobi SVD are loops over ordinary primitives.  Real floating dtypes only.  Leading
 axes are batch axes.  Derivatives are analytic (custom_jvp), not traced through loops."""
+import operator
 from collections import namedtuple
 
 import numpy as np
+import scipy.linalg as _scipy_linalg
 
 from funcgraph import dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
@@ -23,10 +25,15 @@ from funcgraph.numpy._reductions import any as _any, max as _max, prod as _prod,
 from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
 from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
 from funcgraph.numpy._ufuncs import (
-    abs as _abs, log as _log, sign as _sign, sqrt as _sqrt, where_values as _where)
+    abs as _abs, conj as _conj, isnan as _isnan, log as _log, real as _real, sign as _sign,
+    sqrt as _sqrt, where_values as _where)
+from funcgraph.callback import pure_callback as _pure_callback
+from funcgraph.numpy._manipulation import cross as _np_cross
+from funcgraph.numpy._products import tensordot as _np_tensordot, vecdot as _np_vecdot
+from funcgraph.numpy._types import result_type as _result_type
 from funcgraph.primitives import linalg as _prims
 from funcgraph.transforms.custom_derivatives import custom_jvp
-from funcgraph.transforms.jit import jit
+from funcgraph.transforms.jit import ShapeDtypeStruct as _ShapeDtypeStruct, jit
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -112,8 +119,9 @@ def _lu_factor_impl(a):
         row_p = _sum(_where(ep[..., :, None], a, 0), axis=-2)
         a = _where(ek[:, None], row_p[..., None, :],
                    _where(ep[..., :, None], row_k[..., None, :], a))
-        perm_k = _sum(_where(ek, perm, 0), axis=-1)
-        perm_p = _sum(_where(ep, perm, 0), axis=-1)
+        # (sums of int32 widen to the default int under x64: keep the carry int32)
+        perm_k = _sum(_where(ek, perm, 0), axis=-1).astype(np.int32)
+        perm_p = _sum(_where(ep, perm, 0), axis=-1).astype(np.int32)
         perm = _where(ek, perm_p[..., None], _where(ep, perm_k[..., None], perm))
         swaps = swaps + (p != k).astype(np.int32)
         pivot = _sum(_where(ek, row_p, 0), axis=-1)
@@ -165,8 +173,10 @@ def _solve_jvp(primals, tangents):
 
 def solve(a, b):
     """Solve a x = b.  b is a vector (n,) when 1-D, else a (batch of) (n, k) matrices."""
-    a = _square("solve", a)
-    a, b = _real_float("solve", a, b)
+    a = _inexact_square("solve", a)
+    b = _asarray(b)
+    dtype = _result_type(a, b)
+    a, b = a.astype(dtype), b.astype(dtype)
     vector = b.ndim == 1
     if vector:
         b = b[:, None]
@@ -192,7 +202,7 @@ def _inv_jvp(primals, tangents):
 
 
 def inv(a):
-    return _inv(_square("inv", a))
+    return _inv(_inexact_square("inv", a))
 
 
 def _det_parts(a):
@@ -249,13 +259,27 @@ def _symmetrize(a):
     return (a + _mT(a)) / 2
 
 
+def _inexact_square(name, a):
+    """a as a (batch of) square matrices of a real or complex floating dtype."""
+    (a,) = promote_to_inexact(_asarray(a))
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) square matrices "
+                         f"(..., n, n), got shape {a.shape}")
+    return a
+
+
+def _mH(x):
+    return _conj(_mT(x))
+
+
 def cholesky(a, *, upper=False, symmetrize_input=True):
-    """Lower (or upper) Cholesky factor; NaN where a is not positive definite."""
-    a = _square("cholesky", a)
+    """Lower (or upper) Cholesky factor of a Hermitian positive-definite matrix (real or
+    complex); NaN where a is not positive definite."""
+    a = _inexact_square("cholesky", a)
     if symmetrize_input:
-        a = _symmetrize(a)
+        a = (a + _mH(a)) / 2
     L = _prims.cholesky(a)
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
 
 
 # --- Householder QR ------------------------------------------------------------------------
@@ -630,3 +654,265 @@ def pinv(a, rtol=None):
     cutoff = rtol * _max(s, axis=-1, keepdims=True)
     s_inv = _where(s > cutoff, 1 / _where(s > cutoff, s, 1), 0)
     return _matmul(_mT(vh) * s_inv[..., None, :], _mT(u))
+
+
+# --- The rest of JAX's numpy.linalg -------------------------------------------------------
+
+def matrix_transpose(x, /):
+    x = _asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={x.ndim}")
+    return _mT(x)
+
+
+def diagonal(x, /, *, offset=0):
+    return _diagonal(_asarray(x), offset=offset, axis1=-2, axis2=-1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def outer(x1, x2, /):
+    x1, x2 = _asarray(x1), _asarray(x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={x1.ndim} and x2.ndim={x2.ndim}")
+    return x1[:, None] * x2[None, :]
+
+
+def cross(x1, x2, /, *, axis=-1):
+    x1, x2 = _asarray(x1), _asarray(x2)
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they have shape[axis] of {x1.shape[axis]} and {x2.shape[axis]}")
+    return _np_cross(x1, x2, axis=axis)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    del precision, preferred_element_type  # one precision on funcgraph's backends
+    return _np_vecdot(x1, x2, axis=axis)
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    return _matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    del precision, preferred_element_type  # one precision on funcgraph's backends
+    return _np_tensordot(x1, x2, axes=axes)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """The ord-norm of x over axis (an int, a tuple of ints, or None: all axes)."""
+    (x,) = promote_to_inexact(_asarray(x))
+    if axis is None:
+        out = norm(x.reshape(-1), ord=ord)
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    if isinstance(axis, tuple):
+        axes = tuple(a % x.ndim for a in axis)
+        rest = [i for i in range(x.ndim) if i not in axes]
+        moved = x.transpose(rest + list(axes))
+        flat = moved.reshape(tuple(x.shape[i] for i in rest) + (-1,))
+        out = norm(flat, ord=ord, axis=-1)
+        if keepdims:
+            out = out.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+        return out
+    return norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """The matrix ord-norm over the last two axes ('nuc', 2 and -2 from singular values)."""
+    if ord not in ("nuc", 2, -2):
+        return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+    s = svd(x, compute_uv=False)
+    out = _sum(s, axis=-1) if ord == "nuc" else s[..., 0] if ord == 2 else s[..., -1]
+    return out[..., None, None] if keepdims else out
+
+
+def matrix_power(a, n):
+    """a to the integer power n by repeated squaring (n < 0 inverts a first)."""
+    a = _asarray(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise TypeError(f"matrix_power requires a square matrix, got shape {a.shape}")
+    try:
+        n = operator.index(n)
+    except TypeError as err:
+        raise TypeError(f"exponent must be an integer, got {n}") from err
+    if n == 0:
+        return _broadcast_to(_eye(a.shape[-1], dtype=a.dtype), a.shape)
+    if n < 0:
+        a, n = inv(a), -n
+    result = None
+    power = a
+    while n:
+        if n & 1:
+            result = power if result is None else _matmul(result, power)
+        n >>= 1
+        if n:
+            power = _matmul(power, power)
+    return result
+
+
+def multi_dot(arrays, *, precision=None):
+    """The chained product of arrays (the first may be a row vector, the last a column)."""
+    arrays = [_asarray(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrays)}")
+    if arrays[0].ndim not in (1, 2) or arrays[-1].ndim not in (1, 2) or \
+            any(a.ndim != 2 for a in arrays[1:-1]):
+        raise ValueError("multi_dot: the first and last arrays must be 1D or 2D, the others 2D")
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = _matmul(result, a, precision=precision)
+    return result
+
+
+def cond(x, p=None):
+    """The condition number of x in the p-norm (2 when None); inf for singular x."""
+    x = _asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got x.ndim={x.ndim}")
+    if p in (None, 2):
+        s = svd(x, compute_uv=False)
+        r = s[..., 0] / s[..., -1]
+    elif p == -2:
+        s = svd(x, compute_uv=False)
+        r = s[..., -1] / s[..., 0]
+    else:
+        if x.shape[-1] != x.shape[-2]:
+            raise ValueError(f"jnp.linalg.cond: for p={p}, x must be square; got "
+                             f"x.shape={x.shape}")
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    # A singular matrix gives NaN in the formulas above: its condition number is infinite.
+    singular = _isnan(r) & ~_any(_isnan(x), axis=(-2, -1))
+    return _where(singular, np.inf, r)
+
+
+def tensorinv(a, ind=2):
+    """The inverse of a with respect to tensordot over its first ind axes."""
+    a = _asarray(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer; got ind={ind}")
+    contracting, batch = a.shape[:ind], a.shape[ind:]
+    flat = int(np.prod(contracting))
+    if int(np.prod(batch)) != flat:
+        raise ValueError(f"tensorinv: a.shape[:ind] must equal a.shape[ind:] in size; got "
+                         f"a.shape={a.shape}, ind={ind}")
+    return inv(a.reshape(flat, -1)).reshape(batch + contracting)
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) == b."""
+    a, b = _asarray(a), _asarray(b)
+    if axes is not None:
+        order = [i for i in range(a.ndim) if i not in axes] + list(axes)
+        a = a.transpose(order)
+    out_shape = a.shape[b.ndim:]
+    size = int(np.prod(out_shape))
+    return solve(a.reshape(-1, size), b.reshape(-1)).reshape(out_shape)
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """Least-squares solution of a x = b by the SVD: (x, residuals, rank, s).  Residuals
+    are always the squared column norms of b - a x (as JAX under jit)."""
+    a, b = _asarray(a), _asarray(b)
+    dtype = _result_type(a, b, 1.0)
+    a, b = a.astype(dtype), b.astype(dtype)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    vector = b.ndim == 1
+    if vector:
+        b = b[:, None]
+    if a.ndim != 2:
+        raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
+    if b.ndim != 2:
+        raise TypeError(f"{b.ndim}-dimensional array given. Array must be one or "
+                        f"two-dimensional")
+    m, n = a.shape
+    eps = float(np.finfo(dtype).eps)
+    rcond = eps * max(m, n) if rcond is None else _where(rcond < 0, eps, rcond)
+    u, s, vt = svd(a, full_matrices=False)
+    mask = s >= rcond * s[0]
+    rank = _sum(mask)
+    s_inv = _where(mask, 1 / _where(mask, s, 1), 0).astype(dtype)[:, None]
+    x = _matmul(_mH(vt), s_inv * _matmul(_mH(u), b))
+    resid = _sum(_abs(b - _matmul(a, x)) ** 2, axis=0)
+    del numpy_resid  # NumPy's empty residuals need a concrete rank: full residuals always
+    return (x[:, 0] if vector else x), resid, rank, s
+
+
+# --- eig: general (non-symmetric) eigendecomposition on the host ---------------------------
+# XLA has no general eigensolver; as JAX on CPU (LAPACK geev) the decomposition runs on the
+# host, here through SciPy's geev in a pure_callback.  eigvals has an analytic derivative;
+# eigenvectors of non-symmetric matrices have none (as in JAX).
+
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+
+
+def _complex_dtype(dtype):
+    return np.dtype(np.complex128 if np.dtype(dtype) in (np.float64, np.complex128)
+                    else np.complex64)
+
+
+def _host_eig(a):
+    """LAPACK geev through SciPy, the LAPACK JAX's CPU eig calls, so eigenvector phases
+    agree with JAX's."""
+    a = np.asarray(a)
+    out = _complex_dtype(a.dtype)
+    flat = a.reshape((-1,) + a.shape[-2:])
+    w = np.empty(flat.shape[:-1], out)
+    v = np.empty(flat.shape, out)
+    for i, m in enumerate(flat):
+        w[i], v[i] = _scipy_linalg.eig(m)
+    return w.reshape(a.shape[:-1]), v.reshape(a.shape)
+
+
+def _eig_host_call(a):
+    cdt = _complex_dtype(a.dtype)
+    shapes = (_ShapeDtypeStruct(a.shape[:-1], cdt), _ShapeDtypeStruct(a.shape, cdt))
+    return _pure_callback(_host_eig, shapes, a, vmap_method="expand_dims")
+
+
+def _solve_linear(a, b):
+    """a^-1 b through a's LU factors: linear in b with transposable operations, for use
+    inside JVP rules."""
+    lu, perm, _ = _lu_factor(a)
+    return _lu_solve(lu, perm, b)
+
+
+@custom_jvp
+def _eig(a):
+    return _eig_host_call(a)
+
+
+@_eig.defjvp
+def _eig_jvp(primals, tangents):
+    raise NotImplementedError(
+        "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the "
+        "input that cannot be checked (as in JAX, see jax-ml/jax#2748); differentiate "
+        "eigvals instead, or eigh for a symmetric matrix")
+
+
+@custom_jvp
+def _eigvals(a):
+    return _eig_host_call(a)[0]
+
+
+@_eigvals.defjvp
+def _eigvals_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    w, v = _eig(a)
+    return w, _diag(_solve_linear(v, _matmul(da.astype(v.dtype), v)))
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (unit columns) of a general square matrix,
+    complex-valued; computed on the host."""
+    return EigResult(*_eig(_inexact_square("eig", a)))
+
+
+def eigvals(a):
+    return _eigvals(_inexact_square("eigvals", a))

@@ -11,5 +11,5 @@ last the host callbacks (callbacks), whose batching binds scan.
 A rule binds primitives of its own module or of a lower one."""
 from funcgraph.primitives import (  # noqa: F401
     call, callbacks, collectives, contractions, control_flow, convolution, custom_ad,
-    elementwise, exported, fft, linalg, reductions, remat, sharding_constraint, slicing,
-    sorting, structural, windowed)
+    custom_batching, elementwise, exported, fft, linalg, linear_solve, reductions, remat,
+    sharding_constraint, slicing, sorting, structural, windowed)

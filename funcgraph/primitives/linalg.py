@@ -1,8 +1,9 @@
 """Linear-algebra primitives that XLA expands on every backend: cholesky and
-triangular_solve.  Both act on the last two axes; leading axes are batch axes."""
+triangular_solve, for real and complex dtypes.  Both act on the last two axes; leading
+axes are batch axes."""
 import numpy as np
 
-from funcgraph import core
+from funcgraph import core, dtypes
 from funcgraph.array import Array
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
@@ -12,8 +13,8 @@ from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.primitives.base import broadcast_in_dim_p, transpose_p
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.contractions import dot_general_p
-from funcgraph.primitives.elementwise import add_p, mul_p, neg_p
-from funcgraph.primitives.helpers import FLOAT, check_dtype, declare
+from funcgraph.primitives.elementwise import add_p, conj_p, mul_p, neg_p
+from funcgraph.primitives.helpers import INEXACT, check_dtype, declare
 
 
 def _check_square(name, aval, arg="operand"):
@@ -58,7 +59,7 @@ def _mT(x):
 # --- cholesky ----------------------------------------------------------------------
 
 def _cholesky_shape(x):
-    check_dtype("cholesky", x, (FLOAT,))
+    check_dtype("cholesky", x, INEXACT)
     _check_square("cholesky", x)
     return ShapedArray(x.shape, x.dtype, x.weak_type)
 
@@ -66,7 +67,7 @@ def _cholesky_shape(x):
 def _cholesky_impl(x):
     """Lower Cholesky factor; NaN-filled (as XLA) where a matrix is not positive definite."""
     x = np.asarray(x)
-    work = x.astype(np.float64) if x.dtype != np.float64 else x
+    work = x.astype(np.complex128 if dtypes.is_complex(x.dtype) else np.float64)
     flat = work.reshape((-1,) + x.shape[-2:])
     out = np.empty_like(flat)
     for i, m in enumerate(flat):
@@ -99,16 +100,16 @@ cholesky_p = declare("cholesky", _cholesky_shape, _cholesky_impl, _cholesky_lowe
 
 
 def _cholesky_jvp(primals, tangents):
-    """A = L L^T, so L^-1 dA L^-T = L^-1 dL + (L^-1 dL)^T with L^-1 dL lower triangular:
-    dL = L phi(L^-1 dA L^-T), phi taking the lower triangle with the diagonal halved.
+    """A = L L^H, so L^-1 dA L^-H = L^-1 dL + (L^-1 dL)^H with L^-1 dL lower triangular:
+    dL = L phi(L^-1 dA L^-H), phi taking the lower triangle with the diagonal halved.
     dA is taken as given (symmetrize it first; funcgraph.numpy.linalg.cholesky does)."""
     (x,), (dx,) = primals, tangents
     L = cholesky_p.bind(x)
     n = core.get_aval(x).shape[-1]
     tmp = triangular_solve_p.bind(L, dx, left_side=True, lower=True, transpose_a=False,
-                                  unit_diagonal=False)
+                                  conjugate_a=False, unit_diagonal=False)
     tmp = triangular_solve_p.bind(L, tmp, left_side=False, lower=True, transpose_a=True,
-                                  unit_diagonal=False)
+                                  conjugate_a=True, unit_diagonal=False)
     phi = np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)
     return L, _matmul(L, _mask_matrix(tmp, phi))
 
@@ -126,9 +127,9 @@ batching_rules[cholesky_p] = _cholesky_batch
 
 # --- triangular_solve --------------------------------------------------------------
 
-def _triangular_solve_shape(a, b, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_shape(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     name = "triangular_solve"
-    check_dtype(name, a, (FLOAT,), "a")
+    check_dtype(name, a, INEXACT, "a")
     if a.dtype != b.dtype:
         raise TypeError(f"{name} requires a and b of one dtype, got {a.str_short()} and "
                         f"{b.str_short()}")
@@ -148,15 +149,18 @@ def _triangular_solve_shape(a, b, left_side, lower, transpose_a, unit_diagonal):
     return ShapedArray(b.shape, b.dtype, a.weak_type and b.weak_type)
 
 
-def _triangular_solve_impl(a, b, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_impl(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     a = np.asarray(a)
     n = a.shape[-1]
-    t = np.where(_tri_mask(n, lower, unit_diagonal), a, 0).astype(np.float64)
+    wide = np.complex128 if dtypes.is_complex(a.dtype) else np.float64
+    t = np.where(_tri_mask(n, lower, unit_diagonal), a, 0).astype(wide)
     if unit_diagonal:
         t = t + np.eye(n)
     if transpose_a:
         t = np.swapaxes(t, -1, -2)
-    b64 = np.asarray(b, np.float64)
+    if conjugate_a:
+        t = np.conj(t)
+    b64 = np.asarray(b, wide)
     if left_side:
         x = np.linalg.solve(t, b64)
     else:  # x t = b  <=>  t^T x^T = b^T
@@ -168,9 +172,21 @@ def _bool(v):
     return "true" if v else "false"
 
 
+def _conj_lowering(ctx, aval, x):
+    part = ShapedArray(aval.shape, np.dtype(np.float32 if aval.dtype == np.complex64
+                                            else np.float64))
+    re = ctx.op("stablehlo.real", [x], [aval], part)
+    im = ctx.op("stablehlo.imag", [x], [aval], part)
+    neg_im = ctx.op("stablehlo.negate", [im], [part], part)
+    return ctx.op("stablehlo.complex", [re, neg_im], [part, part], aval)
+
+
 def _triangular_solve_lowering(ctx, avals_in, avals_out, a, b, left_side, lower, transpose_a,
-                               unit_diagonal):
-    transpose = "TRANSPOSE" if transpose_a else "NO_TRANSPOSE"
+                               conjugate_a, unit_diagonal):
+    conjugate_a = conjugate_a and dtypes.is_complex(avals_in[0].dtype)
+    if conjugate_a and not transpose_a:
+        a = _conj_lowering(ctx, avals_in[0], a)
+    transpose = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
     attrs = {"left_side": _bool(left_side), "lower": _bool(lower),
              "unit_diagonal": _bool(unit_diagonal),
              "transpose_a": f"#stablehlo<transpose {transpose}>"}
@@ -181,13 +197,14 @@ triangular_solve_p = declare("triangular_solve", _triangular_solve_shape,
                              _triangular_solve_impl, _triangular_solve_lowering)
 
 
-def _triangular_solve_jvp(primals, tangents, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_jvp(primals, tangents, left_side, lower, transpose_a, conjugate_a,
+                          unit_diagonal):
     """Left: op(a) x = b, so op(a) dx = db - op(da) x.  Right: x op(a) = b, so
     dx op(a) = db - x op(da).  Only the triangle of a the solve reads has a tangent."""
     a, b = primals
     da, db = tangents
     params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
-                  unit_diagonal=unit_diagonal)
+                  conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
     x = triangular_solve_p.bind(a, b, **params)
     rhs = None if is_zero(db) else db
     if not is_zero(da):
@@ -195,18 +212,22 @@ def _triangular_solve_jvp(primals, tangents, left_side, lower, transpose_a, unit
         op_da = _mask_matrix(da, _tri_mask(n, lower, unit_diagonal))
         if transpose_a:
             op_da = _mT(op_da)
+        if conjugate_a and dtypes.is_complex(core.get_aval(a).dtype):
+            op_da = conj_p.bind(op_da)
         term = neg_p.bind(_matmul(op_da, x) if left_side else _matmul(x, op_da))
         rhs = term if rhs is None else add_p.bind(rhs, term)
     return x, triangular_solve_p.bind(a, rhs, **params)
 
 
-def _triangular_solve_transpose(ct, a, b, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_transpose(ct, a, b, left_side, lower, transpose_a, conjugate_a,
+                                unit_diagonal):
     if is_undefined(a):
         raise ValueError("triangular_solve is linear in b only; its transpose needs a known a")
     if is_zero(ct):
         return [None, Zero(b.aval)]
     ct_b = triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower,
-                                   transpose_a=not transpose_a, unit_diagonal=unit_diagonal)
+                                   transpose_a=not transpose_a, conjugate_a=conjugate_a,
+                                   unit_diagonal=unit_diagonal)
     return [None, ct_b]
 
 
@@ -224,14 +245,13 @@ batching_rules[triangular_solve_p] = _triangular_solve_batch
 
 
 def cholesky(x):
-    """Lower Cholesky factor of x (..., n, n) (lax.linalg.cholesky; x is assumed symmetric)."""
+    """Lower Cholesky factor of x (..., n, n) (lax.linalg.cholesky; x is assumed Hermitian)."""
     return cholesky_p.bind(x)
 
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
                      conjugate_a=False, unit_diagonal=False):
     """JAX's lax.linalg.triangular_solve: left_side solves op(a) x = b, else x op(a) = b."""
-    del conjugate_a  # real dtypes only
     return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
-                                   transpose_a=bool(transpose_a),
+                                   transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
                                    unit_diagonal=bool(unit_diagonal))

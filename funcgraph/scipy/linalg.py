@@ -1,7 +1,17 @@
-"""funcgraph.scipy.linalg: triangular and Cholesky solves (JAX's scipy.linalg API)."""
+"""funcgraph.scipy.linalg: JAX's scipy.linalg API: triangular, Cholesky and LU solves, the
+decompositions, expm with its Frechet derivative, polar, and Schur and sqrtm on the host."""
+import functools
+
+import numpy as np
+import scipy.linalg
+
 import funcgraph.numpy as fnp
+from funcgraph import lax
+from funcgraph.callback import pure_callback
 from funcgraph.numpy import linalg as _la
 from funcgraph.primitives import linalg as _prims
+from funcgraph.transforms.custom_derivatives import custom_jvp
+from funcgraph.transforms.jit import ShapeDtypeStruct
 
 
 def _as_matrix_rhs(b):
@@ -11,16 +21,19 @@ def _as_matrix_rhs(b):
 
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
                      debug=None, check_finite=True):
-    """Solve op(a) x = b with a triangular; trans 0/'N', 1/'T' (2/'C' = 'T' for real a)."""
+    """Solve op(a) x = b with a triangular; trans 0/'N', 1/'T' or 2/'C' (conjugate
+    transpose)."""
     del overwrite_b, debug, check_finite
     transpose = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}.get(trans)
     if transpose is None:
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
-    a, b = _la._real_float("solve_triangular", a, b)
+    a, b = fnp.asarray(a), fnp.asarray(b)
+    dtype = fnp.result_type(a, b, 1.0)
+    a, b = a.astype(dtype), b.astype(dtype)
     b, vector = _as_matrix_rhs(b)
     a, b = _la._broadcast_batch(a, b)
     x = _prims.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=transpose,
-                                unit_diagonal=unit_diagonal)
+                                conjugate_a=trans in (2, "C"), unit_diagonal=unit_diagonal)
     return x[..., 0] if vector else x
 
 
@@ -38,9 +51,326 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """Solve a x = b from cho_factor's (c, lower)."""
     del overwrite_b, check_finite
     c, lower = c_and_lower
-    y = solve_triangular(c, b, trans=0 if lower else 1, lower=lower)
-    return solve_triangular(c, y, trans=1 if lower else 0, lower=lower)
+    y = solve_triangular(c, b, trans=0 if lower else 2, lower=lower)
+    return solve_triangular(c, y, trans=2 if lower else 0, lower=lower)
 
 
-__all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve"]
-del fnp
+
+
+# --- LU ----------------------------------------------------------------------------------
+
+def _pivots_from_permutation(perm):
+    """LAPACK's sequential row swaps (piv[k]: the row swapped with row k) that produce the
+    row permutation perm."""
+    n = perm.shape[-1]
+    idx = fnp.arange(n, dtype=np.int32)
+
+    def step(k, carry):
+        current, piv = carry
+        target = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1)
+        j = fnp.argmax(current == target[..., None], axis=-1).astype(np.int32)
+        at_k = fnp.sum(fnp.where(idx == k, current, 0), axis=-1)
+        current = fnp.where(idx == j[..., None], at_k[..., None],
+                            fnp.where(idx == k, target[..., None], current))
+        return current, fnp.where(idx == k, j[..., None], piv)
+    start = fnp.broadcast_to(idx, perm.shape)
+    return lax.fori_loop(0, n, step, (start, fnp.zeros(perm.shape, np.int32)))[1]
+
+
+def _permutation_from_pivots(piv):
+    n = piv.shape[-1]
+    idx = fnp.arange(n, dtype=np.int32)
+
+    def step(k, perm):
+        j = fnp.sum(fnp.where(idx == k, piv, 0), axis=-1)[..., None]
+        at_k = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1)[..., None]
+        at_j = fnp.sum(fnp.where(idx == j, perm, 0), axis=-1)[..., None]
+        return fnp.where(idx == k, at_j, fnp.where(idx == j, at_k, perm))
+    return lax.fori_loop(0, n, step, fnp.broadcast_to(idx, piv.shape))
+
+
+def _square_inexact(name, a):
+    return _la._inexact_square(name, a)
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """(lu, piv): packed L (unit lower) and U of a with LAPACK's pivot indices."""
+    del overwrite_a, check_finite
+    a = _square_inexact("lu_factor", a)
+    lu, perm, _ = _la._lu_factor(a)
+    return lu, _pivots_from_permutation(perm)
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """Solve a x = b (trans 0), a^T x = b (1) or a^H x = b (2) from lu_factor's output."""
+    del overwrite_b, check_finite
+    lu, piv = lu_and_piv
+    perm = _permutation_from_pivots(piv)
+    b = fnp.asarray(b).astype(lu.dtype)
+    b, vector = _as_matrix_rhs(b)
+    n = lu.shape[-1]
+    p = (perm[..., :, None] == fnp.arange(n, dtype=perm.dtype)).astype(lu.dtype)
+    solve = functools.partial(_prims.triangular_solve, lu, left_side=True)
+    if trans == 0:
+        x = solve(solve(fnp.matmul(p, b), lower=True, unit_diagonal=True), lower=False)
+    elif trans in (1, 2):
+        y = solve(b, lower=False, transpose_a=True, conjugate_a=trans == 2)
+        y = solve(y, lower=True, unit_diagonal=True, transpose_a=True, conjugate_a=trans == 2)
+        x = fnp.matmul(fnp.swapaxes(p, -1, -2), y)
+    else:
+        raise ValueError(f"Invalid 'trans' value {trans}; expected 0, 1 or 2")
+    return x[..., 0] if vector else x
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
+    """(p, l, u) with a = p @ l @ u, or (p @ l, u) when permute_l."""
+    del overwrite_a, check_finite
+    a = fnp.asarray(a)
+    a = a.astype(fnp.result_type(a, 1.0))
+    m, n = a.shape[-2:]
+    if m != n:
+        raise NotImplementedError("funcgraph.scipy.linalg.lu supports square matrices only")
+    lu_packed, perm, _ = _la._lu_factor(a)
+    eye = fnp.eye(n, dtype=a.dtype)
+    l = fnp.tril(lu_packed, -1) + eye
+    u = fnp.triu(lu_packed)
+    p = fnp.swapaxes((perm[..., :, None] == fnp.arange(n, dtype=perm.dtype)).astype(a.dtype),
+                     -1, -2)
+    return (fnp.matmul(p, l), u) if permute_l else (p, l, u)
+
+
+# --- solve, inv, det and the decompositions numpy.linalg has --------------------------------
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
+          check_finite=True, assume_a="gen"):
+    """Solve a x = b; assume_a 'pos' uses a Cholesky factorization of the triangle lower
+    names, 'gen' (and 'sym', 'her') an LU factorization."""
+    del overwrite_a, overwrite_b, debug, check_finite
+    if assume_a not in ("gen", "sym", "her", "pos"):
+        raise ValueError(f"Expected assume_a to be one of {{'gen', 'sym', 'her', 'pos'}}; "
+                         f"got {assume_a!r}")
+    if assume_a == "pos":
+        a = fnp.asarray(a)
+        tri = fnp.tril(a) if lower else fnp.triu(a)
+        full = tri + fnp.conj(fnp.swapaxes(tri, -1, -2)) - fnp.eye(a.shape[-1], dtype=a.dtype) * a
+        return cho_solve(cho_factor(full, lower=True), b)
+    return _la.solve(a, b)
+
+
+def inv(a, overwrite_a=False, check_finite=True):
+    del overwrite_a, check_finite
+    return _la.inv(a)
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    del overwrite_a, check_finite
+    return _la.det(a)
+
+
+def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         type=1, check_finite=True, subset_by_index=None):
+    del overwrite_a, overwrite_b, check_finite
+    if b is not None or type != 1 or subset_by_index is not None:
+        raise NotImplementedError("funcgraph.scipy.linalg.eigh: only the standard problem "
+                                  "(b=None, type=1, all eigenvalues) is supported")
+    w, v = _la.eigh(a, UPLO="L" if lower else "U", symmetrize_input=False)
+    return w if eigvals_only else (w, v)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    del overwrite_a, check_finite, lapack_driver
+    return _la.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    del overwrite_a, lwork, check_finite
+    if pivoting:
+        raise NotImplementedError("funcgraph.scipy.linalg.qr: pivoting is not supported")
+    if mode in ("full", "economic"):
+        return tuple(_la.qr(a, mode="complete" if mode == "full" else "reduced"))
+    if mode == "r":
+        return (_la.qr(a, mode="complete")[1],)
+    raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+
+
+def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
+    """(u, p) with a = u p (side 'right') or p u ('left'), u unitary and p positive
+    semidefinite, from the SVD (the result 'qdwh' converges to)."""
+    del eps, max_iterations
+    if side not in ("right", "left"):
+        raise ValueError(f"side={side!r} was invalid.")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"method={method!r} is unsupported.")
+    w, s, vh = _la.svd(a, full_matrices=False)
+    u = fnp.matmul(w, vh)
+    if side == "right":
+        p = fnp.matmul(fnp.conj(fnp.swapaxes(vh, -1, -2)) * s[..., None, :], vh)
+    else:
+        p = fnp.matmul(w * s[..., None, :], fnp.conj(fnp.swapaxes(w, -1, -2)))
+    return u, p
+
+
+# --- expm and its Frechet derivative ----------------------------------------------------------
+# Pade approximant of degree 13 with scaling and squaring (Higham 2005).  The Frechet
+# derivative L(A, E) runs the same steps on the block matrix [[A, E], [0, A]], keeping only
+# its top-right block, which every step updates linearly in E: so the JVP is linear in the
+# tangent and reverse mode works.
+
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+_MAX_SQUARINGS = 40
+
+
+def _squarings(a):
+    norm1 = fnp.max(fnp.sum(fnp.abs(a), axis=-2), axis=-1)
+    s = fnp.ceil(fnp.log2(fnp.maximum(norm1, 1e-30) / _THETA13))
+    return fnp.where(norm1 > _THETA13, s, 0).astype(np.int32)
+
+
+def _pade13(a, e):
+    """(r, dr): the Pade approximant r(a) of exp and its derivative along e (or None)."""
+    b = [np.asarray(c, dtype=a.dtype) for c in _PADE13]
+    eye = fnp.broadcast_to(fnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    mm = fnp.matmul
+    a2 = mm(a, a)
+    a4 = mm(a2, a2)
+    a6 = mm(a4, a2)
+    u_inner = mm(a6, b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + \
+        b[3] * a2 + b[1] * eye
+    u = mm(a, u_inner)
+    v = mm(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + \
+        b[0] * eye
+    lu_packed, perm, _ = _la._lu_factor(v - u)
+    r = _la._lu_solve(lu_packed, perm, u + v)
+    if e is None:
+        return r, None
+    e2 = mm(a, e) + mm(e, a)
+    e4 = mm(a2, e2) + mm(e2, a2)
+    e6 = mm(a4, e2) + mm(e4, a2)
+    du_inner = mm(e6, b[13] * a6 + b[11] * a4 + b[9] * a2) + \
+        mm(a6, b[13] * e6 + b[11] * e4 + b[9] * e2) + b[7] * e6 + b[5] * e4 + b[3] * e2
+    du = mm(e, u_inner) + mm(a, du_inner)
+    dv = mm(e6, b[12] * a6 + b[10] * a4 + b[8] * a2) + \
+        mm(a6, b[12] * e6 + b[10] * e4 + b[8] * e2) + b[6] * e6 + b[4] * e4 + b[2] * e2
+    # (v - u) r = u + v, so (v - u) dr = du + dv - (dv - du) r.
+    dr = _la._lu_solve(lu_packed, perm, du + dv - mm(dv - du, r))
+    return r, dr
+
+
+def _expm_and_frechet(a, e=None):
+    s = _squarings(a)
+    scale = fnp.exp2(-s.astype(a.real.dtype)).astype(a.dtype)[..., None, None]
+    r, dr = _pade13(a * scale, None if e is None else e * scale)
+
+    def square(i, carry):
+        x, dx = carry
+        active = (i < s)[..., None, None]
+        new_dx = None if dx is None else fnp.where(active, fnp.matmul(x, dx) + fnp.matmul(dx, x),
+                                                     dx)
+        return fnp.where(active, fnp.matmul(x, x), x), new_dx
+
+    if e is None:
+        return lax.fori_loop(0, _MAX_SQUARINGS, lambda i, x: square(i, (x, None))[0], r), None
+    return lax.fori_loop(0, _MAX_SQUARINGS, square, (r, dr))
+
+
+@custom_jvp
+def _expm(a):
+    return _expm_and_frechet(a)[0]
+
+
+@_expm.defjvp
+def _expm_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    return _expm_and_frechet(a, da)
+
+
+def expm(A, *, upper_triangular=False, max_squarings=16):
+    """The matrix exponential of A (..., n, n)."""
+    del upper_triangular, max_squarings
+    A = _square_inexact("expm", A)
+    return _expm(A)
+
+
+def expm_frechet(A, E, *, method=None, compute_expm=True):
+    """The Frechet derivative of expm at A along E: (expm(A), L) or L alone."""
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"only method='SPS' and method='blockEnlarge' are supported, got "
+                         f"{method!r}")
+    A = _square_inexact("expm_frechet", A)
+    E = fnp.asarray(E).astype(A.dtype)
+    if E.shape != A.shape:
+        raise ValueError(f"expected A and E to be the same shape, got {A.shape} and {E.shape}")
+    expm_a, frechet = _expm_and_frechet(A, E)
+    return (expm_a, frechet) if compute_expm else frechet
+
+
+# --- Schur and sqrtm on the host (LAPACK through SciPy, as JAX on CPU) ---------------------------
+
+def _host(fn, a, out_dtypes):
+    shapes = tuple(ShapeDtypeStruct(a.shape, d) for d in out_dtypes)
+    return pure_callback(fn, shapes, a, vmap_method="sequential")
+
+
+def schur(a, output="real"):
+    """(t, z) with a = z t z^H, t (quasi-)upper triangular; computed on the host."""
+    if output not in ("real", "complex"):
+        raise ValueError(f"Expected output='real' or output='complex'; got {output!r}")
+    a = _square_inexact("schur", a)
+    dtype = a.dtype
+    if output == "complex":
+        dtype = np.dtype(np.complex128 if dtype in (np.float64, np.complex128) else np.complex64)
+
+    def host(m):
+        t, z = scipy.linalg.schur(np.asarray(m), output=output)
+        return t.astype(dtype), z.astype(dtype)
+    return _host(host, a, (dtype, dtype))
+
+
+def sqrtm(A, blocksize=1):
+    """The principal square root of A (complex, as JAX's); computed on the host."""
+    if blocksize > 1:
+        raise NotImplementedError("Blocked version is not implemented yet.")
+    A = _square_inexact("sqrtm", A)
+    dtype = np.dtype(np.complex128 if A.dtype in (np.float64, np.complex128) else np.complex64)
+
+    def host(m):
+        m = np.asarray(m).astype(dtype)
+        return (scipy.linalg.sqrtm(m, blocksize=1).astype(dtype),)
+    return _host(host, A, (dtype,))[0]
+
+
+# --- special matrices -----------------------------------------------------------------------
+
+def block_diag(*arrs):
+    """The block-diagonal matrix of arrs (each at most 2-D)."""
+    if not arrs:
+        return fnp.zeros((1, 0))
+    mats = [fnp.atleast_2d(fnp.asarray(a)) for a in arrs]
+    dtype = fnp.result_type(*mats)
+    cols = sum(m.shape[1] for m in mats)
+    rows, offset = [], 0
+    for m in mats:
+        rows.append(fnp.pad(m.astype(dtype), ((0, 0), (offset, cols - offset - m.shape[1]))))
+        offset += m.shape[1]
+    return fnp.concatenate(rows, axis=0)
+
+
+def toeplitz(c, r=None):
+    """The Toeplitz matrix with first column c and first row r (r = conj(c) when None)."""
+    c = fnp.asarray(c)
+    r = fnp.conj(c) if r is None else fnp.asarray(r)
+    c, r = c.reshape(-1), r.reshape(-1)
+    dtype = fnp.result_type(c, r)
+    vals = fnp.concatenate([r[1:][::-1], c]).astype(dtype)   # vals[len(r) - 1 + i - j]
+    i = fnp.arange(c.shape[0])[:, None]
+    j = fnp.arange(r.shape[0])[None, :]
+    return vals[r.shape[0] - 1 + i - j]
+
+
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
+           "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "polar", "qr", "schur",
+           "solve", "solve_triangular", "sqrtm", "svd", "toeplitz"]

@@ -1,7 +1,8 @@
-"""custom_jvp and custom_vjp, with JAX's API."""
+"""custom_jvp, custom_vjp, custom_gradient and closure_convert, with JAX's API."""
 import functools
 
-from funcgraph import core, tree_util
+from funcgraph import core, dtypes, tree_util
+from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.ad_util import tangent_aval, zeros_of
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives import custom_ad
@@ -187,3 +188,90 @@ class custom_vjp:
 
 def tangent_zero(x):
     return zeros_of(tangent_aval(core.get_aval(x)))
+
+
+# --- custom_gradient ------------------------------------------------------------------
+
+class _GradientRule:
+    """custom_gradient's residuals: the traced vjp rule, its closed-over values as the
+    pytree's leaves and the jaxpr and trees as static data."""
+
+    def __init__(self, jaxpr, in_tree, out_tree, consts):
+        self.jaxpr, self.in_tree, self.out_tree, self.consts = jaxpr, in_tree, out_tree, consts
+
+
+tree_util.register_pytree_node(
+    _GradientRule,
+    lambda r: (tuple(r.consts), (r.jaxpr, r.in_tree, r.out_tree)),
+    lambda static, consts: _GradientRule(static[0], static[1], static[2], list(consts)))
+
+
+def custom_gradient(fun):
+    """fun(*args) returns (value, vjp) where vjp(cotangent) gives the cotangents of args
+    (JAX's custom_gradient: a custom_vjp whose backward pass is that vjp)."""
+    @custom_vjp
+    def wrapped_fun(*args):
+        ans, _ = fun(*args)
+        return ans
+
+    def fwd(*args):
+        ans, rule = fun(*args)
+        ans_leaves, out_tree = tree_util.tree_flatten((ans,))
+        rule_trees = []
+
+        def flat_rule(*cts):
+            (ct,) = tree_util.tree_unflatten(out_tree, list(cts))
+            leaves, tree = tree_util.tree_flatten(rule(ct))
+            rule_trees.append(tree)
+            return leaves
+        avals = [tangent_aval(core.get_aval(x)) for x in ans_leaves]
+        jaxpr, consts = const_free(trace_flat(flat_rule, avals))
+        return ans, _GradientRule(jaxpr, rule_trees[0], out_tree, consts)
+
+    def bwd(res, cts):
+        cts_leaves, cts_tree = tree_util.tree_flatten((cts,))
+        if cts_tree != res.out_tree:
+            raise TypeError(f"{res.out_tree}\n!=\n{cts_tree}")
+        outs = eval_jaxpr(res.jaxpr.jaxpr, [], *res.consts, *cts_leaves)
+        cts_out = tree_util.tree_unflatten(res.in_tree, outs)
+        return (cts_out,) if tree_util.treedef_is_leaf(res.in_tree) else cts_out
+
+    wrapped_fun.defvjp(fwd, bwd)
+    return wrapped_fun
+
+
+# --- closure_convert ----------------------------------------------------------------
+
+def _maybe_perturbed(x):
+    """Could x carry a nonzero tangent?  Tracers of inexact dtype may; constants cannot."""
+    return isinstance(x, core.Tracer) and dtypes.is_inexact(core.get_aval(x).dtype)
+
+
+def closure_convert(fun, *example_args):
+    """(converted, hoisted): converted(*args, *hoisted) == fun(*args), where hoisted are
+    the values fun reads from its closure that may be differentiated (tracers), so that
+    custom derivative rules can take them as explicit arguments."""
+    leaves, in_tree = tree_util.tree_flatten(example_args)
+    flat, store = flatten_fun(lambda *args: fun(*args),
+                              tree_util.tree_structure((example_args, {})))
+    closed = trace_flat(flat, [core.get_aval(x) for x in leaves])
+    out_tree = store.out_tree
+    consts = list(closed.consts)
+    hoist = [_maybe_perturbed(c) for c in consts]
+    hoisted = [c for c, h in zip(consts, hoist) if h]
+    kept = [c for c, h in zip(consts, hoist) if not h]
+
+    def converted_fun(*args_and_consts):
+        n_args = len(args_and_consts) - len(hoisted)
+        args, const_args = args_and_consts[:n_args], args_and_consts[n_args:]
+        arg_leaves, tree = tree_util.tree_flatten(tuple(args))
+        if tree != in_tree:
+            raise TypeError(f"The inputs to the closure produced by closure_convert must have "
+                            f"the same Pytree structure as the example arguments passed when "
+                            f"closure_convert was called. Expected {in_tree}, but got {tree}")
+        it_kept, it_hoisted = iter(kept), iter(const_args)
+        all_consts = [next(it_hoisted) if h else next(it_kept) for h in hoist]
+        outs = eval_jaxpr(closed.jaxpr, all_consts, *arg_leaves)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    return converted_fun, hoisted

@@ -1,0 +1,183 @@
+"""The rest of JAX's numpy.linalg and scipy.linalg against jax: values, and gradients where
+jax differentiates; complex Cholesky; second derivatives of eigh."""
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsp
+import numpy as np
+import pytest
+
+import funcgraph as fg
+import funcgraph.numpy as fnp
+import funcgraph.scipy.linalg as fsp
+
+RNG = np.random.RandomState(0)
+A = RNG.randn(4, 4).astype(np.float32)
+B = RNG.randn(4).astype(np.float32)
+T = RNG.randn(2, 3, 4).astype(np.float32)
+SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
+HERMITIAN = np.array([[5., 2. + 3j, 5j], [2. - 3j, 7., 1. + 7j], [-5j, 1. - 7j, 12.]],
+                     np.complex64)
+
+
+def close(x, y, tol=2e-5):
+    xs, ys = jax.tree_util.tree_leaves(x), jax.tree_util.tree_leaves(y)
+    assert len(xs) == len(ys)
+    for a, b in zip(xs, ys):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+NUMPY_CASES = [
+    ("matrix_transpose", (T,), {}), ("diagonal", (T,), {"offset": 1}), ("trace", (T,), {}),
+    ("outer", (B, B), {}), ("cross", (T[..., :3], T[..., 1:]), {}), ("vecdot", (T, T), {}),
+    ("matmul", (A, A), {}), ("tensordot", (T, T.transpose(1, 2, 0)), {"axes": 2}),
+    ("vector_norm", (T,), {}), ("vector_norm", (T,), {"axis": (0, 2), "keepdims": True}),
+    ("vector_norm", (T,), {"axis": 1, "ord": 1}), ("matrix_norm", (T,), {}),
+    ("matrix_norm", (T,), {"ord": "nuc"}), ("matrix_norm", (T,), {"ord": 2}),
+    ("matrix_power", (A, 3), {}), ("matrix_power", (A, -2), {}), ("matrix_power", (A, 0), {}),
+    ("multi_dot", ([B, A, A, B],), {}), ("cond", (A,), {}), ("cond", (A,), {"p": 1}),
+    ("cond", (A,), {"p": "fro"}), ("cond", (A,), {"p": -2}),
+    ("tensorinv", (RNG.randn(6, 4, 8, 3).astype(np.float32),), {"ind": 2}),
+    ("tensorsolve", (RNG.randn(6, 2, 3).astype(np.float32),
+                     RNG.randn(6).astype(np.float32)), {}),
+    ("lstsq", (RNG.randn(5, 3).astype(np.float32), RNG.randn(5).astype(np.float32)), {}),
+    ("lstsq", (RNG.randn(3, 5).astype(np.float32), RNG.randn(3, 2).astype(np.float32)), {}),
+    ("eigvals", (A,), {}), ("eig", (A,), {}), ("solve", (HERMITIAN, HERMITIAN[0]), {}),
+    ("inv", (HERMITIAN,), {}), ("cholesky", (HERMITIAN,), {}),
+    ("cholesky", (HERMITIAN,), {"upper": True}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", NUMPY_CASES,
+                         ids=[f"{c[0]}{i}" for i, c in enumerate(NUMPY_CASES)])
+def test_numpy_linalg_values(name, args, kwargs):
+    close(getattr(fnp.linalg, name)(*args, **kwargs),
+          getattr(jnp.linalg, name)(*args, **kwargs), tol=5e-5)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("matrix_power", lambda m, a: m.linalg.matrix_power(a, 3)),
+    ("matrix_power_neg", lambda m, a: m.linalg.matrix_power(a, -1)),
+    ("lstsq", lambda m, a: m.linalg.lstsq(a, B)[0]),
+    ("eigvals", lambda m, a: m.real(m.linalg.eigvals(a) ** 2)),
+    ("multi_dot", lambda m, a: m.linalg.multi_dot([a, a.T, a])),
+    ("matrix_norm_nuc", lambda m, a: m.linalg.matrix_norm(a, ord="nuc")),
+    ("tensorsolve", lambda m, a: m.linalg.tensorsolve(a, B)),
+])
+def test_numpy_linalg_gradients(name, fn):
+    g = fg.grad(lambda a: fnp.sum(fn(fnp, a)))(A)
+    gj = jax.grad(lambda a: jnp.sum(fn(jnp, a)))(A)
+    close(g, gj, tol=1e-3)
+
+
+def test_cond_of_a_singular_matrix_is_huge():
+    # funcgraph's Jacobi SVD finds an exact zero singular value (cond inf) where LAPACK
+    # leaves a rounding-sized one (cond ~1e22): both say singular.
+    ones = np.ones((3, 3), np.float32)
+    assert float(fnp.linalg.cond(ones)) > 1e15 and float(jnp.linalg.cond(ones)) > 1e15
+
+
+def test_eig_host_path_under_jit_and_vmap_and_no_eigenvector_derivative():
+    stack = np.stack([A, A.T])
+    close(fg.jit(fnp.linalg.eigvals)(A), jnp.linalg.eigvals(A))
+    close(fg.vmap(fnp.linalg.eig)(stack), jax.vmap(jnp.linalg.eig)(stack))
+    with pytest.raises(NotImplementedError, match="eigenvectors"):
+        fg.grad(lambda a: fnp.sum(fnp.abs(fnp.linalg.eig(a)[1])))(A)
+
+
+def test_complex_cholesky_gradient_from_the_autodiff_cookbook():
+    def f(m):
+        def g(x):
+            factor = m.linalg.cholesky(x)
+            return m.sum((factor - m.sin(factor)) ** 2)
+        return g
+    close(fnp.linalg.cholesky(HERMITIAN), jnp.linalg.cholesky(HERMITIAN))
+    close(fg.jit(fnp.linalg.cholesky)(HERMITIAN), jnp.linalg.cholesky(HERMITIAN))
+    close(fg.grad(f(fnp), holomorphic=True)(HERMITIAN),
+          jax.grad(f(jnp), holomorphic=True)(HERMITIAN), tol=1e-4)
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2])
+@pytest.mark.parametrize("lower", [True, False])
+def test_complex_solve_triangular(trans, lower):
+    tri = np.tril(HERMITIAN) if lower else np.triu(HERMITIAN)
+    b = HERMITIAN[1]
+    close(fsp.solve_triangular(tri, b, trans=trans, lower=lower),
+          jsp.solve_triangular(tri, b, trans=trans, lower=lower))
+    close(fg.jit(lambda t, b: fsp.solve_triangular(t, b, trans=trans, lower=lower))(tri, b),
+          jsp.solve_triangular(tri, b, trans=trans, lower=lower))
+
+
+def test_eigh_second_derivatives():
+    def f(m):
+        return lambda a: m.sum(m.linalg.eigh(a)[0] ** 3)
+    close(fg.grad(f(fnp))(SPD), jax.grad(f(jnp))(SPD), tol=1e-3)
+    v = RNG.randn(4, 4).astype(np.float32)
+    hvp = lambda m, grad, jvp: lambda a: jvp(grad(f(m)), (a,), (v,))[1]
+    close(hvp(fnp, fg.grad, fg.jvp)(SPD), hvp(jnp, jax.grad, jax.jvp)(SPD), tol=2e-3)
+    gg = lambda m, grad: grad(lambda a: m.sum(grad(f(m))(a) * v))
+    close(gg(fnp, fg.grad)(SPD), gg(jnp, jax.grad)(SPD), tol=2e-3)
+
+
+def _up_to_column_signs(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    signs = np.sign(np.sum(x * y, axis=-2, keepdims=True))
+    np.testing.assert_allclose(x * signs, y, rtol=1e-4, atol=1e-4)
+
+
+def test_scipy_linalg_lu_family():
+    close(fsp.lu(A), jsp.lu(A))
+    close(fsp.lu(A, permute_l=True), jsp.lu(A, permute_l=True))
+    close(fsp.lu_factor(A), jsp.lu_factor(A))
+    factors = fsp.lu_factor(A)
+    for trans in (0, 1, 2):
+        close(fsp.lu_solve(factors, B, trans=trans), jsp.lu_solve(jsp.lu_factor(A), B, trans=trans),
+              tol=1e-4)
+    g = fg.grad(lambda b: fnp.sum(fsp.lu_solve(fsp.lu_factor(A), b) ** 2))(B)
+    gj = jax.grad(lambda b: jnp.sum(jsp.lu_solve(jsp.lu_factor(A), b) ** 2))(B)
+    close(g, gj, tol=1e-3)
+
+
+def test_scipy_linalg_solvers_and_decompositions():
+    close(fsp.solve(A, B), jsp.solve(A, B), tol=1e-4)
+    close(fsp.solve(SPD, B, assume_a="pos"), jsp.solve(SPD, B, assume_a="pos"))
+    close(fsp.inv(A), jsp.inv(A), tol=1e-4)
+    close(fsp.det(A), jsp.det(A))
+    w, v = fsp.eigh(SPD)
+    wj, vj = jsp.eigh(SPD)
+    close(w, wj, tol=1e-4)
+    _up_to_column_signs(v, vj)
+    q, r = fsp.qr(A)
+    qj, rj = jsp.qr(A)
+    close(q, qj, tol=1e-4)
+    close(r, rj, tol=1e-4)
+    close(fsp.svd(A, compute_uv=False), jsp.svd(A, compute_uv=False), tol=1e-4)
+    close(fsp.polar(A), jsp.polar(A), tol=1e-4)
+    close(fsp.polar(A, method="svd", side="left"), jsp.polar(A, method="svd", side="left"),
+          tol=1e-4)
+
+
+def test_expm_and_frechet():
+    e = np.outer(B, B).astype(np.float32)
+    close(fsp.expm(A), jsp.expm(A), tol=1e-4)
+    np.testing.assert_allclose(fsp.expm(3 * A), jsp.expm(3 * A), rtol=1e-4)
+    close(fg.jit(fsp.expm)(A), jsp.expm(A), tol=1e-4)
+    close(fsp.expm_frechet(A, e), jsp.expm_frechet(A, e), tol=1e-4)
+    close(fsp.expm_frechet(A, e, compute_expm=False), jsp.expm_frechet(A, e, compute_expm=False),
+          tol=1e-4)
+    loss = lambda m, sp: lambda a: m.sum(sp.expm(a) ** 2)
+    np.testing.assert_allclose(fg.grad(loss(fnp, fsp))(A), jax.grad(loss(jnp, jsp))(A),
+                               rtol=1e-4, atol=1e-3)
+    stack = np.stack([A, 0.5 * A])
+    close(fg.vmap(fsp.expm)(stack), jax.vmap(jsp.expm)(stack), tol=1e-4)
+
+
+def test_host_schur_sqrtm_and_special_matrices():
+    close(fsp.schur(A), jsp.schur(A), tol=1e-5)
+    close(fsp.schur(A, output="complex"), jsp.schur(A, output="complex"), tol=1e-5)
+    close(fsp.sqrtm(SPD), jsp.sqrtm(SPD), tol=1e-4)
+    close(fsp.block_diag(A[:2, :3], B, np.ones((2, 2), np.float32)),
+          jsp.block_diag(A[:2, :3], B, np.ones((2, 2), np.float32)))
+    close(fsp.toeplitz(B, 2 * B[::-1]), jsp.toeplitz(B, 2 * B[::-1]))
+    close(fsp.toeplitz(B), jsp.toeplitz(B))
