@@ -21,6 +21,7 @@ LAYERS = [
     ("transforms", "api", "ad_checkpoint", "callback", "debug", "experimental"),
     ("debugging",),
     ("numpy",),
+    ("special_math",),
     ("random", "test_util"),
     ("nn",),
     ("scipy",),

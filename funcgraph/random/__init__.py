@@ -12,6 +12,13 @@ from funcgraph.random._core import (
     PRNGKey, bernoulli, bits, categorical, choice, exponential, fold_in, gumbel, key,
     key_data, normal, permutation, randint, split, threefry_2x32, truncated_normal, uniform,
     wrap_key_data)
-from funcgraph.random import _core
+from funcgraph.random._simple import (
+    cauchy, clone, double_sided_maxwell, geometric, key_impl, laplace, logistic, lognormal,
+    maxwell, multivariate_normal, orthogonal, pareto, rademacher, rayleigh, triangular, wald,
+    weibull_min)
+from funcgraph.random._gamma import (
+    ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t)
+from funcgraph.random._discrete import binomial, multinomial, poisson
+from funcgraph.random import _core, _discrete, _gamma, _simple
 
-__all__ = list(_core.__all__)
+__all__ = [*_core.__all__, *_simple.__all__, *_gamma.__all__, *_discrete.__all__]
