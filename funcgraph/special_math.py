@@ -3,13 +3,12 @@ reparameterization gradient) and funcgraph.scipy (gammainc, betainc and the CDFs
 
 Each kernel is an elementwise series or continued fraction run by a `while_loop` until every
 element has converged, so it batches under `vmap` and differentiates in forward mode; the
-derivative with respect to a shape parameter is the JVP of that loop.
+derivative with respect to the shape parameter a is carried through the same loop.
 """
 import numpy as np
 
 from funcgraph import dtypes, lax
 import funcgraph.numpy as fnp
-from funcgraph.transforms.ad import jvp
 from funcgraph.transforms.custom_derivatives import custom_jvp
 
 _MAX_ITERATIONS = 2000
@@ -46,40 +45,59 @@ def _loop_until_converged(step, state):
 
 
 def _gamma_series(a, x):
-    """S = sum_n x^n / ((a+1)...(a+n)), so that P(a, x) = x^a e^-x / Gamma(a+1) * S."""
+    """(S, dS/da) with S = sum_n x^n / ((a+1)...(a+n)), so that
+    P(a, x) = x^a e^-x / Gamma(a+1) * S."""
     eps = _const(a, dtypes.finfo(a.dtype).eps)
 
     def step(n, state):
-        term, total = state
-        term = term * x / (a + n.astype(a.dtype))
-        total = total + term
-        return (term, total), fnp.abs(term) <= fnp.abs(total) * eps
+        term, dterm, total, dtotal = state
+        ratio = x / (a + n.astype(a.dtype))
+        term = term * ratio
+        # d/da of x/(a+n) is -ratio/(a+n): the derivative is carried alongside.
+        dterm = dterm * ratio - term / (a + n.astype(a.dtype))
+        total, dtotal = total + term, dtotal + dterm
+        converged = (fnp.abs(term) <= fnp.abs(total) * eps) \
+            & (fnp.abs(dterm) <= (fnp.abs(dtotal) + 1) * eps)
+        return (term, dterm, total, dtotal), converged
 
-    ones = fnp.ones_like(a)
-    return _loop_until_converged(step, (ones, ones))[1]
+    ones, zeros = fnp.ones_like(a), fnp.zeros_like(a)
+    _, _, total, dtotal = _loop_until_converged(step, (ones, zeros, ones, zeros))
+    return total, dtotal
 
 
 def _gamma_continued_fraction(a, x):
-    """h with Q(a, x) = x^a e^-x / Gamma(a) * h (modified Lentz, as in Numerical Recipes)."""
+    """(h, dh/da) with Q(a, x) = x^a e^-x / Gamma(a) * h (modified Lentz, as in Numerical
+    Recipes), the derivative carried through each step by the product rule; convergence
+    waits for the derivative too (at a = 1 the value is exact after one step, its
+    derivative is not)."""
     info = dtypes.finfo(a.dtype)
     tiny, eps = _const(a, info.tiny / info.eps), _const(a, info.eps)
-    b = x + 1 - a
-    d = 1 / b
+
+    def clamp(v, dv):
+        small = fnp.abs(v) < tiny
+        return fnp.where(small, tiny, v), fnp.where(small, fnp.zeros_like(dv), dv)
 
     def step(n, state):
-        b, c, d, h = state
+        b, c, dc, d, dd, h, dh = state
         i = n.astype(a.dtype)
-        an = -i * (i - a)
+        an, dan = -i * (i - a), i
         b = b + 2
-        d = an * d + b
-        d = fnp.where(fnp.abs(d) < tiny, tiny, d)
-        c = b + an / c
-        c = fnp.where(fnp.abs(c) < tiny, tiny, c)
-        d = 1 / d
-        delta = d * c
-        return (b, c, d, h * delta), fnp.abs(delta - 1) <= eps
+        d, dd = clamp(an * d + b, dan * d + an * dd - 1)
+        c, dc = clamp(b + an / c, -1 + (dan * c - an * dc) / (c * c))
+        d, dd = 1 / d, -dd / (d * d)
+        delta, ddelta = d * c, dd * c + d * dc
+        h, dh = h * delta, dh * delta + h * ddelta
+        converged = (fnp.abs(delta - 1) <= eps) \
+            & (fnp.abs(ddelta) <= (fnp.abs(dh / h) + 1) * eps)
+        return (b, c, dc, d, dd, h, dh), converged
 
-    return _loop_until_converged(step, (b, fnp.full_like(a, 1 / tiny), d, d))[3]
+    b = x + 1 - a
+    d = 1 / b
+    zeros = fnp.zeros_like(a)
+    # d(1/b)/da = 1/b^2 since db/da = -1.
+    state = (b, fnp.full_like(a, 1 / tiny), zeros, d, d * d, d, d * d)
+    _, _, _, _, _, h, dh = _loop_until_converged(step, state)
+    return h, dh
 
 
 def _gamma_parts(a, x):
@@ -91,8 +109,8 @@ def _gamma_parts(a, x):
     one = fnp.ones_like(a)
     series_a, series_x = fnp.where(use_series, a, one), fnp.where(use_series, x, 0.5 * one)
     cf_a, cf_x = fnp.where(use_series, one, a), fnp.where(use_series, 4 * one, x)
-    s, ds = jvp(lambda a_: _gamma_series(a_, series_x), (series_a,), (one,))
-    h, dh = jvp(lambda a_: _gamma_continued_fraction(a_, cf_x), (cf_a,), (one,))
+    s, ds = _gamma_series(series_a, series_x)
+    h, dh = _gamma_continued_fraction(cf_a, cf_x)
     log_x = fnp.log(x)
     series_log_prefactor = a * log_x - x - lax.lgamma(a + 1)
     cf_log_prefactor = a * log_x - x - lax.lgamma(a)

@@ -73,14 +73,16 @@ def _gamma_draws(key, a, log_space):
     return fnp.reshape(draw(keys, fnp.reshape(a, (size,))), a.shape)
 
 
-@functools.partial(custom_jvp, nondiff_argnums=(0, 2))
+# The key is a primal (an integer one, so its tangent is symbolically zero): a traced
+# key may not be a nondiff argument, which custom_jvp keeps for later traces.
+@functools.partial(custom_jvp, nondiff_argnums=(2,))
 def _random_gamma(key, a, log_space):
     return _gamma_draws(key, a, log_space)
 
 
 @_random_gamma.defjvp
-def _random_gamma_jvp(key, log_space, primals, tangents):
-    (a,), (ta,) = primals, tangents
+def _random_gamma_jvp(log_space, primals, tangents):
+    (key, a), (_, ta) = primals, tangents
     out = _random_gamma(key, a, log_space)
     if log_space:
         # d log(x) = dx / x, with x clamped away from the zero it may round to.
