@@ -122,13 +122,17 @@ def _invalid_gamma_args(a, x):
     return (x < 0) | (a <= 0) | fnp.isnan(a) | fnp.isnan(x)
 
 
-def _igamma_value(a, x):
+def _incomplete_gamma_values(a, x):
+    """(P(a, x), Q(a, x)), each computed directly so neither tail cancels."""
     use_series, log_prefactor, value, _ = _gamma_parts(a, x)
     scaled = fnp.exp(log_prefactor) * value
     p = fnp.where(use_series, scaled, 1 - scaled)
-    p = fnp.where(x == 0, fnp.zeros_like(p), p)
-    p = fnp.where(fnp.isinf(x) & (x > 0), fnp.ones_like(p), p)
-    return fnp.where(_invalid_gamma_args(a, x), np.nan, p)
+    q = fnp.where(use_series, 1 - scaled, scaled)
+    at_zero, at_inf = x == 0, fnp.isinf(x) & (x > 0)
+    p = fnp.where(at_zero, fnp.zeros_like(p), fnp.where(at_inf, fnp.ones_like(p), p))
+    q = fnp.where(at_zero, fnp.ones_like(q), fnp.where(at_inf, fnp.zeros_like(q), q))
+    invalid = _invalid_gamma_args(a, x)
+    return fnp.where(invalid, np.nan, p), fnp.where(invalid, np.nan, q)
 
 
 def _igamma_derivative_x(a, x):
@@ -149,16 +153,28 @@ def igamma_grad_a(a, x):
     return fnp.where(_invalid_gamma_args(a, x), np.nan, grad)
 
 
+def _incomplete_gamma_tangent(a, x, ta, tx):
+    return ta * igamma_grad_a(a, x) + tx * _igamma_derivative_x(a, x)
+
+
 @custom_jvp
 def _igamma(a, x):
-    return _igamma_value(a, x)
+    return _incomplete_gamma_values(a, x)[0]
 
 
 @_igamma.defjvp
 def _igamma_jvp(primals, tangents):
-    a, x = primals
-    ta, tx = tangents
-    return _igamma(a, x), ta * igamma_grad_a(a, x) + tx * _igamma_derivative_x(a, x)
+    return _igamma(*primals), _incomplete_gamma_tangent(*primals, *tangents)
+
+
+@custom_jvp
+def _igammac(a, x):
+    return _incomplete_gamma_values(a, x)[1]
+
+
+@_igammac.defjvp
+def _igammac_jvp(primals, tangents):
+    return _igammac(*primals), -_incomplete_gamma_tangent(*primals, *tangents)
 
 
 def igamma(a, x):
@@ -167,8 +183,9 @@ def igamma(a, x):
 
 
 def igammac(a, x):
-    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return 1 - igamma(a, x)
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), computed
+    directly (accurate where P is near 1)."""
+    return _igammac(*_float_operands(a, x))
 
 
 def random_gamma_grad(a, sample):
