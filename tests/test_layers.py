@@ -22,6 +22,7 @@ LAYERS = [
      "sharding_display", "custom_derivatives", "custom_batching"),
     ("debugging", "debug"),  # debug re-exports debugging's find_nonfinite
     ("numpy",),
+    ("special_math",),
     ("random", "test_util"),
     ("nn",),
     ("scipy",),

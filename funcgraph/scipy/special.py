@@ -1,23 +1,51 @@
-"""funcgraph.scipy.special: the special functions of JAX's scipy.special that funcgraph's
-primitives and nn already provide."""
+"""funcgraph.scipy.special: JAX's scipy.special functions, written with funcgraph's
+primitives (differentiable wherever jax's are: series and continued fractions are loops
+with their own derivative rules, or fixed-length sums that autodiff differentiates)."""
+import math
+from fractions import Fraction
+
 import numpy as np
 
-from funcgraph import lax, nn
+from funcgraph import dtypes, lax, nn
 from funcgraph import numpy as fnp
+from funcgraph import special_math
+from funcgraph.transforms.custom_derivatives import custom_jvp
+
+__all__ = [
+    "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma",
+    "entr", "erf", "erfc", "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc",
+    "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax",
+    "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma",
+    "rel_entr", "softmax", "xlog1py", "xlogy", "zeta",
+]
 
 logsumexp = nn.logsumexp
 softmax = nn.softmax
 log_softmax = nn.log_softmax
 
 
+def _inexact(*args):
+    """Args as arrays of one inexact dtype (ints promote to the default float)."""
+    arrays = [fnp.asarray(a) for a in args]
+    dtype = fnp.result_type(*arrays)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.default_float()
+    arrays = [a.astype(dtype) for a in arrays]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def _c(x, value):
+    return np.array(value, x.dtype)
+
+
 def expit(x):
     """1 / (1 + exp(-x))."""
-    return nn.sigmoid(x)
+    return nn.sigmoid(_inexact(x))
 
 
 def logit(x):
     """log(x / (1 - x))."""
-    x = fnp.asarray(x)
+    x = _inexact(x)
     return fnp.log(x) - fnp.log1p(-x)
 
 
@@ -25,8 +53,29 @@ def erf(x):
     return lax.erf(_inexact(x))
 
 
+def _erfc_value(x):
+    # 1 - erf(x) cancels for large x; there erfc(x) = Q(1/2, x^2), the upper incomplete
+    # gamma function, whose continued fraction is accurate in the tail.
+    tail = x > 0.5
+    safe = fnp.where(tail, x, fnp.ones_like(x))
+    upper = special_math.igammac(fnp.full_like(x, 0.5), safe * safe)
+    return fnp.where(tail, upper, 1 - lax.erf(x))
+
+
+@custom_jvp
+def _erfc(x):
+    return _erfc_value(x)
+
+
+@_erfc.defjvp
+def _erfc_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _erfc(x), t * (_c(x, -2 / np.sqrt(np.pi)) * fnp.exp(-x * x))
+
+
 def erfc(x):
-    return 1.0 - lax.erf(_inexact(x))
+    """1 - erf(x), accurate in the right tail."""
+    return _erfc(_inexact(x))
 
 
 def erfinv(x):
@@ -37,42 +86,330 @@ def gammaln(x):
     return lax.lgamma(_inexact(x))
 
 
+loggamma = gammaln
+
+
 def digamma(x):
     return lax.digamma(_inexact(x))
 
 
+def polygamma(n, x):
+    """The n-th derivative of digamma (n an integer array or int)."""
+    n = fnp.asarray(n)
+    if not dtypes.is_int(n.dtype):
+        raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
+                         f"{n.dtype}.")
+    x = _inexact(x)
+    n, x = fnp.broadcast_arrays(n.astype(x.dtype), x)
+    return lax.polygamma(n, x)
+
+
+def gammasgn(x):
+    """The sign of the gamma function: -1 on (-2k-1, -2k), NaN at the poles 0, -1, ...
+    (with the sign of a zero at 0)."""
+    x = _inexact(x)
+    floor_x = fnp.floor(x)
+    negative_odd = (x < 0) & (fnp.fmod(floor_x, 2) != 0)
+    sign = fnp.where(negative_odd, _c(x, -1), _c(x, 1))
+    sign = fnp.where(x == 0, fnp.where(fnp.signbit(x), _c(x, -1), _c(x, 1)), sign)
+    return fnp.where((x < 0) & (x == floor_x), _c(x, np.nan), sign)
+
+
+def gamma(x):
+    """The gamma function, as sign * exp(gammaln)."""
+    x = _inexact(x)
+    return gammasgn(x) * fnp.exp(lax.lgamma(x))
+
+
+def betaln(a, b):
+    """log |B(a, b)|."""
+    a, b = _inexact(a, b)
+    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+
+
+def beta(a, b):
+    """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)."""
+    a, b = _inexact(a, b)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * fnp.exp(betaln(a, b))
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b); differentiable in x (as jax)."""
+    return special_math.betainc(*_inexact(a, b, x))
+
+
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x)."""
+    return special_math.igamma(*_inexact(a, x))
+
+
+def gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return special_math.igammac(*_inexact(a, x))
+
+
+def multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension d (a Python int)."""
+    a = _inexact(a)
+    d = int(d)
+    offsets = fnp.asarray(np.arange(d, dtype=a.dtype) / 2)
+    terms = lax.lgamma(fnp.expand_dims(a, -1) - offsets)
+    return fnp.sum(terms, -1) + _c(a, d * (d - 1) / 4 * np.log(np.pi))
+
+
+def factorial(n, exact=False):
+    """n! as gamma(n + 1), 0 for n < 0."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True is not supported (as jax)")
+    n = _inexact(n)
+    return fnp.where(n < 0, _c(n, 0), fnp.exp(lax.lgamma(n + 1)))
+
+
+def comb(N, k, *, repetition=False):
+    """The number of combinations of N things taken k at a time, gamma-based (0 outside
+    0 <= k <= N)."""
+    N, k = _inexact(N, k)
+    if repetition:
+        return comb(N + k - 1, k)
+    value = fnp.exp(lax.lgamma(N + 1) - lax.lgamma(k + 1) - lax.lgamma(N - k + 1))
+    return fnp.where((k < 0) | (k > N) | (N < 0), _c(N, 0), value)
+
+
+def poch(z, m):
+    """The rising factorial Gamma(z + m) / Gamma(z)."""
+    z, m = _inexact(z, m)
+    sign = gammasgn(z + m) * gammasgn(z)
+    value = sign * fnp.exp(lax.lgamma(z + m) - lax.lgamma(z))
+    return fnp.where(m == 0, _c(z, 1), value)
+
+
 def xlogy(x, y):
     """x * log(y), with 0 where x == 0."""
-    x, y = fnp.asarray(x), fnp.asarray(y)
-    safe = fnp.where(x == 0, 1.0, y)
-    return fnp.where(x == 0, 0.0, x * fnp.log(safe))
+    x, y = _inexact(x, y)
+    safe = fnp.where(x == 0, _c(y, 1), y)
+    return fnp.where(x == 0, _c(x, 0), x * fnp.log(safe))
 
 
 def xlog1py(x, y):
     """x * log1p(y), with 0 where x == 0."""
-    x, y = fnp.asarray(x), fnp.asarray(y)
-    safe = fnp.where(x == 0, 0.0, y)
-    return fnp.where(x == 0, 0.0, x * fnp.log1p(safe))
+    x, y = _inexact(x, y)
+    safe = fnp.where(x == 0, _c(y, 0), y)
+    return fnp.where(x == 0, _c(x, 0), x * fnp.log1p(safe))
 
 
 def entr(x):
     """-x log x for x > 0, 0 at 0, -inf below."""
-    x = fnp.asarray(x)
-    return fnp.where(x > 0, -xlogy(x, x), fnp.where(x == 0, 0.0, -np.inf))
+    x = _inexact(x)
+    return fnp.where(x > 0, -xlogy(x, x), fnp.where(x == 0, _c(x, 0), _c(x, -np.inf)))
+
+
+def rel_entr(p, q):
+    """p log(p / q) for p, q > 0; 0 at p == 0 <= q; inf otherwise."""
+    p, q = _inexact(p, q)
+    both_positive = (p > 0) & (q > 0)
+    safe_p = fnp.where(both_positive, p, _c(p, 1))
+    safe_q = fnp.where(both_positive, q, _c(q, 1))
+    value = safe_p * (fnp.log(safe_p) - fnp.log(safe_q))
+    value = fnp.where(both_positive, value, _c(p, np.inf))
+    return fnp.where((p == 0) & (q >= 0), _c(p, 0), value)
+
+
+def kl_div(p, q):
+    """rel_entr(p, q) - p + q: p log(p / q) - p + q, q at p == 0, inf otherwise."""
+    p, q = _inexact(p, q)
+    both_positive = (p > 0) & (q > 0)
+    safe_p = fnp.where(both_positive, p, _c(p, 1))
+    safe_q = fnp.where(both_positive, q, _c(q, 1))
+    value = safe_p * (fnp.log(safe_p) - fnp.log(safe_q)) - safe_p + safe_q
+    value = fnp.where(both_positive, value, _c(p, np.inf))
+    return fnp.where((p == 0) & (q >= 0), q, value)
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform: (x^lmbda - 1) / lmbda, log(x) at lmbda == 0."""
+    x, lmbda = _inexact(x, lmbda)
+    safe = fnp.where(lmbda == 0, _c(lmbda, 1), lmbda)
+    power = fnp.expm1(safe * fnp.log(x)) / safe
+    return fnp.where(lmbda == 0, fnp.log(x), power)
+
+
+def boxcox1p(x, lmbda):
+    """boxcox(1 + x, lmbda), accurate for small x."""
+    x, lmbda = _inexact(x, lmbda)
+    safe = fnp.where(lmbda == 0, _c(lmbda, 1), lmbda)
+    power = fnp.expm1(safe * fnp.log1p(x)) / safe
+    return fnp.where(lmbda == 0, fnp.log1p(x), power)
 
 
 def ndtr(x):
-    """The standard normal CDF."""
+    """The standard normal CDF: 1 + erf near 0, erfc in the tails (accurate in both)."""
     x = _inexact(x)
-    return 0.5 * (1.0 + lax.erf(x / np.sqrt(2.0).astype(np.float32)))
+    w = x / _c(x, np.sqrt(2))
+    z = fnp.abs(w)
+    tails = fnp.where(w > 0, 2 - erfc(z), erfc(z))
+    return _c(x, 0.5) * fnp.where(z < _c(x, np.sqrt(0.5)), 1 + lax.erf(w), tails)
 
 
 def ndtri(p):
     """The inverse of the standard normal CDF."""
     p = _inexact(p)
-    return np.sqrt(2.0).astype(np.float32) * lax.erf_inv(2.0 * p - 1.0)
+    return _c(p, np.sqrt(2)) * lax.erf_inv(2 * p - 1)
 
 
-def _inexact(x):
-    x = fnp.asarray(x)
-    return x if fnp.issubdtype(x.dtype, np.inexact) else x.astype(fnp.float32)
+def log_ndtr(x, series_order=3):
+    """log(ndtr(x)), accurate far into both tails: -ndtr(-x) on the right, an asymptotic
+    series on the far left."""
+    x = _inexact(x)
+    lower, upper = (-20.0, 8.0) if x.dtype == np.float64 else (-10.0, 5.0)
+    right = fnp.maximum(x, _c(x, upper))
+    middle = fnp.clip(x, _c(x, lower), _c(x, upper))
+    left = fnp.minimum(x, _c(x, lower))
+    right_value = -ndtr(-right)
+    middle_value = fnp.log(ndtr(middle))
+    # log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 + sum_n (-1)^n (2n-1)!! / x^2n)
+    x_sq = left * left
+    total, term = fnp.ones_like(left), fnp.ones_like(left)
+    for n in range(1, series_order + 1):
+        term = term * _c(x, -(2 * n - 1)) / x_sq
+        total = total + term
+    left_value = -x_sq / 2 - fnp.log(-left) - _c(x, 0.5 * np.log(2 * np.pi)) + fnp.log(total)
+    return fnp.where(x > upper, right_value, fnp.where(x > lower, middle_value, left_value))
+
+
+# ----------------------------------------------------------------------------- zeta
+
+_EULER_MACLAURIN_TERMS = 9
+_ZETA_BERNOULLI_TERMS = 12
+
+
+def zeta(x, q=None):
+    """The Hurwitz zeta function sum_k (k + q)^-x (Euler-Maclaurin summation);
+    differentiable in x and q."""
+    if q is None:
+        raise NotImplementedError("zeta: the Riemann zeta function (q=None) is not supported; "
+                                  "pass q=1 (as jax)")
+    x, q = _inexact(x, q)
+    n = _EULER_MACLAURIN_TERMS
+    head = sum(fnp.power(q + k, -x) for k in range(n))
+    a = q + n
+    tail = fnp.power(a, 1 - x) / (x - 1) + fnp.power(a, -x) / 2
+    # + sum_j B_2j / (2j)! * x (x+1) ... (x+2j-2) * a^(-x-2j+1)
+    rising = x
+    a_power = fnp.power(a, -x - 1)
+    for j in range(1, _ZETA_BERNOULLI_TERMS + 1):
+        coefficient = float(_bernoulli_numbers(2 * j)[2 * j] / math.factorial(2 * j))
+        tail = tail + _c(x, coefficient) * rising * a_power
+        rising = rising * (x + 2 * j - 1) * (x + 2 * j)
+        a_power = a_power / (a * a)
+    value = head + tail
+    value = fnp.where(x == 1, _c(x, np.inf), value)
+    pole = (q <= 0) & (q == fnp.floor(q))
+    value = fnp.where(pole, _c(x, np.inf), value)
+    domain = (x < 1) | ((q < 0) & (x != fnp.floor(x)))
+    return fnp.where(domain, _c(x, np.nan), value)
+
+
+def _bernoulli_numbers(n):
+    """B_0 .. B_n as exact fractions (B_1 = -1/2), by the Akiyama-Tanigawa recurrence."""
+    numbers, row = [], []
+    for m in range(n + 1):
+        row.append(Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            row[j - 1] = j * (row[j - 1] - row[j])
+        numbers.append(row[0])
+    if n >= 1:
+        numbers[1] = -numbers[1]
+    return numbers
+
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0 .. B_n (n a Python int; B_1 = -1/2)."""
+    n = int(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    values = np.array([float(b) for b in _bernoulli_numbers(n)], dtypes.default_float())
+    return fnp.asarray(values)
+
+
+# ----------------------------------------------------------------------------- Bessel
+
+_BESSEL_SERIES_LIMIT = 20.0
+_BESSEL_SERIES_TERMS = 80
+_BESSEL_ASYMPTOTIC_TERMS = 24
+
+
+def _bessel_ie(x, order):
+    """exp(-|x|) I_order(|x|) for order 0 or 1: the power series below 20, the asymptotic
+    expansion above (fixed-length sums, so autodiff differentiates them)."""
+    ax = fnp.abs(x)
+    small = fnp.minimum(ax, _c(x, _BESSEL_SERIES_LIMIT))
+    quarter_sq = small * small / 4
+    term = fnp.ones_like(x) if order == 0 else small / 2
+    series = term
+
+    def add_term(k, carry):
+        term, series = carry
+        k = k.astype(x.dtype)
+        term = term * quarter_sq / (k * (k + order))
+        return term, series + term
+
+    _, series = lax.fori_loop(1, _BESSEL_SERIES_TERMS, add_term, (term, series))
+    series = series * fnp.exp(-small)
+    large = fnp.maximum(ax, _c(x, _BESSEL_SERIES_LIMIT))
+    mu = 4.0 * order * order
+    total, term = fnp.ones_like(large), fnp.ones_like(large)
+    for k in range(1, _BESSEL_ASYMPTOTIC_TERMS + 1):
+        term = term * _c(x, -(mu - (2 * k - 1) ** 2) / (8 * k)) / large
+        total = total + term
+    asymptotic = total / fnp.sqrt(_c(x, 2 * np.pi) * large)
+    return fnp.where(ax <= _BESSEL_SERIES_LIMIT, series, asymptotic)
+
+
+@custom_jvp
+def _i0e(x):
+    return _bessel_ie(x, 0)
+
+
+@_i0e.defjvp
+def _i0e_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = _i0e(x)
+    return out, t * (_i1e(x) - fnp.sign(x) * out)
+
+
+@custom_jvp
+def _i1e(x):
+    return fnp.sign(x) * _bessel_ie(x, 1)
+
+
+@_i1e.defjvp
+def _i1e_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = _i1e(x)
+    # d/dx i1e = i0e - i1e (sign(x) + 1/x), which tends to 1/2 at 0.
+    safe = fnp.where(x == 0, fnp.ones_like(x), x)
+    derivative = _i0e(x) - out * (fnp.sign(x) + 1 / safe)
+    return out, t * fnp.where(x == 0, _c(x, 0.5), derivative)
+
+
+def i0e(x):
+    """The exponentially scaled modified Bessel function of order 0: exp(-|x|) I0(x)."""
+    return _i0e(_inexact(x))
+
+
+def i0(x):
+    """The modified Bessel function of order 0."""
+    x = _inexact(x)
+    return fnp.exp(fnp.abs(x)) * i0e(x)
+
+
+def i1e(x):
+    """The exponentially scaled modified Bessel function of order 1: exp(-|x|) I1(x)."""
+    return _i1e(_inexact(x))
+
+
+def i1(x):
+    """The modified Bessel function of order 1."""
+    x = _inexact(x)
+    return fnp.exp(fnp.abs(x)) * i1e(x)

@@ -1,13 +1,4 @@
-"""funcgraph.random: a counter-based functional PRNG (threefry2x32), with JAX's random API.
-
-The bits are bit-for-bit those of JAX's default random implementation (threefry2x32
-with `jax_threefry_partitionable=True`, the default in jax 0.10): the hash is built from uint32
-add/xor/shift primitives, so it gives the same numbers eagerly, under jit and on any backend.
-
-Keys: `PRNGKey(seed)` and `key(seed)` both return the raw key data, a uint32[2] array
-(funcgraph has no typed key arrays; `key_data` and `wrap_key_data` are identities that check
-the shape). A batch of keys is a uint32[..., 2] array: map a sampler over it with `fg.vmap`.
-"""
+"""The keys, the bits and the samplers built directly on them (bit-exact with jax)."""
 import functools
 import math
 import operator

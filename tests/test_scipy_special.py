@@ -1,0 +1,119 @@
+"""funcgraph.scipy.special against jax.scipy.special: values and gradients on grids."""
+import jax
+import jax.scipy.special as jsp
+import numpy as np
+import pytest
+
+import funcgraph as fg
+from funcgraph.scipy import special as fsp
+
+F32 = np.float32
+LINE = np.linspace(-25, 25, 43).astype(F32)  # avoids the exact branch points of log_ndtr
+POSITIVE = np.geomspace(0.05, 40, 15).astype(F32)
+UNIT = np.linspace(0.02, 0.98, 13).astype(F32)
+
+
+def _grid(*axes):
+    return [m.ravel() for m in np.meshgrid(*axes, indexing="ij")]
+
+
+# name, arguments, value rtol, grad rtol (None: no gradient check)
+CASES = [
+    ("erf", (LINE,), 1e-6, 1e-5),
+    ("erfc", (LINE,), 2e-5, 1e-5),
+    ("erfinv", (np.linspace(-0.99, 0.99, 21).astype(F32),), 1e-6, 1e-5),
+    ("ndtr", (LINE,), 2e-5, 2e-5),
+    ("log_ndtr", (LINE,), 2e-5, 5e-5),
+    ("ndtri", (UNIT,), 1e-5, 1e-4),
+    ("expit", (LINE,), 1e-6, 1e-5),
+    ("logit", (UNIT,), 1e-5, 1e-5),
+    ("gammaln", (POSITIVE,), 1e-5, 1e-5),
+    ("loggamma", (POSITIVE,), 1e-5, 1e-5),
+    ("gamma", (np.array([-2.5, -1.5, -0.5, 0.5, 1.0, 3.7, 10.0], F32),), 1e-5, 1e-4),
+    ("gammasgn", (np.array([-2.5, -1.5, -0.5, 0.5, -2.0, 0.0], F32),), 0, None),
+    ("digamma", (POSITIVE,), 1e-5, 1e-4),
+    ("i0", (np.linspace(-12, 12, 25).astype(F32),), 2e-6, 2e-5),
+    ("i0e", (LINE,), 2e-6, 5e-5),
+    ("i1", (np.linspace(-12, 12, 25).astype(F32),), 2e-6, 5e-5),
+    ("i1e", (LINE,), 2e-6, 5e-5),
+    ("entr", (np.array([-1.0, 0.0, 0.3, 1.0, 4.0], F32),), 1e-6, None),
+    ("factorial", (np.array([-1.0, 0.0, 3.0, 3.5, 10.0], F32),), 1e-5, 1e-4),
+    ("betaln", _grid(POSITIVE[::3], POSITIVE[::3]), 1e-5, 1e-4),
+    ("beta", _grid(POSITIVE[::3], POSITIVE[::3]), 1e-4, 1e-3),
+    ("gammainc", _grid(POSITIVE[::2], POSITIVE[::2]), 2e-5, 2e-4),
+    ("gammaincc", _grid(POSITIVE[::2], POSITIVE[::2]), 2e-5, 2e-4),
+    ("betainc", _grid(POSITIVE[::4], POSITIVE[::4], UNIT[::3]), 5e-5, None),
+    ("xlogy", _grid(np.array([0.0, 0.5, 2.0], F32), np.array([0.5, 1.0, 3.0], F32)), 1e-6, 1e-5),
+    ("xlog1py", _grid(np.array([0.0, 0.5, 2.0], F32), np.array([-0.5, 0.0, 3.0], F32)), 1e-6,
+     1e-5),
+    ("rel_entr", _grid(np.array([0.0, 0.5, 2.0], F32), np.array([-1.0, 0.0, 0.5, 3.0], F32)),
+     1e-6, None),
+    ("kl_div", _grid(np.array([0.0, 0.5, 2.0], F32), np.array([-1.0, 0.0, 0.5, 3.0], F32)),
+     1e-6, None),
+    ("zeta", _grid(np.array([1.5, 2.0, 3.0, 7.5], F32), np.array([0.5, 1.0, 4.0], F32)), 2e-6,
+     1e-4),
+    ("polygamma", _grid(np.array([0, 1, 2], np.int32), POSITIVE[::3]), 1e-5, None),
+    ("comb", _grid(np.array([5.0, 10.0], F32), np.array([-1.0, 0.0, 2.0, 2.5, 11.0], F32)), 1e-5,
+     None),
+    ("poch", _grid(np.array([-2.5, 0.5, 3.0], F32), np.array([0.0, 1.5, 3.0], F32)), 1e-5, None),
+    ("boxcox", _grid(POSITIVE[::3], np.array([0.0, 0.5, -1.0], F32)), 1e-5, 1e-4),
+    ("boxcox1p", _grid(POSITIVE[::3], np.array([0.0, 0.5, -1.0], F32)), 1e-5, 1e-4),
+]
+
+
+@pytest.mark.parametrize("name,args,rtol,grad_rtol", CASES, ids=[c[0] for c in CASES])
+def test_values_and_gradients_match_jax(name, args, rtol, grad_rtol):
+    ours, theirs = getattr(fsp, name), getattr(jsp, name)
+    expected = np.asarray(theirs(*args))
+    actual = np.asarray(ours(*args))
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-30 if rtol else 0)
+    if grad_rtol is None:
+        return
+    last = len(args) - 1
+    grad_ours = fg.vmap(fg.grad(ours, argnums=last))(*args)
+    grad_theirs = jax.vmap(jax.grad(theirs, argnums=last))(*args)
+    np.testing.assert_allclose(grad_ours, grad_theirs, rtol=grad_rtol, atol=1e-6)
+
+
+def test_gradient_in_the_shape_parameter():
+    a, x = _grid(POSITIVE[::2], POSITIVE[::2])
+    for name in ["gammainc", "gammaincc"]:
+        ours = fg.vmap(fg.grad(getattr(fsp, name)))(a, x)
+        theirs = jax.vmap(jax.grad(getattr(jsp, name)))(a, x)
+        np.testing.assert_allclose(ours, theirs, rtol=2e-3, atol=1e-6)
+    x, q = np.array([2.0, 3.5], F32), np.array([1.0, 2.5], F32)
+    np.testing.assert_allclose(fg.vmap(fg.grad(fsp.zeta))(x, q),
+                               jax.vmap(jax.grad(jsp.zeta))(x, q), rtol=1e-4)
+
+
+def test_logsumexp_with_b_and_return_sign():
+    a = np.array([[1.0, 2.0, -1.0], [0.5, 0.5, 3.0]], F32)
+    b = np.array([[1.0, -2.0, 0.5], [1.0, 1.0, -0.1]], F32)
+    for axis in [None, 0, 1]:
+        ours = fsp.logsumexp(a, axis=axis, b=b, return_sign=True)
+        theirs = jsp.logsumexp(a, axis=axis, b=b, return_sign=True)
+        for o, t in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(o, t, rtol=1e-6)
+    np.testing.assert_allclose(fsp.softmax(a, axis=0), jax.nn.softmax(a, axis=0), rtol=1e-6)
+    np.testing.assert_allclose(fsp.log_softmax(a), jax.nn.log_softmax(a), rtol=1e-6)
+
+
+def test_bernoulli_numbers_and_multigammaln():
+    np.testing.assert_allclose(fsp.bernoulli(12), jsp.bernoulli(12), rtol=1e-5, atol=1e-6)
+    assert np.asarray(fsp.bernoulli(12)).dtype == np.asarray(jsp.bernoulli(12)).dtype
+    np.testing.assert_allclose(fsp.multigammaln(np.array([3.0, 5.5], F32), 3),
+                               jsp.multigammaln(np.array([3.0, 5.5], F32), 3), rtol=1e-5)
+
+
+def test_special_functions_under_jit():
+    x = POSITIVE
+    np.testing.assert_allclose(fg.jit(fsp.gammainc)(2.5, x), jsp.gammainc(2.5, x), rtol=2e-5)
+    np.testing.assert_allclose(fg.jit(fsp.i0e)(x), jsp.i0e(x), rtol=2e-6)
+
+
+def test_bad_arguments():
+    with pytest.raises(NotImplementedError):
+        fsp.zeta(2.0)
+    with pytest.raises(ValueError, match="integer type"):
+        fsp.polygamma(1.0, 2.0)
