@@ -259,6 +259,9 @@ def nan_function(L):
 
 @pytest.fixture
 def debug_nans_on():
+    # jax's eager ops may reuse executables cached by earlier tests in this process,
+    # before the flag was set, which then do not check for NaNs
+    jax.clear_caches()
     jax.config.update("jax_debug_nans", True)
     fg.config.update("jax_debug_nans", True)
     yield

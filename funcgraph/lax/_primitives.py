@@ -30,3 +30,6 @@ from funcgraph.primitives.collectives import (
 from funcgraph.primitives.control_flow import cond_p, scan_p, while_p
 from funcgraph.primitives.custom_ad import stop_gradient_p
 from funcgraph.primitives.remat import optimization_barrier_p
+from funcgraph.primitives.fft import fft_p
+from funcgraph.primitives.linear_solve import linear_solve_p
+from funcgraph.primitives.sharding_constraint import sharding_constraint_p
