@@ -2,17 +2,17 @@
 without consts (closed-over values are passed as leading arguments)."""
 import weakref
 
-from funcgraph import core, ir
-from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
+from funcgraph import core
+from funcgraph.interpreters.ad_util import Zero, is_zero, tangent_aval
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import compiled_eval, direct_impls
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
-from funcgraph.interpreters.staging import trace_flat
-from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
+from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import emit_call
 from funcgraph.primitives.helpers import declare
-from funcgraph.primitives.jaxprs import batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr
+from funcgraph.primitives.jaxprs import (
+    batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr, transpose_jaxpr)
 
 
 def _pjit_shape(*avals, jaxpr, name):
@@ -89,22 +89,8 @@ def _pjit_transpose(cts, *args, jaxpr, name):
     undefined = tuple(is_undefined(a) for a in args)
     ct_mask = tuple(not is_zero(c) for c in cts)
 
-    def make():
-        inner = jaxpr.jaxpr
-        variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined) if not u],
-                           [v for v, u in zip(inner.invars, undefined) if u],
-                           inner.outvars, inner.eqns)
-        n_defined = len(variant.constvars)
-
-        def backward(*xs):
-            it = iter(xs[n_defined:])
-            cts_full = [next(it) if m else Zero(a) for a, m in zip(jaxpr.out_avals, ct_mask)]
-            return [instantiate(c) for c in backward_pass(variant, list(xs[:n_defined]), cts_full)]
-        in_avals = [v.aval for v in variant.constvars] + \
-            [a for a, m in zip(jaxpr.out_avals, ct_mask) if m]
-        return trace_flat(backward, in_avals)
-
-    backward_jaxpr = _cached(jaxpr, ("transpose", undefined, ct_mask), make)
+    backward_jaxpr = _cached(jaxpr, ("transpose", undefined, ct_mask),
+                             lambda: transpose_jaxpr(jaxpr, undefined, ct_mask))
     outs = iter(bind_call(backward_jaxpr,
                           [a for a, u in zip(args, undefined) if not u] +
                           [c for c in cts if not is_zero(c)], f"transpose({name})"))

@@ -8,6 +8,7 @@ from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.jvp import jvp_flat
 from funcgraph.interpreters.partial_eval import PartialEvalTrace
 from funcgraph.interpreters.staging import StagingTrace, trace_flat
+from funcgraph.interpreters.transpose import backward_pass
 from funcgraph.ir import Literal
 from funcgraph.primitives.batching_helpers import place_outputs
 
@@ -113,3 +114,23 @@ def batched_outputs(jaxpr, in_batched):
         if any(type(x) is not Literal and x in batched for x in eqn.invars):
             batched.update(eqn.outvars)
     return [type(v) is not Literal and v in batched for v in jaxpr.outvars]
+
+
+def transpose_jaxpr(closed, undefined, ct_mask):
+    """A jaxpr taking (the defined inputs, the nonzero output cotangents) to the
+    cotangents of the undefined (linear) inputs; what is not linear is recomputed inside
+    it from the defined inputs."""
+    inner = closed.jaxpr
+    variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined, strict=True) if not u],
+                       [v for v, u in zip(inner.invars, undefined, strict=True) if u],
+                       inner.outvars, inner.eqns)
+    n_defined = len(variant.constvars)
+
+    def backward(*xs):
+        it = iter(xs[n_defined:])
+        cts = [next(it) if m else Zero(a)
+               for a, m in zip(closed.out_avals, ct_mask, strict=True)]
+        return [instantiate(c) for c in backward_pass(variant, list(xs[:n_defined]), cts)]
+    in_avals = [v.aval for v in variant.constvars] + \
+        [a for a, m in zip(closed.out_avals, ct_mask, strict=True) if m]
+    return trace_flat(backward, in_avals)

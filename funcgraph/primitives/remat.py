@@ -3,19 +3,18 @@
 import weakref
 
 from funcgraph import core, ir
-from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero
+from funcgraph.interpreters.ad_util import is_zero
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
-from funcgraph.interpreters.staging import trace_flat
-from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
+from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import lower_closed_body
 from funcgraph.primitives.call import merge_tangents, pjit_p
 from funcgraph.primitives.control_flow import cond_p, scan_p, while_p
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import (
-    batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr)
+    batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr, transpose_jaxpr)
 
 
 # --- name: the identity, marking a value for checkpoint policies ---------------------
@@ -286,29 +285,11 @@ partial_eval_rules[remat_p] = _remat_partial_eval
 _SPLIT_RECURSIVELY = frozenset([pjit_p, cond_p, scan_p, while_p, remat_p])
 
 
-def _transposed(jaxpr, undefined, ct_mask):
-    """(jaxpr: defined inputs + nonzero cotangents -> cotangents of the undefined inputs,
-    its consts).  Inputs not linear are recomputed from inside it, as JAX's remat does."""
-    inner = jaxpr.jaxpr
-    variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined) if not u],
-                       [v for v, u in zip(inner.invars, undefined) if u],
-                       inner.outvars, inner.eqns)
-    n_defined = len(variant.constvars)
-
-    def backward(*xs):
-        it = iter(xs[n_defined:])
-        cts = [next(it) if m else Zero(a) for a, m in zip(jaxpr.out_avals, ct_mask)]
-        return [instantiate(c) for c in backward_pass(variant, list(xs[:n_defined]), cts)]
-    in_avals = [v.aval for v in variant.constvars] + \
-        [a for a, m in zip(jaxpr.out_avals, ct_mask) if m]
-    return const_free(trace_flat(backward, in_avals))
-
-
 def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
     undefined = tuple(is_undefined(a) for a in args)
     ct_mask = tuple(not is_zero(c) for c in cts)
     backward, consts = _cached(jaxpr, ("transpose", undefined, ct_mask),
-                               lambda: _transposed(jaxpr, undefined, ct_mask))
+                               lambda: const_free(transpose_jaxpr(jaxpr, undefined, ct_mask)))
     outs = iter(remat_p.bind(*consts, *[a for a, u in zip(args, undefined) if not u],
                              *[c for c in cts if not is_zero(c)], jaxpr=backward,
                              prevent_cse=prevent_cse, differentiated=True, policy=policy))
