@@ -6,7 +6,7 @@ from funcgraph import backend, core, tree_util
 from funcgraph.array import Array, put_sharded, reshard
 from funcgraph.backend import spmd
 from funcgraph.sharding import (
-    NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve)
+    PartitionSpec, Sharding, SingleDeviceSharding, resolve)
 
 
 def devices(backend_name=None):

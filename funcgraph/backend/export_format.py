@@ -155,7 +155,7 @@ def specialized_functions(artifact, arg_types, prefix=PLACEHOLDER):
     if len(arg_types) != len(types_in):
         raise ValueError(f"the exported module takes {len(types_in)} arguments, "
                          f"not {len(arg_types)}")
-    lines = [f"  func.func public @main("
+    lines = ["  func.func public @main("
              + ", ".join(f"%a{i}: {t}" for i, t in enumerate(arg_types))
              + f") -> ({', '.join(types_out)}) {{"]
     operands = []

@@ -1,7 +1,7 @@
 """dot_general: batched tensor contraction."""
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.ad_util import is_zero

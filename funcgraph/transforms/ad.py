@@ -13,7 +13,7 @@ from funcgraph.interpreters.jvp import jvp_flat
 from funcgraph.interpreters.partial_eval import PartialEvalTrace
 from funcgraph.interpreters.transpose import backward_pass
 from funcgraph.ir import var_name
-from funcgraph.transforms.api_util import flatten_args, flatten_fun
+from funcgraph.transforms.api_util import flatten_fun
 from funcgraph.transforms.vmap import vmap
 
 
