@@ -75,6 +75,24 @@ def train_jax():
     return losses
 
 
+def spanning_arrays(fg):
+    """Ways of making arrays over a mesh spanning processes, each summed by a jitted
+    program over the whole mesh (every process must get the global sum)."""
+    from funcgraph.sharding import NamedSharding, PartitionSpec as P
+    split = NamedSharding(fg.make_mesh((fg.device_count(),), ("data",)), P("data"))
+    values = np.arange(32, dtype=np.float32)
+    total = fg.jit(lambda a: a.sum())
+    index_map = split.addressable_devices_indices_map(values.shape)
+    pieces = [fg.device_put(values[index], device) for device, index in index_map.items()]
+    assembled = fg.make_array_from_single_device_arrays(values.shape, split, pieces)
+    placed = fg.device_put(values, split)
+    return {"device_put": float(total(placed)),
+            "single_device_arrays": float(total(assembled)),
+            "host_argument": float(fg.jit(lambda a: a.sum(), in_shardings=split)(values)),
+            "addressable_shard_ids": [s.device.id for s in placed.addressable_shards],
+            "fully_addressable": placed.is_fully_addressable}
+
+
 def main(argv):
     import funcgraph as fg
     import funcgraph.numpy as fnp
@@ -90,6 +108,7 @@ def main(argv):
             local_ids=sorted(d.id for d in fg.local_devices()),
             mesh_processes=[d.process_index for d in mesh_devices.flat])
     report["losses"], report["param_sums"] = train_funcgraph(fg, fnp)
+    report["spanning"] = spanning_arrays(fg)
     if argv[0] == "single":
         report["jax_losses"] = train_jax()
     if argv[0] == "multi":

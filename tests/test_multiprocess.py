@@ -9,6 +9,9 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
+
+import funcgraph as fg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = os.path.join(ROOT, "tests", "multiprocess_worker.py")
@@ -53,6 +56,15 @@ def test_two_processes_train_like_one_process_with_eight_devices():
         assert report["device_count"] == 8 and report["local_device_count"] == 4
         assert report["mesh_processes"] == [0] * 4 + [1] * 4
     assert set(outputs[0]["local_ids"]).isdisjoint(outputs[1]["local_ids"])
+    # Arrays over the mesh spanning both processes: each process holds its own blocks.
+    for report in outputs:
+        spanning = report["spanning"]
+        assert spanning["addressable_shard_ids"] == report["local_ids"]
+        assert spanning["fully_addressable"] is False
+        for way in ("device_put", "single_device_arrays", "host_argument"):
+            assert spanning[way] == float(np.arange(32).sum()), way
+    assert one["spanning"]["fully_addressable"] is True
+    assert len(one["spanning"]["addressable_shard_ids"]) == 8
     # Both processes hold the same (replicated) results...
     assert outputs[0]["losses"] == outputs[1]["losses"]
     assert outputs[0]["param_sums"] == outputs[1]["param_sums"]
@@ -63,3 +75,9 @@ def test_two_processes_train_like_one_process_with_eight_devices():
                                atol=1e-6)
     np.testing.assert_allclose(one["losses"], one["jax_losses"], rtol=1e-5)
     assert one["losses"][-1] < one["losses"][0]
+
+
+def test_initialize_after_the_devices_are_in_use_is_an_error():
+    fg.devices()
+    with pytest.raises(RuntimeError, match="must be called before any device is used"):
+        fg.distributed.initialize("localhost:1", num_processes=2, process_id=0)

@@ -79,6 +79,13 @@ def buffer_device(buf):
 
 def reshard(buf, runtime_sharding):
     jax = _jax()
+    if not runtime_sharding.is_fully_addressable and buf.is_fully_addressable:
+        # Data of this process onto a mesh spanning processes (funcgraph.distributed):
+        # every process holds the same value and puts the blocks of its own devices.
+        value = np.asarray(buf)
+        blocks = runtime_sharding.addressable_devices_indices_map(value.shape)
+        return put_pieces(value.shape, value.dtype, runtime_sharding,
+                          [value[index] for index in blocks.values()], list(blocks))
     if np.dtype(buf.dtype).itemsize == 8 or buf.dtype == np.complex128:
         with _jax_x64():
             return jax.device_put(buf, runtime_sharding)
