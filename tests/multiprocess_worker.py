@@ -75,11 +75,20 @@ def train_jax():
     return losses
 
 
+def _error(thunk):
+    try:
+        thunk()
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def spanning_arrays(fg):
     """Ways of making arrays over a mesh spanning processes, each summed by a jitted
     program over the whole mesh (every process must get the global sum)."""
     from funcgraph.sharding import NamedSharding, PartitionSpec as P
-    split = NamedSharding(fg.make_mesh((fg.device_count(),), ("data",)), P("data"))
+    mesh = fg.make_mesh((fg.device_count(),), ("data",))
+    split, replicated = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
     values = np.arange(32, dtype=np.float32)
     total = fg.jit(lambda a: a.sum())
     index_map = split.addressable_devices_indices_map(values.shape)
@@ -88,7 +97,9 @@ def spanning_arrays(fg):
     placed = fg.device_put(values, split)
     return {"device_put": float(total(placed)),
             "single_device_arrays": float(total(assembled)),
-            "host_argument": float(fg.jit(lambda a: a.sum(), in_shardings=split)(values)),
+            "host_argument": float(fg.jit(lambda a: a.sum(), in_shardings=replicated)(values)),
+            "host_argument_split": _error(lambda: fg.jit(lambda a: a.sum(),
+                                                         in_shardings=split)(values)),
             "addressable_shard_ids": [s.device.id for s in placed.addressable_shards],
             "fully_addressable": placed.is_fully_addressable}
 

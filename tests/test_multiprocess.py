@@ -63,6 +63,9 @@ def test_two_processes_train_like_one_process_with_eight_devices():
         assert spanning["fully_addressable"] is False
         for way in ("device_put", "single_device_arrays", "host_argument"):
             assert spanning[way] == float(np.arange(32).sum()), way
+        # As in jax: a host value split across processes by jit's in_shardings is refused.
+        assert "Passing non-trivial shardings for numpy inputs" in spanning["host_argument_split"]
+    assert one["spanning"]["host_argument_split"] is None
     assert one["spanning"]["fully_addressable"] is True
     assert len(one["spanning"]["addressable_shard_ids"]) == 8
     # Both processes hold the same (replicated) results...
