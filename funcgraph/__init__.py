@@ -30,7 +30,7 @@ from funcgraph.transforms.name_stack import named_call, named_scope
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
 from funcgraph.interpreters.eval import ensure_compile_time_eval
 from funcgraph import inspect, random, nn
-from funcgraph import debug, experimental, export
+from funcgraph import debug, distributed, experimental, export
 from funcgraph.callback import pure_callback
 from funcgraph import custom_batching, custom_derivatives
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
@@ -46,7 +46,7 @@ __all__ = [
     "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "local_devices",
     "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
     "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
-    "debug", "effects_barrier", "experimental", "export", "pure_callback",
+    "debug", "distributed", "effects_barrier", "experimental", "export", "pure_callback",
     "default_device", "device_count", "local_device_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_mesh", "NamedSharding", "process_count",
     "process_index", "set_mesh", "sharding",

@@ -14,7 +14,9 @@ def devices(backend_name=None):
 
 
 def local_devices(process_index=None, backend_name=None):
-    return backend.devices()
+    if process_index is None:
+        return backend.local_devices()
+    return [d for d in backend.devices() if d.process_index == process_index]
 
 
 def device_count(backend_name=None):
@@ -22,7 +24,7 @@ def device_count(backend_name=None):
 
 
 def local_device_count(backend_name=None):
-    return len(backend.devices())
+    return len(backend.local_devices())
 
 
 def process_index(backend_name=None):
@@ -73,7 +75,7 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     data_callback(index) (index: the block's slices into the global array)."""
     shape = tuple(shape)
     sharding = resolve(sharding, "make_array_from_callback")
-    indices = sharding.devices_indices_map(shape)
+    indices = sharding.addressable_devices_indices_map(shape)
     blocks = {}
     pieces = []
     for device, index in indices.items():
@@ -91,10 +93,11 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
 
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
     """An Array laid out as `sharding` from one single-device Array per device (in
-    the order of sharding's devices_indices_map)."""
+    the order of sharding's devices_indices_map); with several processes, one per device
+    of this process."""
     shape = tuple(shape)
     sharding = resolve(sharding, "make_array_from_single_device_arrays")
-    indices = sharding.devices_indices_map(shape)
+    indices = sharding.addressable_devices_indices_map(shape)
     by_device = {a.device: a for a in arrays}
     if set(by_device) != set(indices):
         raise ValueError(f"make_array_from_single_device_arrays: the arrays live on devices "

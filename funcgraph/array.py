@@ -194,7 +194,7 @@ class Array(metaclass=_ArrayType):
 
     @property
     def is_fully_addressable(self):
-        return True
+        return self.sharding.is_fully_addressable
 
     @property
     def addressable_shards(self):
@@ -265,9 +265,9 @@ def default_device():
     device or a platform name), else the backend's first device."""
     chosen = config.jax_default_device
     if chosen is None:
-        return backend.devices()[0]
+        return backend.local_devices()[0]
     if isinstance(chosen, str):
-        return backend.devices()[0]
+        return backend.local_devices()[0]
     return chosen
 
 
@@ -282,7 +282,8 @@ def put_sharded(value, sharding):
 def _buffer_for(value, sharding):
     if isinstance(sharding, SingleDeviceSharding):
         return backend.device_put(value, sharding._device)
-    indices = sharding.devices_indices_map(value.shape)
+    # Each process puts only its own blocks (every process holds the same value).
+    indices = sharding.addressable_devices_indices_map(value.shape)
     devices = list(indices)
     return spmd.put_pieces(value.shape, value.dtype, sharding._backend_sharding(),
                            [value[indices[d]] for d in devices], devices)

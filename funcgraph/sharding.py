@@ -163,7 +163,10 @@ class Sharding:
 
     @property
     def addressable_devices(self):
-        return self.device_set
+        """The devices of this process (all of them unless several processes share a
+        mesh: funcgraph.distributed)."""
+        here = spmd.process_index()
+        return {d for d in self._device_assignment if d.process_index == here}
 
     @property
     def num_devices(self):
@@ -171,10 +174,13 @@ class Sharding:
 
     @property
     def is_fully_addressable(self):
-        return True
+        here = spmd.process_index()
+        return all(d.process_index == here for d in self._device_assignment)
 
     def addressable_devices_indices_map(self, global_shape):
-        return self.devices_indices_map(global_shape)
+        here = spmd.process_index()
+        return {d: index for d, index in self.devices_indices_map(global_shape).items()
+                if d.process_index == here}
 
     def shard_shape(self, global_shape):
         index = next(iter(self.devices_indices_map(tuple(global_shape)).values()))

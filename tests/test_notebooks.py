@@ -32,7 +32,17 @@ def kernel_dir(tmp_path_factory):
 
 
 def test_there_are_notebooks():
-    assert {"tour.ipynb", "autodiff.ipynb", "vmap.ipynb", "control_flow.ipynb"} <= set(NOTEBOOKS)
+    assert {"tour.ipynb", "autodiff.ipynb", "vmap.ipynb", "control_flow.ipynb",
+            "sharding.ipynb"} <= set(NOTEBOOKS)
+
+
+def test_sharding_notebook_asks_for_eight_devices_first():
+    """XLA fixes the device count when its backend starts: the first cell must set it."""
+    nb = nbformat.read(os.path.join(NB_DIR, "sharding.ipynb"), as_version=4)
+    first = nb.cells[0]
+    assert first.cell_type == "code"
+    assert "--xla_force_host_platform_device_count=8" in first.source
+    assert "XLA_FLAGS" in first.source and "import funcgraph" not in first.source
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

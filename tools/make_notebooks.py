@@ -205,8 +205,98 @@ print(fg.grad(lambda xs: cumsum(xs)[0])(np.arange(5.0, dtype=np.float32)))
 fg.make_jaxpr(cumsum)(np.arange(5.0, dtype=np.float32))"""),
 ]
 
+SHARDING = [
+    ("code", """# XLA reads the device count when its backend starts: set it before funcgraph runs.
+import os
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                           + " --xla_force_host_platform_device_count=8")"""),
+    ("md", """# Sharding: one program over 8 devices
+
+An array can be laid out over a `Mesh` of devices (here 8 virtual CPU devices);
+`jit` hands the layouts to XLA's SPMD partitioner, which splits the program and
+inserts the collectives. The same code runs on a GPU/TPU cluster
+(docs/scaling.md). `visualize_array_sharding` draws which device holds which block."""),
+    ("code", IMPORTS + """
+from funcgraph.sharding import NamedSharding, PartitionSpec as P
+
+assert fg.device_count() == 8
+mesh = fg.make_mesh((2, 4), ("data", "model"))
+mesh"""),
+    ("md", "## `device_put` with a `NamedSharding`"),
+    ("code", """x = fg.device_put(np.arange(64.0, dtype=np.float32).reshape(8, 8),
+                  NamedSharding(mesh, P("data", "model")))
+print(x.sharding)
+fg.debug.visualize_array_sharding(x)"""),
+    ("code", """rows = fg.device_put(x, NamedSharding(mesh, P("data")))  # replicated over "model"
+fg.debug.visualize_array_sharding(rows)"""),
+    ("md", """## Sharded `jit`
+
+Outputs nobody placed take the layout XLA's propagation chose; `out_shardings`
+places them."""),
+    ("code", """y = fg.jit(lambda a: fnp.sin(a) * 2)(x)
+assert y.sharding == x.sharding
+z = fg.jit(lambda a: a.sum(0), out_shardings=NamedSharding(mesh, P("model")))(x)
+assert np.allclose(z, np.asarray(x).sum(0))
+fg.debug.visualize_array_sharding(z)"""),
+    ("md", """## `with_sharding_constraint`
+
+Inside `jit`, a constraint fixes the layout of an intermediate value; it is an
+equation of the IR."""),
+    ("code", """def f(a):
+    h = lax.with_sharding_constraint(fnp.tanh(a), NamedSharding(mesh, P(None, "model")))
+    return h @ h.T
+
+out = fg.jit(f)(x)
+assert np.allclose(out, np.tanh(np.asarray(x)) @ np.tanh(np.asarray(x)).T, rtol=1e-5)
+fg.make_jaxpr(f)(x)"""),
+    ("md", """## Data- and model-parallel training of an MLP
+
+Data parallel: parameters replicated, the batch split over the devices; the
+gradients are summed by an all-reduce XLA inserts. Model parallel: the hidden units
+split over "model" (the first layer's columns, the second's rows)."""),
+    ("code", """rng = np.random.default_rng(0)
+params = (rng.normal(size=(16, 32)).astype(np.float32) * 0.3, np.zeros(32, np.float32),
+          rng.normal(size=(32, 4)).astype(np.float32) * 0.3, np.zeros(4, np.float32))
+xs = rng.normal(size=(64, 16)).astype(np.float32)
+ys = np.sin(2 * xs[:, :4]).astype(np.float32)
+
+def loss(p, xs, ys):
+    w1, b1, w2, b2 = p
+    return ((fnp.tanh(xs @ w1 + b1) @ w2 + b2 - ys) ** 2).mean()
+
+def train(mesh, param_specs, steps=5):
+    shardings = tuple(NamedSharding(mesh, s) for s in param_specs)
+    p = fg.device_put(params, shardings)
+    batch = fg.device_put((xs, ys), NamedSharding(mesh, P("data")))
+
+    @fg.jit
+    def step(p, batch):
+        value, grads = fg.value_and_grad(loss)(p, *batch)
+        return tuple(q - 0.1 * g for q, g in zip(p, grads)), value
+    losses = []
+    for _ in range(steps):
+        p, value = step(p, batch)
+        losses.append(float(value))
+    hlo = step.lower(p, batch).compile().as_text()
+    return p, losses, hlo.count(" all-reduce(")
+
+data_mesh = fg.make_mesh((8,), ("data",))
+p_data, losses_data, reduces = train(data_mesh, [P()] * 4)
+print("data parallel:", np.round(losses_data, 4), "all-reduces:", reduces)
+fg.debug.visualize_array_sharding(p_data[0])"""),
+    ("code", """p_model, losses_model, reduces = train(mesh, [P(None, "model"), P("model"),
+                                              P("model", None), P()])
+print("model parallel:", np.round(losses_model, 4), "all-reduces:", reduces)
+assert np.allclose(losses_model, losses_data, rtol=1e-5)
+fg.debug.visualize_array_sharding(p_model[0])"""),
+    ("code", """hidden = fg.jit(lambda p, a: lax.with_sharding_constraint(
+    fnp.tanh(a @ p[0] + p[1]), NamedSharding(mesh, P("data", "model"))))(
+    p_model, fg.device_put(xs, NamedSharding(mesh, P("data"))))
+fg.debug.visualize_array_sharding(hidden)"""),
+]
+
 NOTEBOOKS = {"tour.ipynb": TOUR, "autodiff.ipynb": AUTODIFF, "vmap.ipynb": VMAP,
-             "control_flow.ipynb": CONTROL_FLOW}
+             "control_flow.ipynb": CONTROL_FLOW, "sharding.ipynb": SHARDING}
 
 
 def build(cells):

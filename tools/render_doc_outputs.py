@@ -7,7 +7,8 @@ and replaces the ```text block that directly follows a python block with what th
 block printed (stdout and stderr).  A comment `<!-- render-html: images/x.html = expr -->`
 after a block writes expr's `_repr_html_()` to docs/images/x.html.  Line numbers in the
 outputs are the page's own (outputs change no line count once written, so a second run
-is stable)."""
+is stable).  Blocks fenced ```python devices=8 need 8 devices: render such a page with
+XLA_FLAGS=--xla_force_host_platform_device_count=8 set."""
 import contextlib
 import io
 import os
@@ -55,7 +56,7 @@ def render(path):
         else:
             pieces.append(text[pos:m.end()])
         pending = None
-        if kind == "python":
+        if kind.split(" ")[0] == "python":  # also `python devices=8` (docs/scaling.md)
             line = text[:m.start()].count("\n") + 1
             pending = _run(m.group(2), line, os.path.basename(path), namespace)
         pos = m.end()

@@ -55,7 +55,7 @@ def _jax():
         sys.modules.update(aliases)
     enable_x64 = getattr(jax, "enable_x64", None)  # a config State: no truth value
     return types.SimpleNamespace(
-        device_put=jax.device_put,
+        jax=jax, device_put=jax.device_put,
         enable_x64=jax.experimental.enable_x64 if enable_x64 is None else enable_x64,
         backend=jax.extend.backend, mlir_ir=jax.extend.mlir.ir,
         make_ir_context=jax.interpreters.mlir.make_ir_context,
@@ -74,14 +74,20 @@ def platform():
 
 
 def devices():
+    """Every device, of every process (see backend/distributed.py)."""
     return list(_client().devices())
+
+
+def local_devices():
+    """The devices this process drives (all of them when it is the only process)."""
+    return list(_client().local_devices())
 
 
 def device_put(value, device=None):
     """A device buffer holding a copy of the host value.  jaxlib's batched transfer takes
     about 3 us where jax.device_put's Python path takes tens; the latter is the fallback."""
     value = np.asarray(value)
-    device = device or devices()[0]
+    device = device or local_devices()[0]
     jax = _jax()
     try:
         # enable_x64: funcgraph, not jax's flag, decides which dtypes exist.
@@ -225,7 +231,7 @@ def _compile_module(text, host_callbacks=None):
         if host_callbacks is not None:
             loaded = _compile_with_callbacks(client, text, host_callbacks)
         else:
-            loaded = client.compile_and_load(text, client.devices()[:1], _compile_options())
+            loaded = client.compile_and_load(text, client.local_devices()[:1], _compile_options())
     except Exception as e:
         raise RuntimeError(f"XLA could not compile funcgraph's StableHLO ({e}). This is a "
                            f"bug in funcgraph's lowering; the module was:\n{text}") from None
@@ -262,7 +268,7 @@ def _compile_with_callbacks(client, text, host_callbacks):
     jax = _jax()
     with _mlir_context():
         module = jax.mlir_ir.Module.parse(text)
-        devices = jax.xla_client.DeviceList(tuple(client.devices()[:1]))
+        devices = jax.xla_client.DeviceList(tuple(client.local_devices()[:1]))
         return client.compile_and_load(module, executable_devices=devices,
                                        compile_options=_compile_options(),
                                        host_callbacks=host_callbacks)

@@ -79,6 +79,21 @@ def buffer_device(buf):
 
 def reshard(buf, runtime_sharding):
     jax = _jax()
+    if not runtime_sharding.is_fully_addressable and buf.is_fully_addressable:
+        # Data of this process onto a mesh spanning processes (funcgraph.distributed):
+        # every process holds the same value and puts the blocks of its own devices.
+        # As in jax, only a replicated layout takes it; split ones need the blocks.
+        if not runtime_sharding.is_fully_replicated:
+            raise ValueError(
+                f"Passing non-trivial shardings for numpy inputs is not allowed. To fix "
+                f"this error, either specify a replicated sharding explicitly or, if the "
+                f"numpy input is the same on each process, use "
+                f"`fg.make_array_from_callback(...)` to create an Array which you can pass "
+                f"to jit. Got arg type: {buf.dtype}{list(buf.shape)}")
+        value = np.asarray(buf)
+        blocks = runtime_sharding.addressable_devices_indices_map(value.shape)
+        return put_pieces(value.shape, value.dtype, runtime_sharding,
+                          [value[index] for index in blocks.values()], list(blocks))
     if np.dtype(buf.dtype).itemsize == 8 or buf.dtype == np.complex128:
         with _jax_x64():
             return jax.device_put(buf, runtime_sharding)

@@ -151,7 +151,7 @@ def program_devices(shardings):
     if singles:
         return (singles.pop(),)
     device = default_device()
-    return None if device == backend.devices()[0] else (device,)
+    return None if device == backend.local_devices()[0] else (device,)
 
 
 def _incompatible(shardings):
