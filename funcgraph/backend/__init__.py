@@ -76,8 +76,16 @@ def _client():
 
 @functools.lru_cache(maxsize=None)
 def _default_client(requested):
-    first = requested.split(",")[0].strip() if requested else None
-    return _jax().backend.get_backend(first or None)
+    """The first platform of `requested` ("cuda,cpu") that is present, as jax picks its
+    default; none present: jax's error for the first."""
+    get = _jax().backend.get_backend
+    names = [n.strip() for n in (requested or "").split(",") if n.strip()]
+    for name in names:
+        try:
+            return get(name)
+        except RuntimeError:
+            continue
+    return get(names[0]) if names else get()
 
 
 def platform():
