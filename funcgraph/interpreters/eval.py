@@ -14,6 +14,7 @@ from funcgraph import backend, core
 from funcgraph.array import Array, default_device
 from funcgraph.config import config
 from funcgraph.ir import Literal
+from funcgraph.sharding import SingleDeviceSharding
 
 impl_rules = {}
 
@@ -81,10 +82,11 @@ def host_values(args):
 
 
 def device_values(args):
-    """(values, avals) of concrete arguments, Arrays kept as they are (no host copy)."""
+    """(values, avals) of concrete arguments, Arrays on the default device kept as they
+    are (no host copy); others (committed elsewhere, sharded) go through the host."""
     vals, avals = [], []
     for a in args:
-        if type(a) is Array:
+        if type(a) is Array and _on_default_device(a):
             a._check_alive()
             vals.append(a)
             avals.append(a.aval)
@@ -93,6 +95,12 @@ def device_values(args):
             vals.append(v)
             avals.append(aval)
     return vals, avals
+
+
+def _on_default_device(a):
+    sharding = a._sharding
+    return sharding is None or (type(sharding) is SingleDeviceSharding
+                                and sharding._device == default_device())
 
 
 class EvalTrace(core.Trace):
