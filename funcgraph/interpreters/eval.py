@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from funcgraph import backend, core
+from funcgraph import core
 from funcgraph.array import Array, default_device
 from funcgraph.config import config
 from funcgraph.ir import Literal
