@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2
 
-.PHONY: demo test test-fast bench clean
+.PHONY: demo test test-fast bench install-cuda clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ test: $(VENV)/.installed-dev
 
 test-fast: $(VENV)/.installed-dev
 	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow" tests
+
+# NVIDIA GPU support (CUDA 12): then `make test` and `make bench` run on the GPU.
+install-cuda: $(VENV)/.installed-dev
+	$(PY) -m pip install --quiet -e ".[cuda]"
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py

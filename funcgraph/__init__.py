@@ -5,7 +5,8 @@
     import funcgraph.numpy as fnp
 """
 from funcgraph.config import (
-    config, debug_infs, debug_nans, default_device, disable_jit, log_compiles)
+    config, debug_infs, debug_nans, default_device, default_matmul_precision, disable_jit,
+    log_compiles)
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
 from funcgraph.core import get_aval as typeof
@@ -51,7 +52,7 @@ __all__ = [
     "make_array_from_single_device_arrays", "make_mesh", "NamedSharding", "process_count",
     "process_index", "set_mesh", "sharding",
     "jacobian", "tree", "typeof",
-    "debug_infs", "debug_nans", "log_compiles",
+    "debug_infs", "debug_nans", "log_compiles", "default_matmul_precision",
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
     "custom_derivatives",
 ]

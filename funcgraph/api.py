@@ -4,39 +4,41 @@ import numpy as np
 
 from funcgraph import backend, core, tree_util
 from funcgraph.array import Array, put_sharded, reshard
-from funcgraph.backend import spmd
+from funcgraph.backend import platforms, spmd
 from funcgraph.sharding import (
     PartitionSpec, Sharding, SingleDeviceSharding, resolve)
 
 
-def devices(backend_name=None):
-    return backend.devices()
+def devices(backend=None):
+    """The devices of platform `backend` ("cpu", "gpu", ...; None: the default backend)."""
+    return platforms.devices(backend)
 
 
-def local_devices(process_index=None, backend_name=None):
+def local_devices(process_index=None, backend=None):
     if process_index is None:
-        return backend.local_devices()
-    return [d for d in backend.devices() if d.process_index == process_index]
+        return platforms.local_devices(backend)
+    return [d for d in platforms.devices(backend) if d.process_index == process_index]
 
 
-def device_count(backend_name=None):
-    return len(backend.devices())
+def device_count(backend=None):
+    return len(platforms.devices(backend))
 
 
-def local_device_count(backend_name=None):
-    return len(backend.local_devices())
+def local_device_count(backend=None):
+    return len(platforms.local_devices(backend))
 
 
-def process_index(backend_name=None):
+def process_index(backend=None):
     return spmd.process_index()
 
 
-def process_count(backend_name=None):
+def process_count(backend=None):
     return spmd.process_count()
 
 
 def default_backend():
-    return backend.platform()
+    """The default backend's platform name: "cpu", "gpu" or "tpu"."""
+    return platforms.default_platform()
 
 
 def _as_sharding(where):

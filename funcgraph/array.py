@@ -12,7 +12,7 @@ on the default device, or only on the host.
 import numpy as np
 
 from funcgraph import backend, core
-from funcgraph.backend import spmd
+from funcgraph.backend import platforms, spmd
 from funcgraph.config import config
 from funcgraph.sharding import NamedSharding, SingleDeviceSharding
 
@@ -60,8 +60,9 @@ class Array(metaclass=_ArrayType):
 
     def _check_alive(self):
         if self._deleted:
-            raise RuntimeError("Array has been deleted (its buffer was donated to a jit "
-                               "call with donate_argnums); use the function's output instead.")
+            dims = ",".join(map(str, self.aval.shape))
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.dtype.name}"
+                               f"[{dims}].")
 
     def delete(self):
         self._deleted = True
@@ -267,7 +268,7 @@ def default_device():
     if chosen is None:
         return backend.local_devices()[0]
     if isinstance(chosen, str):
-        return backend.local_devices()[0]
+        return platforms.local_devices(chosen)[0]
     return chosen
 
 

@@ -38,6 +38,15 @@ class Config:
         # The device (or platform name) uncommitted arrays and jitted programs use;
         # None: the backend's first device.
         self.jax_default_device = None
+        # The platforms to use, in order ("cuda,cpu"): the first is the default backend.
+        # None: jax's choice (every platform present, accelerators first).
+        self.jax_platforms = (os.environ.get("FUNCGRAPH_PLATFORMS")
+                              or os.environ.get("JAX_PLATFORMS") or None)
+        # The precision of float matmuls and convolutions whose `precision` is None:
+        # "bfloat16"/"fastest" (XLA's DEFAULT; TF32 on Ampere+ GPUs),
+        # "tensorfloat32"/"high" (HIGH), "float32"/"highest" (HIGHEST); None: DEFAULT.
+        self.jax_default_matmul_precision = (
+            os.environ.get("JAX_DEFAULT_MATMUL_PRECISION") or None)
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -84,6 +93,12 @@ def disable_jit(disable=True):
     """Context manager: inside it, jit-decorated functions run their Python op by op on
     concrete values (prints show values; pdb works), as with JAX's `jax.disable_jit`."""
     return _FlagContext("jax_disable_jit", bool(disable))
+
+
+def default_matmul_precision(precision):
+    """Context manager: float matmuls and convolutions without an explicit `precision`
+    use `precision` in its body (JAX's `jax.default_matmul_precision`)."""
+    return _FlagContext("jax_default_matmul_precision", precision)
 
 
 def default_device(device):

@@ -45,3 +45,10 @@ def _share_jax_compilations():
 
 
 _share_jax_compilations()
+
+
+def pytest_runtest_setup(item):
+    """Tests marked cpu_only (the NumPy eager path, CPU-specific numerics) run only when
+    funcgraph's default backend is the CPU (e.g. not with JAX_PLATFORMS=cuda,cpu)."""
+    if item.get_closest_marker("cpu_only") and funcgraph.default_backend() != "cpu":
+        pytest.skip(f"cpu_only: the default backend is {funcgraph.default_backend()}")

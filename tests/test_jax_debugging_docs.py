@@ -10,8 +10,7 @@ Each example is written once against a namespace `L` holding either library: L.j
 or funcgraph), L.jnp, L.lax, L.io_callback, L.checkpoint_name, L.print_saved_residuals.
 Known differences, normalized here: jax's source locations carry a column
 (`file.py:12:8`) and the function's qualified name (`outer.<locals>.g`), funcgraph's the
-line and the function's name; a traced value's repr differs; `lax.Precision` is not in
-funcgraph (the offload example passes no precision)."""
+line and the function's name; a traced value's repr differs."""
 import functools
 import io
 import re
@@ -700,7 +699,7 @@ def test_gradient_checkpointing_page_offload_policies(capsys):
         @functools.partial(L.jax.checkpoint, policy=policy)
         def f(x):
             for _ in range(3):
-                x = L.jnp.einsum('ij,jk->ik', x, x)
+                x = L.jnp.einsum('ij,jk->ik', x, x, precision=L.lax.Precision.HIGHEST)
                 x = L.jnp.sin(x)
             return L.jnp.sum(x)
 

@@ -606,7 +606,7 @@ def test_convert_element_type_shapes(name, dtype):
         check_each(fg_fn, jax_fn, xs)
 
 
-@pytest.mark.skipif(not on_cpu(), reason="out-of-range float -> int is implementation-defined")
+@pytest.mark.cpu_only  # out-of-range float -> int is implementation-defined
 @pytest.mark.parametrize("dtype", [F32, pytest.param(F16, marks=pytest.mark.slow),
                                    pytest.param(BF16, marks=pytest.mark.slow)])
 def test_convert_float_to_int_out_of_range(dtype):
@@ -620,7 +620,7 @@ def test_convert_float_to_int_out_of_range(dtype):
         np.testing.assert_array_equal(np.asarray(result)[:5], [0, 127, -128, 127, -128])
 
 
-@pytest.mark.skipif(not on_cpu(), reason="out-of-range float -> int is implementation-defined")
+@pytest.mark.cpu_only  # out-of-range float -> int is implementation-defined
 def test_convert_x64(x64):
     x = np.array([np.nan, np.inf, -np.inf, 2.0**63, -2.0**63, 2.0**64, -1.5, 1e300, 0.3,
                   2.0**53 + 2], np.float64)

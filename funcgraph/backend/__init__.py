@@ -19,6 +19,8 @@ import weakref
 
 import numpy as np
 
+from funcgraph.config import config
+
 
 def _is_real_jax_module(name, module):
     path = (getattr(module, "__file__", None) or "").replace(os.sep, "/")
@@ -53,6 +55,9 @@ def _jax():
             f"pyproject.toml, e.g. pip install 'jax==0.10.2' 'jaxlib==0.10.2'") from e
     finally:
         sys.modules.update(aliases)
+    if config.jax_platforms:
+        # jax initializes only these platforms (if it has not initialized any yet).
+        jax.config.update("jax_platforms", config.jax_platforms)
     enable_x64 = getattr(jax, "enable_x64", None)  # a config State: no truth value
     return types.SimpleNamespace(
         jax=jax, device_put=jax.device_put,
@@ -63,12 +68,26 @@ def _jax():
         xla_client=xla_client)
 
 
-@functools.lru_cache(maxsize=None)
 def _client():
-    return _jax().backend.get_backend()
+    """The default backend: the first platform config jax_platforms names (see
+    platforms.py), else jax's default."""
+    return _default_client(config.jax_platforms)
 
 
 @functools.lru_cache(maxsize=None)
+def _default_client(requested):
+    """The first platform of `requested` ("cuda,cpu") that is present, as jax picks its
+    default; none present: jax's error for the first."""
+    get = _jax().backend.get_backend
+    names = [n.strip() for n in (requested or "").split(",") if n.strip()]
+    for name in names:
+        try:
+            return get(name)
+        except RuntimeError:
+            continue
+    return get(names[0]) if names else get()
+
+
 def platform():
     return _client().platform
 

@@ -6,14 +6,14 @@ initialization, called before the backend's client exists.  The jaxlib surface:
 `jax.distributed.initialize`/`shutdown`, the `jax_cpu_collectives_implementation`
 config, `Client.local_devices`, `Device.process_index`.
 """
-from funcgraph.backend import _client, _jax
+from funcgraph.backend import _default_client, _jax
 
 
 def initialize(coordinator_address, num_processes, process_id, local_device_ids=None,
                initialization_timeout=300):
     """Join the distributed runtime as `process_id` of `num_processes`; must come before
     anything creates the backend's client (before any device is used)."""
-    if _client.cache_info().currsize:
+    if _default_client.cache_info().currsize:
         raise RuntimeError("funcgraph.distributed.initialize() must be called before any "
                            "device is used (fg.devices(), arrays, jit): call it first "
                            "thing in the program")

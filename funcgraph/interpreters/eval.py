@@ -10,10 +10,11 @@ import sys
 
 import numpy as np
 
-from funcgraph import backend, core
-from funcgraph.array import Array
+from funcgraph import core
+from funcgraph.array import Array, default_device
 from funcgraph.config import config
 from funcgraph.ir import Literal
+from funcgraph.sharding import SingleDeviceSharding
 
 impl_rules = {}
 
@@ -30,18 +31,20 @@ compiled_eval = {}
 
 
 class _EagerMode:
-    """Whether eager primitives use their NumPy impls (decided once per config state)."""
-    __slots__ = ("key", "numpy")
+    """Whether eager primitives use their NumPy impls: only when the default device is a
+    CPU (decided once per state of the flags that choose it)."""
+    __slots__ = ("key", "device", "platforms", "numpy")
 
     def __init__(self):
-        self.key = None
+        self.key = self.device = self.platforms = None
         self.numpy = True
 
     def uses_numpy(self):
-        key = config.funcgraph_eager_numpy
-        if key is not self.key:
-            self.numpy = key and backend.platform() == "cpu"
-            self.key = key
+        key, device = config.funcgraph_eager_numpy, config.jax_default_device
+        if key is not self.key or device is not self.device \
+                or config.jax_platforms is not self.platforms:
+            self.numpy = key and default_device().platform == "cpu"
+            self.key, self.device, self.platforms = key, device, config.jax_platforms
         return self.numpy
 
 
@@ -64,6 +67,42 @@ def to_concrete(x):
     raise TypeError(f"value of type {type(x).__name__} is not a valid funcgraph array: {x!r}")
 
 
+def host_values(args):
+    """(NumPy values, avals) of concrete arguments."""
+    vals, avals = [], []
+    for a in args:
+        if type(a) is Array and a._np is not None:
+            vals.append(a._np)
+            avals.append(a.aval)
+        else:
+            v, aval = to_concrete(a)
+            vals.append(v)
+            avals.append(aval)
+    return vals, avals
+
+
+def device_values(args):
+    """(values, avals) of concrete arguments, Arrays on the default device kept as they
+    are (no host copy); others (committed elsewhere, sharded) go through the host."""
+    vals, avals = [], []
+    for a in args:
+        if type(a) is Array and _on_default_device(a):
+            a._check_alive()
+            vals.append(a)
+            avals.append(a.aval)
+        else:
+            v, aval = to_concrete(a)
+            vals.append(v)
+            avals.append(aval)
+    return vals, avals
+
+
+def _on_default_device(a):
+    sharding = a._sharding
+    return sharding is None or (type(sharding) is SingleDeviceSharding
+                                and sharding._device == default_device())
+
+
 class EvalTrace(core.Trace):
     """The bottom of every trace stack: primitives run now."""
 
@@ -74,24 +113,19 @@ class EvalTrace(core.Trace):
             if config.check_nonfinite:
                 check_nonfinite(prim, out if prim.multiple_results else [out])
             return out
-        vals, avals = [], []
-        for a in args:
-            if type(a) is Array and a._np is not None:
-                vals.append(a._np)
-                avals.append(a.aval)
-            else:
-                v, aval = to_concrete(a)
-                vals.append(v)
-                avals.append(aval)
         try:
             rule = core.shape_rules[prim]
         except KeyError:
             raise core.missing_rule(prim, "shape") from None
-        out_aval = rule(*avals, **params)
         impl = impl_rules.get(prim)
         if impl is not None and eager_mode.uses_numpy():
+            vals, avals = host_values(args)
+            out_aval = rule(*avals, **params)
             out = impl(*vals, **params)
         else:
+            # Compiled: Arrays go in as they are, so their buffers stay on the device.
+            vals, avals = device_values(args)
+            out_aval = rule(*avals, **params)
             out = compiled_eval["primitive"](prim, avals, params, vals)
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])

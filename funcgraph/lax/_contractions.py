@@ -3,6 +3,7 @@ from funcgraph import dtypes
 from funcgraph.lax._elementwise import convert_element_type
 from funcgraph.lax._operands import as_operand
 from funcgraph.primitives import contractions as con
+from funcgraph.primitives.precision import canonicalize_precision
 
 
 def _precision_rank(dtype):
@@ -28,7 +29,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if lhs.dtype != rhs.dtype:  # mixed operands: both take the higher-precision dtype
         dtype = max(lhs.dtype, rhs.dtype, key=_precision_rank)
         lhs, rhs = convert_element_type(lhs, dtype), convert_element_type(rhs, dtype)
-    return con.dot_general_p.bind(lhs, rhs, dimension_numbers=dims, precision=None,
+    return con.dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
+                                  precision=canonicalize_precision(precision),
                                   preferred_element_type=preferred_element_type)
 
 

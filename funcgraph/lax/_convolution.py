@@ -7,6 +7,7 @@ from funcgraph import dtypes
 from funcgraph.lax._operands import as_operand
 from funcgraph.lax._shapes import transpose
 from funcgraph.lax._slicing import rev
+from funcgraph.primitives.precision import canonicalize_precision
 from funcgraph.primitives.convolution import (
     ConvDimensionNumbers, conv_general_dilated_p, dilate_dim, stride_dim)
 
@@ -131,7 +132,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dnums,
         feature_group_count=operator.index(feature_group_count),
-        batch_group_count=operator.index(batch_group_count), precision=None,
+        batch_group_count=operator.index(batch_group_count),
+        precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type)
 
 

@@ -36,7 +36,7 @@ def einsum(subscripts, *operands, optimize="auto", precision=None,
             out, out_names = _unary(picked[0], picked_names[0], keep)
         elif len(picked) == 2:
             out, out_names = _binary(picked[0], picked_names[0], picked[1], picked_names[1],
-                                     keep, preferred_element_type)
+                                     keep, preferred_element_type, precision)
         else:
             raise NotImplementedError(f"einsum: contraction of {len(picked)} operands at once "
                                       f"(use optimize='greedy' or 'optimal')")
@@ -156,7 +156,7 @@ def _drop_broadcast_ones(x, names, other_shape, other_names):
     return lax.squeeze(x, drop), "".join(c for i, c in enumerate(names) if i not in drop)
 
 
-def _binary(lhs, lhs_names, rhs, rhs_names, keep, preferred_element_type):
+def _binary(lhs, lhs_names, rhs, rhs_names, keep, preferred_element_type, precision):
     lhs, lhs_names = _take_diagonals(lhs, lhs_names)
     rhs, rhs_names = _take_diagonals(rhs, rhs_names)
     lhs, lhs_names = _drop_broadcast_ones(lhs, lhs_names, aval_of(rhs).shape, rhs_names)
@@ -170,7 +170,8 @@ def _binary(lhs, lhs_names, rhs, rhs_names, keep, preferred_element_type):
              tuple(rhs_names.index(c) for c in contract)),
             (tuple(lhs_names.index(c) for c in batch), tuple(rhs_names.index(c) for c in batch)))
     lhs, rhs = _same_dtype(lhs, rhs)
-    out = lax.dot_general(lhs, rhs, dims, preferred_element_type=preferred_element_type)
+    out = lax.dot_general(lhs, rhs, dims, precision,
+                          preferred_element_type=preferred_element_type)
     out_names = ("".join(batch) + "".join(c for c in lhs_names if c not in rhs_names)
                  + "".join(c for c in rhs_names if c not in lhs_names))
     return out, out_names

@@ -14,7 +14,7 @@ def dot(a, b, precision=None, preferred_element_type=None):
     if na == 0 or nb == 0:
         return multiply(a, b)
     contract_b = 0 if nb == 1 else nb - 2
-    return lax.dot_general(a, b, (((na - 1,), (contract_b,)), ((), ())),
+    return lax.dot_general(a, b, (((na - 1,), (contract_b,)), ((), ())), precision,
                            preferred_element_type=preferred_element_type)
 
 
@@ -35,7 +35,7 @@ def matmul(a, b, precision=None, preferred_element_type=None):
     b2 = broadcast_to(b2, batch + sb[-2:])
     nbatch = len(batch)
     out = lax.dot_general(a2, b2, (((nbatch + 1,), (nbatch,)),
-                                   (tuple(range(nbatch)), tuple(range(nbatch)))),
+                                   (tuple(range(nbatch)), tuple(range(nbatch)))), precision,
                           preferred_element_type=preferred_element_type)
     if na == 1:
         out = squeeze(out, -2)
@@ -48,7 +48,7 @@ def vdot(a, b, precision=None):
     a = ravel(a)
     if dtypes.is_complex(aval_of(a).dtype):
         a = conjugate(a)
-    return dot(a, ravel(b))
+    return dot(a, ravel(b), precision=precision)
 
 
 def vecdot(x1, x2, axis=-1):
@@ -80,4 +80,4 @@ def tensordot(a, b, axes=2, precision=None):
         cb = (cb,) if isinstance(cb, int) else tuple(cb)
         ca = tuple(check_axis(x, na) for x in ca)
         cb = tuple(check_axis(x, nb) for x in cb)
-    return lax.dot_general(a, b, ((ca, cb), ((), ())))
+    return lax.dot_general(a, b, ((ca, cb), ((), ())), precision)

@@ -700,8 +700,8 @@ def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
 
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
-    del precision, preferred_element_type  # one precision on funcgraph's backends
-    return _np_tensordot(x1, x2, axes=axes)
+    del preferred_element_type  # not passed through (funcgraph's tensordot has no such argument)
+    return _np_tensordot(x1, x2, axes=axes, precision=precision)
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):

@@ -11,6 +11,7 @@ from funcgraph.primitives.base import transpose_p
 from funcgraph.primitives.elementwise import add_p, convert_element_type_p
 from funcgraph.primitives.helpers import (
     BOOL, NARROW_FLOATS, NUMBER, check_dtype, check_same_dtypes, declare, shift_dims)
+from funcgraph.primitives.precision import precision_config
 
 
 def _dot_general_shape(x, y, dimension_numbers, precision=None, preferred_element_type=None):
@@ -72,7 +73,8 @@ def _dot_general_lowering(ctx, avals_in, avals_out, x, y, dimension_numbers, pre
             f"lhs_contracting_dimensions = [{', '.join(map(str, lc))}], "
             f"rhs_contracting_dimensions = [{', '.join(map(str, rc))}]>")
     return ctx.op("stablehlo.dot_general", [x, y], avals_in, avals_out[0],
-                  {"dot_dimension_numbers": dims})
+                  {"dot_dimension_numbers": dims,
+                   "precision_config": precision_config(precision)})
 
 
 dot_general_p = declare("dot_general", _dot_general_shape, _dot_general_impl,
@@ -96,7 +98,7 @@ def _dot_general_jvp(primals, tangents, dimension_numbers, precision=None,
 
 
 def _dot_general_transpose_operand(ct, other, operand_aval, dimension_numbers, operand_is_lhs,
-                                   preferred_element_type):
+                                   preferred_element_type, precision):
     """Cotangent of one operand: contract ct with the other operand over the other's free
     dimensions, then put the result's axes in the operand's order.  For the rhs the
     product is formed as (other, ct), which for a matmul's weights already has the
@@ -113,7 +115,7 @@ def _dot_general_transpose_operand(ct, other, operand_aval, dimension_numbers, o
     if operand_is_lhs:
         ct_other_free = tuple(range(nb + len(mine_free), nb + len(mine_free) + len(other_free)))
         dims = ((ct_other_free, tuple(other_free)), (tuple(range(nb)), tuple(other_b)))
-        result = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=None,
+        result = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=precision,
                                     preferred_element_type=None)
         # result axes: batch, ct's remaining (mine free), other's contracting dims ascending.
         result_to_mine = list(mine_b) + mine_free + [mine_c[list(other_c).index(d)]
@@ -121,7 +123,7 @@ def _dot_general_transpose_operand(ct, other, operand_aval, dimension_numbers, o
     else:
         ct_other_free = tuple(range(nb, nb + len(other_free)))
         dims = ((tuple(other_free), ct_other_free), (tuple(other_b), tuple(range(nb))))
-        result = dot_general_p.bind(other, ct, dimension_numbers=dims, precision=None,
+        result = dot_general_p.bind(other, ct, dimension_numbers=dims, precision=precision,
                                     preferred_element_type=None)
         # result axes: batch, other's contracting dims ascending, ct's remaining (mine free).
         result_to_mine = list(mine_b) + [mine_c[list(other_c).index(d)]
@@ -142,10 +144,10 @@ def _dot_general_transpose(ct, x, y, dimension_numbers, precision=None,
     ct_x = ct_y = None
     if is_undefined(x):
         ct_x = _dot_general_transpose_operand(ct, y, x.aval, dimension_numbers, True,
-                                              preferred_element_type)
+                                              preferred_element_type, precision)
     if is_undefined(y):
         ct_y = _dot_general_transpose_operand(ct, x, y.aval, dimension_numbers, False,
-                                              preferred_element_type)
+                                              preferred_element_type, precision)
     return [ct_x, ct_y]
 
 

@@ -21,6 +21,7 @@ from funcgraph.primitives.base import reshape_p, transpose_p
 from funcgraph.primitives.elementwise import add_p, convert_element_type_p
 from funcgraph.primitives.helpers import (
     NARROW_FLOATS, NUMBER, check_dtype, check_same_dtypes, declare)
+from funcgraph.primitives.precision import precision_config
 from funcgraph.primitives.structural import rev_p
 
 
@@ -201,7 +202,8 @@ def _conv_lowering(ctx, avals_in, avals_out, lhs, rhs, window_strides, padding, 
               f"->{_layout(out_spec, 'b', 'f')}>")
     attrs = {"dimension_numbers": layout,
              "feature_group_count": f"{feature_group_count} : i64",
-             "batch_group_count": f"{batch_group_count} : i64"}
+             "batch_group_count": f"{batch_group_count} : i64",
+             "precision_config": precision_config(precision)}
     if window_strides:
         pads = [[int(lo), int(hi)] for lo, hi in padding]
         attrs.update(window_strides=i64_array(window_strides),

@@ -339,7 +339,7 @@ class JitFunction:
         return debug_info(what, self.fun, dyn_args, dyn_kwargs, positions)
 
     def _donated_leaves(self, args, statics):
-        if not self.donate_argnums or backend.platform() == "cpu":
+        if not self.donate_argnums:
             return ()
         donated, offset = [], 0
         static_pos = {k for k, _ in statics if isinstance(k, int)}
