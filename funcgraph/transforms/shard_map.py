@@ -9,7 +9,7 @@ import functools
 
 import numpy as np
 
-from funcgraph import core, tree_util
+from funcgraph import core, ir, tree_util
 from funcgraph import backend as xla_backend
 from funcgraph.array import Array
 from funcgraph.interpreters.batching import manual_axes
@@ -17,9 +17,9 @@ from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lax._operands import as_operand
 from funcgraph.primitives.base import reshape_p
 from funcgraph.primitives.jaxprs import const_free
-from funcgraph.primitives.shard_map import block_aval, shard_map_p
+from funcgraph.primitives.shard_map import block_aval, shard_map_p, unmentioned
 from funcgraph.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
-from funcgraph.transforms.api_util import flatten_args, flatten_fun
+from funcgraph.transforms.api_util import flatten_args, flatten_fun, fun_name
 from funcgraph.transforms.jit import jit
 from funcgraph.transforms.vmap import _broadcast_prefix, _check_axes, _consistent_size, \
     _normalize_in_axes
@@ -72,7 +72,64 @@ def _check_specs(mesh, specs, what):
                                      f"not in the mesh {mesh}")
 
 
-def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_vma=True):
+# Collectives after which a value no longer varies along the axes they name.
+_REDUCING = {"psum", "pmax", "pmin"}
+# Collectives whose result varies along the axes they name.
+_VARYING = {"psum_scatter", "axis_index"}
+
+
+def varying_axes(jaxpr, in_varying):
+    """Per output of a jaxpr: the mesh axes along which its value may differ between
+    devices, given those of its inputs (None: unknown, as for control flow).  A
+    conservative dataflow pass: an equation's result varies wherever an operand does."""
+    env = dict(zip(jaxpr.invars, in_varying, strict=True))
+    env.update({v: frozenset() for v in jaxpr.constvars})
+
+    def read(x):
+        return env.get(x, frozenset()) if isinstance(x, ir.Var) else frozenset()
+    for eqn in jaxpr.eqns:
+        ins = [read(x) for x in eqn.invars]
+        name = eqn.prim.name
+        axes = frozenset(eqn.params.get("axis_name", ()) or ())
+        if name == "pjit":
+            outs = varying_axes(eqn.params["jaxpr"].jaxpr, ins)
+        elif any(a is None for a in ins) or any(isinstance(p, ir.ClosedJaxpr)
+                                                for p in eqn.params.values()):
+            outs = [None] * len(eqn.outvars)
+        else:
+            union = frozenset().union(*ins)
+            if name in _REDUCING:
+                union = union - axes
+            elif name in _VARYING:
+                union = union | axes
+            outs = [union] * len(eqn.outvars)
+        env.update(zip(eqn.outvars, outs, strict=True))
+    return [read(x) for x in jaxpr.outvars]
+
+
+def _check_replication(fun, body, mesh, in_specs, out_specs):
+    """jax's check_vma error: an out_spec that leaves out a mesh axis along which the
+    output may vary."""
+    ins = [frozenset(mesh.axis_names) - frozenset(unmentioned(mesh, s)) for s in in_specs]
+    for i, (varying, spec) in enumerate(zip(varying_axes(body.jaxpr, ins), out_specs,
+                                            strict=True)):
+        missing = [a for a in unmentioned(mesh, spec) if varying is not None and a in varying]
+        if missing:
+            axes = ", ".join(repr(a) for a in missing)
+            raise ValueError(
+                f"shard_map applied to the function '{fun_name(fun)}' was given out_specs "
+                f"which require replication which can't be statically inferred given the "
+                f"mesh:\n\nThe mesh given has shape {mesh.axis_sizes} with corresponding axis "
+                f"names {mesh.axis_names}.\n\nout_specs[{i}] is {spec} which implies that the "
+                f"corresponding output value is replicated across mesh axis {axes}, but it "
+                f"may vary along it.\n\nCheck if these output values are meant to be "
+                f"replicated over those mesh axes. If not, consider revising the "
+                f"corresponding out_specs entries. If so, consider disabling the check by "
+                f"passing the check_vma=False argument to `shard_map`.")
+
+
+def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_vma=True,
+                   fun=None):
     """Run flat_fun(*blocks) on every device; `out_specs_of(out_tree)` gives one spec
     per output leaf once the function has been traced.  Returns the output leaves."""
     leaves = [as_operand(x) for x in leaves]
@@ -85,6 +142,8 @@ def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_
     out_specs = out_specs_of(store.out_tree)
     _check_specs(mesh, out_specs, "out_specs")
     specs_in = (PartitionSpec(),) * len(consts) + tuple(in_specs)
+    if check_vma:
+        _check_replication(fun or flat_fun, body, mesh, specs_in, out_specs)
     return shard_map_p.bind(*consts, *leaves, jaxpr=body, mesh=mesh, in_specs=specs_in,
                             out_specs=tuple(out_specs), check_vma=check_vma)
 
@@ -116,7 +175,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         def out_specs_of(out_tree):
             return _leaf_specs(out_specs, tree_util.tree_unflatten(
                 out_tree, [0] * out_tree.num_leaves), "out_specs")
-        outs = shard_map_flat(flat_fun, store, leaves, m, specs, out_specs_of, check)
+        outs = shard_map_flat(flat_fun, store, leaves, m, specs, out_specs_of, check, f)
         return tree_util.tree_unflatten(store.out_tree, outs)
     return mapped
 
@@ -174,7 +233,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
         outs = shard_map_flat(body, store, leaves, mesh,
                               [_axis_spec(name, a) for a in axes],
-                              lambda out_tree: [_axis_spec(name, a) for a in out_axes_list])
+                              lambda out_tree: [_axis_spec(name, a) for a in out_axes_list],
+                              check_vma=False)
         return tree_util.tree_unflatten(store.out_tree, outs)
     compiled = jit(run, static_argnums=static_broadcasted_argnums,
                    donate_argnums=donate_argnums)

@@ -21,7 +21,7 @@ X = np.arange(64, dtype=np.float32).reshape(8, 8) / 7 - 3
 
 def _pair(meshes, body, in_specs, out_specs, shape=(4, 2), names=("x", "y"), check_vma=True):
     """(funcgraph shard_map, jax shard_map) of body(lax module, numpy module, *blocks).
-    check_vma=False (for jax) where jax cannot infer that an output is replicated."""
+    check_vma=False where neither can infer that an output is replicated."""
     fm, jm = meshes(shape, names)
 
     def to_jax(specs):
@@ -29,7 +29,7 @@ def _pair(meshes, body, in_specs, out_specs, shape=(4, 2), names=("x", "y"), che
             return JP(*specs)
         return tuple(to_jax(s) for s in specs)
     ours = fg.shard_map(lambda *a: body(lax, fnp, *a), mesh=fm, in_specs=in_specs,
-                        out_specs=out_specs)
+                        out_specs=out_specs, check_vma=check_vma)
     theirs = jax.shard_map(lambda *a: body(jax.lax, jnp, *a), mesh=jm,
                            in_specs=to_jax(in_specs), out_specs=to_jax(out_specs),
                            check_vma=check_vma)
@@ -304,3 +304,25 @@ def test_pmap_in_axes_out_axes_and_devices():
     g = fg.grad(lambda a: fnp.sum(fg.pmap(lambda r: lax.psum(r ** 2, "i"), "i")(a)))(x.T)
     jg = jax.grad(lambda a: jnp.sum(jax.pmap(lambda r: jax.lax.psum(r ** 2, "i"), "i")(a)))(x.T)
     _close(g, jg, rtol=1e-4)
+
+
+def test_check_vma_rejects_out_specs_claiming_replication_like_jax(meshes):
+    fm, jm = meshes((4, 2), ("x", "y"))
+    for body, out_spec in [(lambda l, a: a * 2, P(None, "y")),
+                           (lambda l, a: l.all_gather(a, "y") + l.axis_index("x"), P()),
+                           (lambda l, a: l.psum_scatter(l.psum(a, "x"), "y", tiled=True),
+                            P(None, None))]:
+        with pytest.raises(ValueError, match="require replication which can't be statically"):
+            fg.shard_map(lambda a: body(lax, a), mesh=fm, in_specs=P("x", "y"),
+                         out_specs=out_spec)(X)
+        with pytest.raises(ValueError, match="require replication which can't be statically"):
+            jax.shard_map(lambda a: body(jax.lax, a), mesh=jm, in_specs=JP("x", "y"),
+                          out_specs=JP(*out_spec))(X)
+    # replication that follows from psum, from replicated inputs, or from a jitted call
+    fine = fg.shard_map(lambda a, b: (lax.psum(a, "x") + b,
+                                      fg.jit(lambda c: lax.pmax(c, "x"))(a)),
+                        mesh=fm, in_specs=(P("x", "y"), P()),
+                        out_specs=(P(None, "y"), P(None, "y")))
+    fine(X, np.float32(1.0))
+    fg.shard_map(lambda a: a * 2, mesh=fm, in_specs=P("x", "y"), out_specs=P(None, "y"),
+                 check_vma=False)(X)
