@@ -9,7 +9,7 @@ from funcgraph.lax._operands import as_operand, aval_of
 from funcgraph.primitives.base import transpose_p
 from funcgraph.primitives.collectives import (
     all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p, ppermute_p, psum_p,
-    psum_scatter_p)
+    reduce_scatter_p)
 
 
 def _axis_names(axis_name):
@@ -63,7 +63,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
 
     def scatter(leaf):
         leaf = as_operand(leaf)
-        return psum_scatter_p.bind(leaf, axis_name=names,
+        return reduce_scatter_p.bind(leaf, axis_name=names,
                                    scatter_dimension=scatter_dimension % leaf.aval.ndim,
                                    tiled=tiled, axis_size=size)
     return tree_util.tree_map(scatter, x)

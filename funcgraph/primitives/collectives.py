@@ -1,5 +1,5 @@
-"""Collectives over named axes: psum, pmax, pmin, all_gather, psum_scatter, ppermute,
-all_to_all, axis_index.
+"""Collectives over named axes: psum, pmax, pmin, all_gather, reduce_scatter
+(lax.psum_scatter), ppermute, all_to_all, axis_index.
 
 Over a named vmap axis, each is handled by the vmap (BatchTrace) whose axis_name it
 names, through `collective_rules`; a vmap of another name batches it like an
@@ -215,14 +215,14 @@ _linear_jvp(all_gather_p)
 
 
 def _all_gather_transpose(ct, x, axis_name, axis, tiled, axis_size):
-    return [None if is_zero(ct) else psum_scatter_p.bind(
+    return [None if is_zero(ct) else reduce_scatter_p.bind(
         ct, axis_name=axis_name, scatter_dimension=axis, tiled=tiled, axis_size=axis_size)]
 
 
 transpose_rules[all_gather_p] = _all_gather_transpose
 
 
-# --- psum_scatter ---------------------------------------------------------------------
+# --- reduce_scatter (lax.psum_scatter) ---------------------------------------------
 
 def _psum_scatter_shape(x, axis_name, scatter_dimension, tiled, axis_size):
     d = scatter_dimension
@@ -255,9 +255,9 @@ def _psum_scatter_lowering(ctx, avals_in, avals_out, x, axis_name, scatter_dimen
     return ctx.op("stablehlo.reshape", [out], [scattered], avals_out[0])
 
 
-psum_scatter_p = _declare_collective("psum_scatter", _psum_scatter_shape,
-                                     _psum_scatter_lowering)
-_linear_jvp(psum_scatter_p)
+reduce_scatter_p = _declare_collective("reduce_scatter", _psum_scatter_shape,
+                                       _psum_scatter_lowering)
+_linear_jvp(reduce_scatter_p)
 
 
 def _psum_scatter_transpose(ct, x, axis_name, scatter_dimension, tiled, axis_size):
@@ -283,12 +283,12 @@ def _psum_scatter_collective(axis_data, args, dims, axis_name, scatter_dimension
 def _psum_scatter_batch(axis_data, args, dims, scatter_dimension, **params):
     (x,), (d,) = args, dims
     x = move_batch_dim(x, d, 0)
-    return psum_scatter_p.bind(x, scatter_dimension=scatter_dimension + 1, **params), 0
+    return reduce_scatter_p.bind(x, scatter_dimension=scatter_dimension + 1, **params), 0
 
 
-transpose_rules[psum_scatter_p] = _psum_scatter_transpose
-collective_rules[psum_scatter_p] = _psum_scatter_collective
-batching_rules[psum_scatter_p] = _psum_scatter_batch
+transpose_rules[reduce_scatter_p] = _psum_scatter_transpose
+collective_rules[reduce_scatter_p] = _psum_scatter_collective
+batching_rules[reduce_scatter_p] = _psum_scatter_batch
 
 
 # --- ppermute ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, ir
 from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import compiled_eval, direct_impls, eval_jaxpr
@@ -23,7 +23,6 @@ from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
-from funcgraph import ir
 from funcgraph.lowering import LoweringContext, lower_closed_body, tensor_type
 from funcgraph.primitives.base import reshape_p
 from funcgraph.primitives.call import merge_tangents
