@@ -8,7 +8,7 @@ from funcgraph.lax._elementwise import convert_element_type, div
 from funcgraph.lax._operands import as_operand, aval_of
 from funcgraph.primitives.base import transpose_p
 from funcgraph.primitives.collectives import (
-    all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p, ppermute_p, psum_p,
+    all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p, ppermute_p, psum_p, pvary_p,
     reduce_scatter_p)
 
 
@@ -116,6 +116,15 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                                     axis_size=size)
         return _move_axis(swapped, 0, concat)
     return tree_util.tree_map(exchange, x)
+
+
+def pcast(x, axis_name, *, to):
+    """to="varying": x, marked as differing between devices along the named axes (the
+    value is unchanged; the gradient of a value used so is summed over the axes)."""
+    if to != "varying":
+        raise NotImplementedError(f"pcast(..., to={to!r}): only to='varying' is supported")
+    names = _axis_names(axis_name)
+    return tree_util.tree_map(lambda leaf: pvary_p.bind(as_operand(leaf), axis_name=names), x)
 
 
 def _no_groups(groups, name):

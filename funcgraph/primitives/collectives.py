@@ -395,6 +395,31 @@ collective_rules[all_to_all_p] = _all_to_all_collective
 batching_rules[all_to_all_p] = _all_to_all_batch
 
 
+# --- pvary (lax.pcast(..., to="varying")) ----------------------------------------------
+
+def _pvary_lowering(ctx, avals_in, avals_out, x, axis_name):
+    _manual_mesh(ctx, "pvary", axis_name)
+    return x
+
+
+pvary_p = _declare_collective("pvary", lambda x, axis_name: x, _pvary_lowering)
+_linear_jvp(pvary_p)
+
+
+def _pvary_transpose(ct, x, axis_name):
+    """A value used alike on every device: its cotangent is the sum of theirs."""
+    return [None if is_zero(ct) else psum_p.bind(ct, axis_name=axis_name)]
+
+
+def _pvary_collective(axis_data, args, dims, axis_name):
+    return _rebind_rest(pvary_p, args[0], axis_data, axis_name), dims[0]
+
+
+transpose_rules[pvary_p] = _pvary_transpose
+collective_rules[pvary_p] = _pvary_collective
+batching_rules[pvary_p] = _same_dim_batch(pvary_p)
+
+
 # --- axis_index ----------------------------------------------------------------------
 
 def _axis_index_lowering(ctx, avals_in, avals_out, axis_name):

@@ -6,10 +6,12 @@ split into blocks over the mesh axes; axes a spec leaves out see the same block 
 every device).  It lowers to Shardy's `sdy.manual_computation` with every mesh axis
 manual, and the collectives of the body to StableHLO's over the mesh.
 
-Differentiation follows JAX's rule for programs whose replication is not tracked:
-psum transposes to psum, so the cotangent of an output replicated over mesh axes is
-divided by their size, and the cotangent of an input replicated over mesh axes is
-summed over them.  Both are exact for outputs that really are replicated."""
+Differentiation follows JAX's rule for programs whose replication is not tracked
+(check_vma=False): psum transposes to psum, so the cotangent of an output replicated
+over mesh axes is divided by their size, and the cotangent of an input replicated over
+mesh axes is summed over them.  Both are exact for outputs that really are replicated.
+(lax.pcast(..., to="varying") transposes to psum, as in JAX, for gradients taken
+inside a body; a shard_map holding one is not differentiated through.)"""
 import math
 import weakref
 
@@ -235,10 +237,22 @@ def _shard_map_partial_eval(trace, args, params):
     return [next(staged) if u else next(known_outs) for u in out_unknowns]
 
 
+def _uses_pvary(jaxpr):
+    """Whether a jaxpr (or one inside it) marks values as varying (lax.pcast)."""
+    return any(e.prim.name == "pvary" or any(
+        _uses_pvary(p.jaxpr) for p in e.params.values() if isinstance(p, ir.ClosedJaxpr))
+        for e in jaxpr.eqns)
+
+
 def _backward_body(jaxpr, mesh, in_specs, out_specs, undefined, ct_mask):
     """The per-device body of the transpose: (defined inputs, output cotangents) ->
     input cotangents, scaled and summed over replicated axes as the module doc says."""
     inner = jaxpr.jaxpr
+    if _uses_pvary(inner):
+        raise NotImplementedError(
+            "differentiating through a shard_map whose body uses lax.pcast(..., "
+            "to='varying') is not supported: funcgraph does not track which values vary "
+            "over mesh axes, so the cotangents of replicated inputs would be summed twice")
     variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined, strict=True) if not u],
                        [v for v, u in zip(inner.invars, undefined, strict=True) if u],
                        inner.outvars, inner.eqns)

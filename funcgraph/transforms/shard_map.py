@@ -75,7 +75,7 @@ def _check_specs(mesh, specs, what):
 # Collectives after which a value no longer varies along the axes they name.
 _REDUCING = {"psum", "pmax", "pmin"}
 # Collectives whose result varies along the axes they name.
-_VARYING = {"reduce_scatter", "axis_index"}
+_VARYING = {"reduce_scatter", "axis_index", "pvary"}
 
 
 def varying_axes(jaxpr, in_varying):

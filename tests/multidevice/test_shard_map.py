@@ -326,3 +326,27 @@ def test_check_vma_rejects_out_specs_claiming_replication_like_jax(meshes):
     fine(X, np.float32(1.0))
     fg.shard_map(lambda a: a * 2, mesh=fm, in_specs=P("x", "y"), out_specs=P(None, "y"),
                  check_vma=False)(X)
+
+
+def test_pcast_to_varying_makes_in_body_gradients_sum_like_jax(meshes):
+    """jax (check_vma=True) sums the gradient of a replicated value used by varying
+    ones over the devices; with an explicit pcast(..., to="varying") funcgraph does."""
+    fm, jm = meshes((8,), ("batch",))
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=(5, 3)).astype(np.float32)
+    xs = rng.normal(size=(32, 5)).astype(np.float32)
+
+    def make(np_, lax_, grad, shard_map, mesh, spec):
+        def local(w, x):
+            g = grad(lambda v: np_.sum(np_.tanh(x @ lax_.pcast(v, "batch", to="varying"))))(w)
+            return w - 0.01 * g, lax_.psum(np_.sum(x @ w), "batch")
+        return shard_map(local, mesh=mesh, in_specs=(spec(), spec("batch")),
+                         out_specs=(spec(), spec()))
+    ours = make(fnp, lax, fg.grad, fg.shard_map, fm, P)
+    theirs = make(jnp, jax.lax, jax.grad, jax.shard_map, jm, JP)
+    _close(fg.jit(ours)(w, xs), jax.jit(theirs)(w, xs), rtol=1e-4)
+    assert "pvary" in str(fg.make_jaxpr(ours)(w, xs))
+    # without tracking which values vary, the transpose of such a body would sum the
+    # cotangents of replicated inputs twice: funcgraph refuses rather than answer wrong
+    with pytest.raises(NotImplementedError, match="pcast"):
+        fg.grad(lambda w, x: ours(w, x)[0].sum())(w, xs)
