@@ -129,6 +129,12 @@ def manual_axes(sizes):
         _manual_axes.reset(token)
 
 
+def manual_axes_key():
+    """The mesh axes named while a shard_map body is traced, hashable: what a trace
+    that binds collectives depends on besides its arguments."""
+    return tuple((n, a.size) for n, a in _manual_axes.get().items())
+
+
 def find_axis(name):
     """The AxisData of the innermost enclosing vmap named `name`, else of the mesh axis
     of an enclosing shard_map (NameError if none)."""
@@ -141,4 +147,5 @@ def find_axis(name):
     if manual is not None:
         return manual
     raise NameError(f"unbound axis name: {name!r}. Collectives (psum, pmean, all_gather, "
-                    f"axis_index, ...) need an enclosing vmap(..., axis_name={name!r})")
+                    f"axis_index, ...) need an enclosing vmap(..., axis_name={name!r}), or "
+                    f"shard_map or pmap over a mesh axis of that name")

@@ -33,8 +33,10 @@ def _names(axis_name):
 
 def _unbound(prim):
     def impl(*args, axis_name, **params):
-        raise NameError(f"unbound axis name: {_names(axis_name)[0]!r}. {prim} needs an "
-                        f"enclosing vmap(..., axis_name={_names(axis_name)[0]!r})")
+        name = _names(axis_name)[0]
+        raise NameError(f"unbound axis name: {name!r}. {prim} needs an enclosing "
+                        f"vmap(..., axis_name={name!r}), or shard_map or pmap over a mesh "
+                        f"axis of that name")
     return impl
 
 

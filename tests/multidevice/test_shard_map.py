@@ -350,3 +350,14 @@ def test_pcast_to_varying_makes_in_body_gradients_sum_like_jax(meshes):
     # cotangents of replicated inputs twice: funcgraph refuses rather than answer wrong
     with pytest.raises(NotImplementedError, match="pcast"):
         fg.grad(lambda w, x: ours(w, x)[0].sum())(w, xs)
+
+
+def test_jitted_function_reused_inside_shard_maps_over_different_meshes(meshes):
+    gather = fg.jit(lambda a: lax.all_gather(a, "x", tiled=True))
+    small = fg.sharding.Mesh(np.array(fg.devices()[:2]), ("x",))
+    large, _ = meshes((8,), ("x",))
+    for mesh in (small, large):  # blocks of the same shape: a trace per mesh
+        v = np.arange(4 * mesh.size, dtype=np.float32)
+        out = fg.shard_map(gather, mesh=mesh, in_specs=P("x"), out_specs=P(),
+                           check_vma=False)(v)
+        np.testing.assert_array_equal(out, v)
