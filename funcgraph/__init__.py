@@ -22,6 +22,7 @@ from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, lineari
                                      value_and_grad, vjp)
 from funcgraph.transforms.ad import jacrev as jacobian
 from funcgraph.transforms.vmap import vmap
+from funcgraph.transforms.shard_map import pmap, shard_map
 from funcgraph.transforms.custom_derivatives import (closure_convert, custom_gradient,
                                                     custom_jvp, custom_vjp)
 from funcgraph.transforms.linear_transpose import linear_transpose
@@ -54,5 +55,5 @@ __all__ = [
     "jacobian", "tree", "typeof",
     "debug_infs", "debug_nans", "log_compiles", "default_matmul_precision",
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
-    "custom_derivatives",
+    "custom_derivatives", "pmap", "shard_map",
 ]

@@ -189,6 +189,8 @@ class ModuleBuilder:
         self.host_callbacks = []  # Python functions the module calls, by index
         self.devices = devices
         self.meshes = {}  # Mesh -> symbol
+        self.manual_mesh = None  # the Mesh of the shard_map body being lowered
+        self.channels = 0  # channel handles of the collectives emitted so far
 
     def fresh(self):
         self.counter += 1
@@ -207,6 +209,11 @@ class ModuleBuilder:
                                  f"runs on devices {sorted(d.id for d in self.devices)}")
             symbol = self.meshes[mesh] = "mesh" if not self.meshes else f"mesh_{len(self.meshes)}"
         return symbol
+
+    def next_channel(self):
+        """A fresh `#stablehlo.channel_handle` (type 1: device to device)."""
+        self.channels += 1
+        return f"#stablehlo.channel_handle<handle = {self.channels}, type = 1>"
 
     def sharding_attr(self, sharding, aval):
         """`#sdy.sharding<...>` of a NamedSharding on a value of type aval."""

@@ -6,6 +6,9 @@ batching_rules[prim](axis_data, args, dims, **params) -> (out, out_dim) (lists o
 for multiple results), where `axis_data` is the vmap's AxisData (size, name), args are
 values of the parent level and dims their batch dimensions.  Rules move batch dimensions only when they must: an
 unbatched operand stays unbatched wherever the primitive allows it."""
+import contextlib
+import contextvars
+
 from funcgraph import core
 from funcgraph.core import Tracer
 
@@ -110,12 +113,39 @@ def batch_flat(fun, args, in_dims, axis_size, axis_name=None, spmd_axis_name=Non
     return vals, dims
 
 
+# The mesh axes of the shard_map bodies being traced: {name: AxisData} (per thread).
+_manual_axes = contextvars.ContextVar("manual_axes", default={})
+
+
+@contextlib.contextmanager
+def manual_axes(sizes):
+    """Name the axes {name: size} of a shard_map body while it is traced, for
+    collectives (all_gather, axis_size, ...) to find."""
+    token = _manual_axes.set({**_manual_axes.get(),
+                              **{n: AxisData(s, n) for n, s in sizes.items()}})
+    try:
+        yield
+    finally:
+        _manual_axes.reset(token)
+
+
+def manual_axes_key():
+    """The mesh axes named while a shard_map body is traced, hashable: what a trace
+    that binds collectives depends on besides its arguments."""
+    return tuple((n, a.size) for n, a in _manual_axes.get().items())
+
+
 def find_axis(name):
-    """The AxisData of the innermost enclosing vmap named `name` (NameError if none)."""
+    """The AxisData of the innermost enclosing vmap named `name`, else of the mesh axis
+    of an enclosing shard_map (NameError if none)."""
     trace = core.current.trace
     while trace is not None:
         if isinstance(trace, BatchTrace) and trace.axis.name == name:
             return trace.axis
         trace = trace.parent
+    manual = _manual_axes.get().get(name)
+    if manual is not None:
+        return manual
     raise NameError(f"unbound axis name: {name!r}. Collectives (psum, pmean, all_gather, "
-                    f"axis_index, ...) need an enclosing vmap(..., axis_name={name!r})")
+                    f"axis_index, ...) need an enclosing vmap(..., axis_name={name!r}), or "
+                    f"shard_map or pmap over a mesh axis of that name")

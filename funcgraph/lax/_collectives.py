@@ -1,9 +1,15 @@
-"""Collectives over a named vmap axis: psum, pmax, pmin, pmean, all_gather, axis_index."""
+"""Collectives over named axes (of vmap, shard_map or pmap): psum, pmax, pmin, pmean,
+all_gather, psum_scatter, ppermute, all_to_all, axis_index, axis_size."""
+import math
+
 from funcgraph import core, tree_util
 from funcgraph.interpreters.batching import find_axis
 from funcgraph.lax._elementwise import convert_element_type, div
 from funcgraph.lax._operands import as_operand, aval_of
-from funcgraph.primitives.collectives import all_gather_p, axis_index_p, pmax_p, pmin_p, psum_p
+from funcgraph.primitives.base import transpose_p
+from funcgraph.primitives.collectives import (
+    all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p, ppermute_p, psum_p, pvary_p,
+    reduce_scatter_p)
 
 
 def _axis_names(axis_name):
@@ -23,6 +29,11 @@ pmax = _collective(pmax_p)
 pmin = _collective(pmin_p)
 
 
+def axis_size(axis_name):
+    """The size of the named axis (the product of the sizes for a tuple of names)."""
+    return math.prod(find_axis(n).size for n in _axis_names(axis_name))
+
+
 def pmean(x, axis_name):
     """The mean over the named axis: psum(x) / (the axis size)."""
     size = psum(1, axis_name)
@@ -30,12 +41,11 @@ def pmean(x, axis_name):
                                                convert_element_type(size, aval_of(leaf).dtype)), x)
 
 
-def all_gather(x, axis_name, *, axis=0, tiled=False):
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     """Every lane's x, stacked (or concatenated with tiled=True) along `axis`."""
+    _no_groups(axis_index_groups, "all_gather")
     names = _axis_names(axis_name)
-    if len(names) != 1:
-        raise NotImplementedError("all_gather over several axis names")
-    size = find_axis(names[0]).size
+    size = axis_size(names)
 
     def gather(leaf):
         leaf = as_operand(leaf)
@@ -44,6 +54,84 @@ def all_gather(x, axis_name, *, axis=0, tiled=False):
     return tree_util.tree_map(gather, x)
 
 
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """psum, of which each lane (device) keeps only its block along scatter_dimension
+    (that dimension removed, unless tiled=True)."""
+    _no_groups(axis_index_groups, "psum_scatter")
+    names = _axis_names(axis_name)
+    size = axis_size(names)
+
+    def scatter(leaf):
+        leaf = as_operand(leaf)
+        return reduce_scatter_p.bind(leaf, axis_name=names,
+                                   scatter_dimension=scatter_dimension % leaf.aval.ndim,
+                                   tiled=tiled, axis_size=size)
+    return tree_util.tree_map(scatter, x)
+
+
+def ppermute(x, axis_name, perm):
+    """Send each lane's x to another: perm is a list of (source, destination) indices
+    along the axis; lanes no one sends to get zeros."""
+    names = _axis_names(axis_name)
+    perm = tuple((int(s), int(t)) for s, t in perm)
+    return tree_util.tree_map(
+        lambda leaf: ppermute_p.bind(as_operand(leaf), axis_name=names, perm=perm), x)
+
+
+def pshuffle(x, axis_name, perm):
+    """Lane i gets lane perm[i]'s x."""
+    return ppermute(x, axis_name, [(p, i) for i, p in enumerate(perm)])
+
+
+def _move_axis(x, src, dst):
+    ndim = x.aval.ndim
+    if src == dst:
+        return x
+    order = [d for d in range(ndim) if d != src]
+    order.insert(dst, src)
+    return transpose_p.bind(x, permutation=tuple(order))
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Split x along split_axis into one chunk per lane, send chunk j to lane j, and
+    concatenate what arrives along concat_axis; untiled, split_axis (of the axis's size)
+    is removed and the chunks stack along a new concat_axis."""
+    _no_groups(axis_index_groups, "all_to_all")
+    names = _axis_names(axis_name)
+    size = axis_size(names)
+
+    def exchange(leaf):
+        leaf = as_operand(leaf)
+        ndim = leaf.aval.ndim
+        split, concat = split_axis % ndim, concat_axis % ndim
+        if tiled:
+            return all_to_all_p.bind(leaf, axis_name=names, split_axis=split,
+                                     concat_axis=concat, axis_size=size)
+        if leaf.aval.shape[split] != size:
+            raise ValueError(f"all_to_all: split_axis {split} of {leaf.aval.str_short()} "
+                             f"must have the size of the axis {names} ({size}), or pass "
+                             f"tiled=True")
+        front = _move_axis(leaf, split, 0)
+        swapped = all_to_all_p.bind(front, axis_name=names, split_axis=0, concat_axis=0,
+                                    axis_size=size)
+        return _move_axis(swapped, 0, concat)
+    return tree_util.tree_map(exchange, x)
+
+
+def pcast(x, axis_name, *, to):
+    """to="varying": x, marked as differing between devices along the named axes (the
+    value is unchanged; the gradient of a value used so is summed over the axes)."""
+    if to != "varying":
+        raise NotImplementedError(f"pcast(..., to={to!r}): only to='varying' is supported")
+    names = _axis_names(axis_name)
+    return tree_util.tree_map(lambda leaf: pvary_p.bind(as_operand(leaf), axis_name=names), x)
+
+
+def _no_groups(groups, name):
+    if groups is not None:
+        raise NotImplementedError(f"{name} with axis_index_groups is not supported")
+
+
 def axis_index(axis_name):
-    """This lane's index along the named vmap axis."""
+    """This lane's index along the named vmap axis (or device's along mesh axes)."""
     return axis_index_p.bind(axis_name=_axis_names(axis_name))

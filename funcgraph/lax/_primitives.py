@@ -26,7 +26,8 @@ from funcgraph.primitives.windowed import (
     reduce_p, reduce_window_max_p, reduce_window_min_p, reduce_window_p,
     reduce_window_sum_p, select_and_gather_add_p, select_and_scatter_add_p)
 from funcgraph.primitives.collectives import (
-    all_gather_p, axis_index_p, pmax_p, pmin_p, psum_p)
+    all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p, ppermute_p, psum_p,
+    pvary_p, reduce_scatter_p)
 from funcgraph.primitives.control_flow import cond_p, scan_p, while_p
 from funcgraph.primitives.custom_ad import stop_gradient_p
 from funcgraph.primitives.remat import optimization_barrier_p

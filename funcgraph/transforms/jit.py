@@ -17,6 +17,7 @@ import numpy as np
 from funcgraph import backend, core, dtypes, lowering, passes, tree_util
 from funcgraph.array import Array
 from funcgraph.config import config, disable_jit
+from funcgraph.interpreters.batching import manual_axes_key
 from funcgraph.interpreters.eval import compiled_eval, is_eager, nonfinite_error, nonfinite_kind
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives.call import bind_call
@@ -484,8 +485,9 @@ class JitFunction:
         logger.warning(message)
 
     def _bind_call(self, statics, in_tree, avals, leaves):
-        """Under a transformation: one pjit equation (closed-over values as inputs)."""
-        key = (in_tree, statics, avals)
+        """Under a transformation: one pjit equation (closed-over values as inputs).
+        Traced inside a shard_map body, the trace also depends on the mesh axes."""
+        key = (in_tree, statics, avals, manual_axes_key())
         entry = self._cache.get(("traced",) + key)
         if entry is None:
             start = time.perf_counter()

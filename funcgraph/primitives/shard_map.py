@@ -1,0 +1,328 @@
+"""shard_map: a per-device program over the blocks of its arguments.
+
+Params: `jaxpr` (a const-free ClosedJaxpr over the per-device blocks), `mesh`, and
+`in_specs` / `out_specs` (one PartitionSpec per input / output: how the global value is
+split into blocks over the mesh axes; axes a spec leaves out see the same block on
+every device).  It lowers to Shardy's `sdy.manual_computation` with every mesh axis
+manual, and the collectives of the body to StableHLO's over the mesh.
+
+Differentiation follows JAX's rule for programs whose replication is not tracked
+(check_vma=False): psum transposes to psum, so the cotangent of an output replicated
+over mesh axes is divided by their size, and the cotangent of an input replicated over
+mesh axes is summed over them.  Both are exact for outputs that really are replicated.
+(lax.pcast(..., to="varying") transposes to psum, as in JAX, for gradients taken
+inside a body; a shard_map holding one is not differentiated through.)"""
+import math
+import weakref
+
+import numpy as np
+
+from funcgraph import core, dtypes, ir
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero
+from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.eval import compiled_eval, direct_impls, eval_jaxpr
+from funcgraph.interpreters.jvp import jvp_rules
+from funcgraph.interpreters.partial_eval import partial_eval_rules
+from funcgraph.interpreters.staging import trace_flat
+from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
+from funcgraph.lowering import LoweringContext, lower_closed_body, tensor_type
+from funcgraph.primitives.base import reshape_p
+from funcgraph.primitives.call import merge_tangents
+from funcgraph.primitives.collectives import psum_p
+from funcgraph.primitives.elementwise import div_p
+from funcgraph.primitives.helpers import declare
+from funcgraph.primitives.jaxprs import batch_jaxpr, jvp_jaxpr, partial_eval_jaxpr
+from funcgraph.sharding import NamedSharding, PartitionSpec
+
+
+def tiles(mesh, spec, ndim):
+    """How many blocks each dimension of a rank-ndim value is split into."""
+    sizes = mesh.shape
+    return [math.prod(sizes[a] for a in spec.axes_of(d)) for d in range(ndim)]
+
+
+def block_aval(aval, mesh, spec, what):
+    """The per-device block of a global value split as spec says."""
+    if len(spec) > aval.ndim:
+        raise ValueError(f"shard_map {what} {spec} has length {len(spec)}, but the value "
+                         f"{aval.str_short()} has rank {aval.ndim}")
+    shape = []
+    for d, (n, t) in enumerate(zip(aval.shape, tiles(mesh, spec, aval.ndim), strict=True)):
+        if n % t:
+            raise ValueError(f"shard_map {what} {spec} splits dimension {d} of "
+                             f"{aval.str_short()} into {t} blocks, which does not divide "
+                             f"its size {n}")
+        shape.append(n // t)
+    return aval.update(shape=tuple(shape))
+
+
+def global_aval(aval, mesh, spec, what):
+    """The global value whose blocks (split as spec says) have type aval."""
+    if len(spec) > aval.ndim:
+        raise ValueError(f"shard_map {what} {spec} has length {len(spec)}, but the "
+                         f"function's output {aval.str_short()} has rank {aval.ndim}. For "
+                         f"scalar values use P()")
+    shape = tuple(n * t for n, t in zip(aval.shape, tiles(mesh, spec, aval.ndim), strict=True))
+    return aval.update(shape=shape)
+
+
+def unmentioned(mesh, spec):
+    """The mesh axes (in mesh order) a spec does not split over."""
+    used = {a for d in range(len(spec)) for a in spec.axes_of(d)}
+    return tuple(a for a in mesh.axis_names if a not in used)
+
+
+def _shard_map_shape(*avals, jaxpr, mesh, in_specs, out_specs, check_vma):
+    blocks = [block_aval(a, mesh, s, f"in_specs[{i}]")
+              for i, (a, s) in enumerate(zip(avals, in_specs, strict=True))]
+    expected = jaxpr.in_avals
+    if not all(map(core.same_type, blocks, expected)):
+        got = ", ".join(a.str_short() for a in blocks)
+        want = ", ".join(a.str_short() for a in expected)
+        raise TypeError(f"shard_map: blocks ({got}) do not match its jaxpr's inputs ({want})")
+    return [global_aval(a, mesh, s, f"out_specs[{i}]")
+            for i, (a, s) in enumerate(zip(jaxpr.out_avals, out_specs, strict=True))]
+
+
+# --- lowering ----------------------------------------------------------------------------
+
+def _sharding_list(module, mesh, specs, avals):
+    """`#sdy.sharding_per_value<[...]>` of global values split as specs say."""
+    entries = [module.sharding_attr(NamedSharding(mesh, s), a)[len("#sdy.sharding"):]
+               for s, a in zip(specs, avals, strict=True)]
+    return "#sdy.sharding_per_value<[" + ", ".join(entries) + "]>"
+
+
+def _body_region(ctx, jaxpr, mesh):
+    """The region of the manual computation: the body over blocks, then sdy.return."""
+    module = ctx.module
+    inner = LoweringContext(module, ctx.name_stack)
+    inner.indent = ctx.indent + "    "
+    args = [ctx.fresh() for _ in jaxpr.in_avals]
+    outer_mesh, module.manual_mesh = module.manual_mesh, mesh
+    try:
+        outs = lower_closed_body(inner, jaxpr, args)
+    finally:
+        module.manual_mesh = outer_mesh
+    types = ", ".join(tensor_type(a) for a in jaxpr.out_avals)
+    inner.lines.append(f'{inner.indent}"sdy.return"({", ".join(outs)}) : ({types}) -> ()')
+    body = "\n".join(inner.lines)
+    if not args:
+        return "{\n" + body + "\n" + ctx.indent + "}"
+    header = "^bb0(" + ", ".join(f"{n}: {tensor_type(a)}"
+                                 for n, a in zip(args, jaxpr.in_avals, strict=True)) + "):"
+    return "{\n" + ctx.indent + "  " + header + "\n" + body + "\n" + ctx.indent + "}"
+
+
+def _shard_map_lowering(ctx, avals_in, avals_out, *args, jaxpr, mesh, in_specs, out_specs,
+                        check_vma):
+    if ctx.module.manual_mesh is not None:
+        raise NotImplementedError("shard_map inside the body of another shard_map")
+    module = ctx.module
+    module.mesh_symbol(mesh)
+    axes = ", ".join(f'"{a}"' for a in mesh.axis_names)
+    attrs = {"in_shardings": _sharding_list(module, mesh, in_specs, avals_in),
+             "out_shardings": _sharding_list(module, mesh, out_specs, avals_out),
+             "manual_axes": f"#sdy<manual_axes{{{axes}}}>"}
+    return ctx.op("sdy.manual_computation", list(args), avals_in, list(avals_out), attrs,
+                  [_body_region(ctx, jaxpr, mesh)])
+
+
+shard_map_p = declare("shard_map", _shard_map_shape, None, _shard_map_lowering,
+                      multiple_results=True)
+
+# Derived jaxprs, cached per (body, what) while the body lives.
+_derived = weakref.WeakKeyDictionary()
+
+
+def _cached(jaxpr, key, make):
+    table = _derived.setdefault(jaxpr.jaxpr, {})
+    if key not in table:
+        table[key] = make()
+    return table[key]
+
+
+def _params(jaxpr, mesh, in_specs, out_specs, check_vma):
+    return dict(jaxpr=jaxpr, mesh=mesh, in_specs=tuple(in_specs), out_specs=tuple(out_specs),
+                check_vma=check_vma)
+
+
+def _shard_map_direct(*args, jaxpr, mesh, in_specs, out_specs, check_vma):
+    """Eagerly: the program of this one equation, compiled over the mesh."""
+    params = _params(jaxpr, mesh, in_specs, out_specs, check_vma)
+    avals = [core.get_aval(a) for a in args]
+
+    def make():
+        return trace_flat(lambda *xs: shard_map_p.bind(*xs, **params), avals)
+    program = _cached(jaxpr, ("eager", mesh, tuple(in_specs), tuple(out_specs),
+                              tuple(avals)), make)
+    return compiled_eval["jaxpr"](program, list(args))
+
+
+direct_impls[shard_map_p] = _shard_map_direct
+
+
+# --- differentiation --------------------------------------------------------------------
+
+def _shard_map_jvp(primals, tangents, jaxpr, mesh, in_specs, out_specs, check_vma):
+    mask = tuple(not is_zero(t) for t in tangents)
+    body, out_mask = _cached(jaxpr, ("jvp", mask), lambda: jvp_jaxpr(jaxpr, mask))
+    specs_in = list(in_specs) + [s for s, m in zip(in_specs, mask, strict=True) if m]
+    specs_out = list(out_specs) + [s for s, m in zip(out_specs, out_mask, strict=True) if m]
+    outs = shard_map_p.bind(*primals, *[t for t in tangents if not is_zero(t)],
+                            **_params(body, mesh, specs_in, specs_out, check_vma))
+    n = len(out_specs)
+    out_avals = [global_aval(a, mesh, s, "out_specs")
+                 for a, s in zip(jaxpr.out_avals, out_specs, strict=True)]
+    return outs[:n], merge_tangents(outs[n:], out_mask, out_avals)
+
+
+def _residual_spec(mesh):
+    """Residuals travel with a leading axis of size 1 per device, split over every axis."""
+    return PartitionSpec(tuple(mesh.axis_names))
+
+
+def _with_leading_axis(x):
+    aval = core.get_aval(x)
+    return reshape_p.bind(x, new_sizes=(1,) + aval.shape, dimensions=None)
+
+
+def _without_leading_axis(x):
+    aval = core.get_aval(x)
+    return reshape_p.bind(x, new_sizes=aval.shape[1:], dimensions=None)
+
+
+def _split_bodies(jaxpr, unknowns):
+    """(known body returning known outputs and residuals with a leading axis, unknown
+    body taking them, which outputs are unknown, how many residuals)."""
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
+    n_known_out = len(known.out_avals) - num_res
+
+    def known_body(*xs):
+        outs = eval_jaxpr(known.jaxpr, known.consts, *xs)
+        return list(outs[:n_known_out]) + [_with_leading_axis(r) for r in outs[n_known_out:]]
+
+    def unknown_body(*xs):
+        residuals = [_without_leading_axis(r) for r in xs[:num_res]]
+        return eval_jaxpr(unknown.jaxpr, unknown.consts, *residuals, *xs[num_res:])
+
+    res_avals = known.out_avals[n_known_out:]
+    lead = [a.update(shape=(1,) + a.shape) for a in res_avals]
+    return (trace_flat(known_body, known.in_avals),
+            trace_flat(unknown_body, lead + list(unknown.in_avals[num_res:])),
+            out_unknowns, num_res)
+
+
+def _shard_map_partial_eval(trace, args, params):
+    """Known inputs run the known part of the body now; the rest is staged."""
+    jaxpr, mesh = params["jaxpr"], params["mesh"]
+    in_specs, out_specs = params["in_specs"], params["out_specs"]
+    unknowns = tuple(trace.is_unknown(a) for a in args)
+    known, unknown, out_unknowns, num_res = _cached(
+        jaxpr, ("partial_eval", unknowns), lambda: _split_bodies(jaxpr, unknowns))
+    res_specs = [_residual_spec(mesh)] * num_res
+    known_in = [s for s, u in zip(in_specs, unknowns, strict=True) if not u]
+    known_out = [s for s, u in zip(out_specs, out_unknowns, strict=True) if not u]
+    with core.set_trace(trace.parent):
+        known_outs = shard_map_p.bind(
+            *[a for a, u in zip(args, unknowns, strict=True) if not u],
+            **_params(known, mesh, known_in, known_out + res_specs, params["check_vma"]))
+    residuals = known_outs[len(known_outs) - num_res:]
+    known_outs = iter(known_outs[:len(known_outs) - num_res])
+    unknown_in = res_specs + [s for s, u in zip(in_specs, unknowns, strict=True) if u]
+    unknown_out = [s for s, u in zip(out_specs, out_unknowns, strict=True) if u]
+    staged = iter(trace.stage(
+        shard_map_p, list(residuals) + [a for a, u in zip(args, unknowns, strict=True) if u],
+        _params(unknown, mesh, unknown_in, unknown_out, params["check_vma"])))
+    return [next(staged) if u else next(known_outs) for u in out_unknowns]
+
+
+def _uses_pvary(jaxpr):
+    """Whether a jaxpr (or one inside it) marks values as varying (lax.pcast)."""
+    return any(e.prim.name == "pvary" or any(
+        _uses_pvary(p.jaxpr) for p in e.params.values() if isinstance(p, ir.ClosedJaxpr))
+        for e in jaxpr.eqns)
+
+
+def _backward_body(jaxpr, mesh, in_specs, out_specs, undefined, ct_mask):
+    """The per-device body of the transpose: (defined inputs, output cotangents) ->
+    input cotangents, scaled and summed over replicated axes as the module doc says."""
+    inner = jaxpr.jaxpr
+    if _uses_pvary(inner):
+        raise NotImplementedError(
+            "differentiating through a shard_map whose body uses lax.pcast(..., "
+            "to='varying') is not supported: funcgraph does not track which values vary "
+            "over mesh axes, so the cotangents of replicated inputs would be summed twice")
+    variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined, strict=True) if not u],
+                       [v for v, u in zip(inner.invars, undefined, strict=True) if u],
+                       inner.outvars, inner.eqns)
+    n_defined = len(variant.constvars)
+    undefined_specs = [s for s, u in zip(in_specs, undefined, strict=True) if u]
+
+    def backward(*xs):
+        given = iter(xs[n_defined:])
+        cts = []
+        for aval, spec, m in zip(jaxpr.out_avals, out_specs, ct_mask, strict=True):
+            if not m:
+                cts.append(Zero(aval))
+                continue
+            ct = next(given)
+            replicas = math.prod(mesh.shape[a] for a in unmentioned(mesh, spec))
+            if replicas > 1 and dtypes.is_inexact(aval.dtype):
+                ct = div_p.bind(ct, np.array(replicas, aval.dtype))
+            cts.append(ct)
+        outs = []
+        for ct, spec in zip(backward_pass(variant, list(xs[:n_defined]), cts), undefined_specs,
+                            strict=True):
+            ct = instantiate(ct)
+            axes = unmentioned(mesh, spec)
+            if axes and dtypes.is_inexact(core.get_aval(ct).dtype):
+                ct = psum_p.bind(ct, axis_name=axes)
+            outs.append(ct)
+        return outs
+    in_avals = [v.aval for v in variant.constvars] + \
+        [a for a, m in zip(jaxpr.out_avals, ct_mask, strict=True) if m]
+    return trace_flat(backward, in_avals)
+
+
+def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma):
+    undefined = tuple(is_undefined(a) for a in args)
+    ct_mask = tuple(not is_zero(c) for c in cts)
+    body = _cached(jaxpr, ("transpose", undefined, ct_mask), lambda: _backward_body(
+        jaxpr, mesh, in_specs, out_specs, undefined, ct_mask))
+    specs_in = [s for s, u in zip(in_specs, undefined, strict=True) if not u] + \
+        [s for s, m in zip(out_specs, ct_mask, strict=True) if m]
+    specs_out = [s for s, u in zip(in_specs, undefined, strict=True) if u]
+    outs = iter(shard_map_p.bind(
+        *[a for a, u in zip(args, undefined, strict=True) if not u],
+        *[c for c in cts if not is_zero(c)],
+        **_params(body, mesh, specs_in, specs_out, check_vma)))
+    return [next(outs) if u else None for u in undefined]
+
+
+jvp_rules[shard_map_p] = _shard_map_jvp
+partial_eval_rules[shard_map_p] = _shard_map_partial_eval
+transpose_rules[shard_map_p] = _shard_map_transpose
+
+
+# --- batching ---------------------------------------------------------------------------
+
+def _spec_with_batch(spec, ndim, d):
+    """spec of a value of rank ndim (unbatched) with an unsplit batch dimension at d."""
+    entries = list(spec) + [None] * (ndim - len(spec))
+    entries.insert(d, None)
+    return PartitionSpec(*entries)
+
+
+def _shard_map_batch(axis_data, args, dims, jaxpr, mesh, in_specs, out_specs, check_vma):
+    body = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name),
+                   lambda: batch_jaxpr(jaxpr, dims, axis_data))
+    specs_in = [s if d is None else _spec_with_batch(s, a.ndim, d)
+                for s, d, a in zip(in_specs, dims, jaxpr.in_avals, strict=True)]
+    specs_out = [_spec_with_batch(s, a.ndim, 0)
+                 for s, a in zip(out_specs, jaxpr.out_avals, strict=True)]
+    outs = shard_map_p.bind(*args, **_params(body, mesh, specs_in, specs_out, check_vma))
+    return outs, [0] * len(outs)
+
+
+batching_rules[shard_map_p] = _shard_map_batch

@@ -1,0 +1,252 @@
+"""shard_map and pmap: per-device programs over pytrees, with JAX's signatures.
+
+shard_map traces its function once on the per-device blocks of its arguments (while
+the mesh axes are named, so collectives find their sizes) and binds the shard_map
+primitive.  pmap maps a function over a leading (or in_axes) axis with one device per
+element: a jitted shard_map over a one-axis mesh whose body drops and re-adds the
+mapped axis, as JAX's newer pmap is built."""
+import functools
+
+import numpy as np
+
+from funcgraph import core, ir, tree_util
+from funcgraph import backend as xla_backend
+from funcgraph.array import Array
+from funcgraph.interpreters.batching import manual_axes
+from funcgraph.interpreters.staging import trace_flat
+from funcgraph.lax._operands import as_operand
+from funcgraph.primitives.base import reshape_p
+from funcgraph.primitives.jaxprs import const_free
+from funcgraph.primitives.shard_map import block_aval, shard_map_p, unmentioned
+from funcgraph.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
+from funcgraph.transforms.api_util import flatten_args, flatten_fun, fun_name
+from funcgraph.transforms.jit import jit
+from funcgraph.transforms.vmap import _broadcast_prefix, _check_axes, _consistent_size, \
+    _normalize_in_axes
+
+
+def _is_spec(x):
+    return isinstance(x, PartitionSpec)
+
+
+def _leaf_specs(specs, tree, what):
+    """One PartitionSpec per leaf of tree, from specs (a tree prefix of it)."""
+    if _is_spec(specs):
+        return [specs] * len(tree_util.tree_leaves(tree))
+    spec_leaves, spec_tree = tree_util.tree_flatten(specs, is_leaf=_is_spec)
+    try:
+        subtrees = spec_tree.flatten_up_to(tree)
+    except (ValueError, TypeError):
+        raise ValueError(f"shard_map {what} specification must be a tree prefix of the "
+                         f"corresponding value, got specification {specs!r} for value tree "
+                         f"{tree_util.tree_structure(tree)}") from None
+    out = []
+    for s, sub in zip(spec_leaves, subtrees, strict=True):
+        if not _is_spec(s):
+            raise TypeError(f"shard_map {what} entries must be PartitionSpecs (P(...)), got "
+                            f"{s!r}")
+        out.extend([s] * len(tree_util.tree_leaves(sub)))
+    return out
+
+
+def _inferred_specs(leaves, mesh):
+    """in_specs left out: each argument's own spec when it is laid out over the mesh."""
+    return [x._sharding.spec if type(x) is Array and isinstance(x._sharding, NamedSharding)
+            and x._sharding.mesh == mesh else PartitionSpec() for x in leaves]
+
+
+def _resolve_mesh(mesh):
+    mesh = get_mesh() if mesh is None else mesh
+    if not isinstance(mesh, Mesh) or mesh.empty:
+        raise ValueError("shard_map requires a `mesh`: pass mesh=... or call it under "
+                         "`with fg.set_mesh(mesh):`")
+    return mesh
+
+
+def _check_specs(mesh, specs, what):
+    for s in specs:
+        for d in range(len(s)):
+            for a in s.axes_of(d):
+                if a not in mesh.axis_names:
+                    raise ValueError(f"shard_map {what} {s} names the axis {a!r}, which is "
+                                     f"not in the mesh {mesh}")
+
+
+# Collectives after which a value no longer varies along the axes they name.
+_REDUCING = {"psum", "pmax", "pmin"}
+# Collectives whose result varies along the axes they name.
+_VARYING = {"reduce_scatter", "axis_index", "pvary"}
+
+
+def varying_axes(jaxpr, in_varying):
+    """Per output of a jaxpr: the mesh axes along which its value may differ between
+    devices, given those of its inputs (None: unknown, as for control flow).  A
+    conservative dataflow pass: an equation's result varies wherever an operand does."""
+    env = dict(zip(jaxpr.invars, in_varying, strict=True))
+    env.update({v: frozenset() for v in jaxpr.constvars})
+
+    def read(x):
+        return env.get(x, frozenset()) if isinstance(x, ir.Var) else frozenset()
+    for eqn in jaxpr.eqns:
+        ins = [read(x) for x in eqn.invars]
+        name = eqn.prim.name
+        axes = frozenset(eqn.params.get("axis_name", ()) or ())
+        if name == "pjit":
+            outs = varying_axes(eqn.params["jaxpr"].jaxpr, ins)
+        elif any(a is None for a in ins) or any(isinstance(p, ir.ClosedJaxpr)
+                                                for p in eqn.params.values()):
+            outs = [None] * len(eqn.outvars)
+        else:
+            union = frozenset().union(*ins)
+            if name in _REDUCING:
+                union = union - axes
+            elif name in _VARYING:
+                union = union | axes
+            outs = [union] * len(eqn.outvars)
+        env.update(zip(eqn.outvars, outs, strict=True))
+    return [read(x) for x in jaxpr.outvars]
+
+
+def _check_replication(fun, body, mesh, in_specs, out_specs):
+    """jax's check_vma error: an out_spec that leaves out a mesh axis along which the
+    output may vary."""
+    ins = [frozenset(mesh.axis_names) - frozenset(unmentioned(mesh, s)) for s in in_specs]
+    for i, (varying, spec) in enumerate(zip(varying_axes(body.jaxpr, ins), out_specs,
+                                            strict=True)):
+        missing = [a for a in unmentioned(mesh, spec) if varying is not None and a in varying]
+        if missing:
+            axes = ", ".join(repr(a) for a in missing)
+            raise ValueError(
+                f"shard_map applied to the function '{fun_name(fun)}' was given out_specs "
+                f"which require replication which can't be statically inferred given the "
+                f"mesh:\n\nThe mesh given has shape {mesh.axis_sizes} with corresponding axis "
+                f"names {mesh.axis_names}.\n\nout_specs[{i}] is {spec} which implies that the "
+                f"corresponding output value is replicated across mesh axis {axes}, but it "
+                f"may vary along it.\n\nCheck if these output values are meant to be "
+                f"replicated over those mesh axes. If not, consider revising the "
+                f"corresponding out_specs entries. If so, consider disabling the check by "
+                f"passing the check_vma=False argument to `shard_map`.")
+
+
+def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_vma=True,
+                   fun=None):
+    """Run flat_fun(*blocks) on every device; `out_specs_of(out_tree)` gives one spec
+    per output leaf once the function has been traced.  Returns the output leaves."""
+    leaves = [as_operand(x) for x in leaves]
+    _check_specs(mesh, in_specs, "in_specs")
+    blocks = [block_aval(core.get_aval(x), mesh, s, f"in_specs[{i}]")
+              for i, (x, s) in enumerate(zip(leaves, in_specs, strict=True))]
+    with manual_axes(dict(mesh.shape)):
+        body = trace_flat(flat_fun, blocks)
+    body, consts = const_free(body)
+    out_specs = out_specs_of(store.out_tree)
+    _check_specs(mesh, out_specs, "out_specs")
+    specs_in = (PartitionSpec(),) * len(consts) + tuple(in_specs)
+    if check_vma:
+        _check_replication(fun or flat_fun, body, mesh, specs_in, out_specs)
+    return shard_map_p.bind(*consts, *leaves, jaxpr=body, mesh=mesh, in_specs=specs_in,
+                            out_specs=tuple(out_specs), check_vma=check_vma)
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(),
+              check_vma=True, check_rep=None):
+    """Map f over the blocks of its arguments, one per device of the mesh; see JAX's
+    shard_map.  in_specs=None infers each argument's spec from its sharding."""
+    if f is None:
+        return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                   axis_names=axis_names, check_vma=check_vma,
+                                   check_rep=check_rep)
+    if not callable(f):
+        raise TypeError(f"shard_map requires a callable for its first argument, got {f!r}")
+    check = check_vma if check_rep is None else check_rep
+
+    @functools.wraps(f)
+    def mapped(*args):
+        m = _resolve_mesh(mesh)
+        if axis_names and set(axis_names) != set(m.axis_names):
+            raise NotImplementedError(f"shard_map over some mesh axes only (axis_names="
+                                      f"{set(axis_names)} of {m.axis_names}) is not "
+                                      f"supported yet: every mesh axis is manual")
+        leaves, in_tree = flatten_args(args)
+        specs = _inferred_specs(leaves, m) if in_specs is None else \
+            _leaf_specs(in_specs, tuple(args), "in_specs")
+        flat_fun, store = flatten_fun(f, in_tree)
+
+        def out_specs_of(out_tree):
+            return _leaf_specs(out_specs, tree_util.tree_unflatten(
+                out_tree, [0] * out_tree.num_leaves), "out_specs")
+        outs = shard_map_flat(flat_fun, store, leaves, m, specs, out_specs_of, check, f)
+        return tree_util.tree_unflatten(store.out_tree, outs)
+    return mapped
+
+
+# --- pmap ---------------------------------------------------------------------------------
+
+def _axis_spec(name, axis):
+    return PartitionSpec() if axis is None else PartitionSpec(*([None] * axis + [name]))
+
+
+def _drop_axis(x, axis):
+    if axis is None:
+        return x
+    shape = core.get_aval(x).shape
+    return reshape_p.bind(x, new_sizes=shape[:axis] + shape[axis + 1:], dimensions=None)
+
+
+def _add_axis(x, axis):
+    if axis is None:
+        return x
+    shape = core.get_aval(x).shape
+    return reshape_p.bind(x, new_sizes=shape[:axis] + (1,) + shape[axis:], dimensions=None)
+
+
+def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
+         devices=None, backend=None, axis_size=None, donate_argnums=()):
+    """Map fun over an axis of its inputs with one device per element; see JAX's pmap.
+    Collectives over axis_name act across the devices."""
+    if not callable(fun):
+        raise TypeError(f"pmap requires a callable, got {fun!r}")
+    name = axis_name if axis_name is not None else "_pmap_axis"
+
+    def run(*args):
+        axes_per_arg = _normalize_in_axes(in_axes, args)
+        leaves, in_tree = flatten_args(args)
+        axes = []
+        for spec, arg in zip(axes_per_arg, args, strict=True):
+            axes.extend(_broadcast_prefix(spec, arg, "in_axes"))
+        names = [f"args[{i}]" for i in range(len(leaves))]
+        size = _consistent_size(_check_axes(leaves, axes, names), axis_size)
+        axes = [None if a is None else a % core.get_aval(x).ndim
+                for a, x in zip(axes, leaves, strict=True)]
+        mesh = _pmap_mesh(size, devices, name)
+        flat_fun, store = flatten_fun(fun, in_tree)
+        out_axes_list = []
+
+        def body(*blocks):
+            outs = flat_fun(*[_drop_axis(b, a) for b, a in zip(blocks, axes, strict=True)])
+            out_tree = store.out_tree
+            out_axes_list[:] = [None if a is None else a % (core.get_aval(o).ndim + 1)
+                                for a, o in zip(_broadcast_prefix(
+                                    out_axes, tree_util.tree_unflatten(out_tree, outs),
+                                    "out_axes"), outs, strict=True)]
+            return [_add_axis(o, a) for o, a in zip(outs, out_axes_list, strict=True)]
+
+        outs = shard_map_flat(body, store, leaves, mesh,
+                              [_axis_spec(name, a) for a in axes],
+                              lambda out_tree: [_axis_spec(name, a) for a in out_axes_list],
+                              check_vma=False)
+        return tree_util.tree_unflatten(store.out_tree, outs)
+    compiled = jit(run, static_argnums=static_broadcasted_argnums,
+                   donate_argnums=donate_argnums)
+    return functools.wraps(fun)(compiled)
+
+
+def _pmap_mesh(size, devices, name):
+    available = list(xla_backend.devices() if devices is None else devices)
+    if size > len(available):
+        raise ValueError(f"compiling computation that requires {size} logical devices, but "
+                         f"only {len(available)} XLA devices are available (num_replicas="
+                         f"{size})")
+    grid = np.empty(size, dtype=object)
+    grid[:] = available[:size]
+    return Mesh(grid, (name,))
