@@ -13,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 import scipy.linalg as _scipy_linalg
 
-from funcgraph import dtypes, lax
+from funcgraph import backend as _backend, dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
 # under private names.
 from funcgraph.numpy._core import aval_of, promote_to_inexact, asarray as _asarray
@@ -91,6 +91,18 @@ def _trace(x):
 
 def _eps(dtype):
     return float(np.finfo(dtype).eps)
+
+
+def _on_host(dtype):
+    """Whether eigh, svd and qr call LAPACK on the host (JAX's CPU routines, so results
+    agree with JAX's to the bit): on the CPU backend, and for complex dtypes everywhere
+    (the Jacobi and Householder loops here are real-only)."""
+    return dtypes.is_complex(dtype) or _backend.platform() == "cpu"
+
+
+def _real_dtype(dtype):
+    return np.dtype(np.float64 if np.dtype(dtype) in (np.float64, np.complex128)
+                    else np.float32)
 
 
 # --- LU with partial pivoting ------------------------------------------------------------
@@ -336,7 +348,7 @@ def _qr_on_host(a, complete):
 
 
 def _qr_reduced_impl(a):
-    if dtypes.is_complex(a.dtype):
+    if _on_host(a.dtype):
         return _qr_on_host(a, complete=False)
     q, r = _householder(a)
     k = min(a.shape[-2:])
@@ -370,7 +382,7 @@ def _qr_jvp(primals, tangents):
 
 @custom_jvp
 def _qr_complete(a):
-    if dtypes.is_complex(a.dtype):
+    if _on_host(a.dtype):
         return _qr_on_host(a, complete=True)
     q, r = _householder(a)
     return q, _triu(r)
@@ -495,11 +507,6 @@ def _sort_columns(w, v, descending=False):
     return _sum(w[..., :, None] * perm, axis=-2), _matmul(v, perm)
 
 
-def _real_dtype(dtype):
-    return np.dtype(np.float64 if np.dtype(dtype) in (np.float64, np.complex128)
-                    else np.float32)
-
-
 def _host_eigh(a):
     """Ascending eigenvalues and eigenvectors by LAPACK heevd through SciPy (JAX's CPU eigh,
     so eigenvector phases agree with JAX's); the lower triangle is read."""
@@ -523,7 +530,7 @@ def _eigh_on_host(a):
 
 @custom_jvp
 def _eigh(a):
-    if dtypes.is_complex(a.dtype):
+    if _on_host(a.dtype):
         return _eigh_on_host(a)
     w, v = _eigh_jacobi(a)
     return _sort_columns(w, v)
@@ -659,7 +666,7 @@ def _svd_on_host(a, full_matrices, compute_uv):
 
 @custom_jvp
 def _svd_reduced(a):
-    if dtypes.is_complex(a.dtype):
+    if _on_host(a.dtype):
         return _svd_on_host(a, False, True)
     u, s, v = _svd_full(a)
     k = s.shape[-1]
@@ -702,7 +709,7 @@ def _svd_jvp(primals, tangents):
 
 @custom_jvp
 def _svd_complete(a):
-    if dtypes.is_complex(a.dtype):
+    if _on_host(a.dtype):
         return _svd_on_host(a, True, True)
     u, s, v = _svd_full(a)
     return u, s, _mT(v)
@@ -720,7 +727,7 @@ def _svd_complete_jvp(primals, tangents):
 
 @custom_jvp
 def _singular_values(a):
-    if dtypes.is_complex(a.dtype):
+    if _on_host(a.dtype):
         return _svd_on_host(a, False, False)
     return _svd_full(a)[1]
 
