@@ -9,6 +9,7 @@ backend calls, so values, signs and phases agree with JAX's).  Leading axes are 
 Derivatives are analytic (custom_jvp), not traced through loops."""
 import operator
 from collections import namedtuple
+from functools import partial
 
 import numpy as np
 import scipy.linalg as _scipy_linalg
@@ -507,41 +508,42 @@ def _sort_columns(w, v, descending=False):
     return _sum(w[..., :, None] * perm, axis=-2), _matmul(v, perm)
 
 
-def _host_eigh(a):
-    """Ascending eigenvalues and eigenvectors by LAPACK heevd through SciPy (JAX's CPU eigh,
-    so eigenvector phases agree with JAX's); the lower triangle is read."""
+def _host_eigh(a, lower):
+    """Ascending eigenvalues and eigenvectors by LAPACK syevd/heevd through SciPy (JAX's CPU
+    eigh, so eigenvector signs and phases agree with JAX's), reading one triangle."""
     a = np.asarray(a)
     flat = a.reshape((-1,) + a.shape[-2:])
     w = np.empty(flat.shape[:-1], _real_dtype(a.dtype))
     v = np.empty(flat.shape, a.dtype)
     for i, m in enumerate(flat):
         try:
-            w[i], v[i] = _scipy_linalg.eigh(m, lower=True, driver="evd", check_finite=False)
+            w[i], v[i] = _scipy_linalg.eigh(m, lower=lower, driver="evd", check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
             w[i], v[i] = np.nan, np.nan  # as JAX: NaN where LAPACK fails
     return w.reshape(a.shape[:-1]), v.reshape(a.shape)
 
 
-def _eigh_on_host(a):
+def _eigh_on_host(a, lower):
     shapes = (_ShapeDtypeStruct(a.shape[:-1], _real_dtype(a.dtype)),
               _ShapeDtypeStruct(a.shape, a.dtype))
-    return _pure_callback(_host_eigh, shapes, a, vmap_method="expand_dims")
+    return _pure_callback(lambda x: _host_eigh(x, lower), shapes, a, vmap_method="expand_dims")
 
 
-@custom_jvp
-def _eigh(a):
+@partial(custom_jvp, nondiff_argnums=(1,))
+def _eigh(a, lower=True):
+    """a is Hermitian; LAPACK reads its lower (or upper) triangle, as JAX's does."""
     if _on_host(a.dtype):
-        return _eigh_on_host(a)
+        return _eigh_on_host(a, lower)
     w, v = _eigh_jacobi(a)
     return _sort_columns(w, v)
 
 
 @_eigh.defjvp
-def _eigh_jvp(primals, tangents):
+def _eigh_jvp(lower, primals, tangents):
     """dw = Re diag(V^H dA V); dV = V (F * V^H dA V) with F[i, j] = 1 / (w[j] - w[i]),
     i != j (the phase of each eigenvector is left as the factorization fixes it)."""
     (a,), (da,) = primals, tangents
-    w, v = _eigh(a)
+    w, v = _eigh(a, lower)
     vdv = _matmul(_mH(v), _matmul(da, v))
     eye = _eye(a.shape[-1], dtype=bool)
     diff = w[..., None, :] - w[..., :, None]
@@ -552,13 +554,13 @@ def _eigh_jvp(primals, tangents):
 def eigh(a, UPLO=None, symmetrize_input=True):
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix."""
     a = _square("eigh", a)
+    lower = UPLO is None or UPLO == "L"
     if symmetrize_input:
         a = (a + _mH(a)) / 2
     else:
-        lower = UPLO is None or UPLO == "L"
         tri = _tril(a) if lower else _triu(a)
         a = tri + _mH(_tril(tri, -1) if lower else _triu(tri, 1))
-    return EighResult(*_eigh(a))
+    return EighResult(*_eigh(a, lower))
 
 
 def eigvalsh(a, UPLO="L", symmetrize_input=True):
