@@ -109,41 +109,42 @@ def _real_dtype(dtype):
 # --- LU with partial pivoting ------------------------------------------------------------
 
 def _lu_factor_impl(a):
-    """P a = L U, packed: returns (lu, perm (..., n) int32, swaps (...) int32) where
-    a[perm] = L U with L unit lower triangular."""
-    n = a.shape[-1]
+    """P a = L U for a (..., m, n), packed: returns (lu, perm (..., m) int32, swaps (...)
+    int32) where a[perm] = L U with L (m, min(m, n)) unit lower triangular."""
+    m, n = a.shape[-2:]
     dt = a.dtype
-    idx = _arange(n, dtype=np.int32)
+    rows = _arange(m, dtype=np.int32)
+    cols = _arange(n, dtype=np.int32)
     batch = a.shape[:-2]
 
     def step(k, carry):
         a, perm, swaps = carry
-        ek = idx == k
-        col = _sum(_where(ek, a, 0), axis=-1)
-        p = _argmax(_where(idx >= k, _abs(col), -1), axis=-1).astype(np.int32)
-        ep = idx == p[..., None]
-        row_k = _sum(_where(ek[:, None], a, 0), axis=-2)
+        col_k, row_k_mask = cols == k, rows == k
+        col = _sum(_where(col_k, a, 0), axis=-1)
+        p = _argmax(_where(rows >= k, _abs(col), -1), axis=-1).astype(np.int32)
+        ep = rows == p[..., None]
+        row_k = _sum(_where(row_k_mask[:, None], a, 0), axis=-2)
         row_p = _sum(_where(ep[..., :, None], a, 0), axis=-2)
-        a = _where(ek[:, None], row_p[..., None, :],
+        a = _where(row_k_mask[:, None], row_p[..., None, :],
                    _where(ep[..., :, None], row_k[..., None, :], a))
         # (sums of int32 widen to the default int under x64: keep the carry int32)
-        perm_k = _sum(_where(ek, perm, 0), axis=-1).astype(np.int32)
+        perm_k = _sum(_where(row_k_mask, perm, 0), axis=-1).astype(np.int32)
         perm_p = _sum(_where(ep, perm, 0), axis=-1).astype(np.int32)
-        perm = _where(ek, perm_p[..., None], _where(ep, perm_k[..., None], perm))
+        perm = _where(row_k_mask, perm_p[..., None], _where(ep, perm_k[..., None], perm))
         swaps = swaps + (p != k).astype(np.int32)
-        pivot = _sum(_where(ek, row_p, 0), axis=-1)
+        pivot = _sum(_where(col_k, row_p, 0), axis=-1)
         pivot = _where(pivot == 0, 1, pivot)  # singular: leave a zero pivot, no NaN
-        col = _sum(_where(ek, a, 0), axis=-1)
-        below = idx > k
+        col = _sum(_where(col_k, a, 0), axis=-1)
+        below = rows > k
         l = _where(below, col / pivot[..., None], 0)
-        u = _where(below, row_p, 0)
+        u = _where(cols > k, row_p, 0)
         a = a - l[..., :, None] * u[..., None, :]
-        a = _where(below[:, None] & ek[None, :], l[..., :, None], a)
+        a = _where(below[:, None] & col_k[None, :], l[..., :, None], a)
         return a, perm, swaps
 
-    perm0 = _broadcast_to(idx, batch + (n,))
+    perm0 = _broadcast_to(rows, batch + (m,))
     swaps0 = _zeros(batch, np.int32)
-    return lax.fori_loop(0, n, step, (a.astype(dt), perm0, swaps0))
+    return lax.fori_loop(0, min(m, n), step, (a.astype(dt), perm0, swaps0))
 
 
 _lu_factor = jit(_lu_factor_impl)
