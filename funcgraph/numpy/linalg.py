@@ -1,15 +1,16 @@
 """funcgraph.numpy.linalg: JAX's numpy.linalg API over funcgraph primitives.
 
-Everything lowers to plain StableHLO, so it runs on every backend: cholesky and
-triangular solves are primitives (stablehlo.cholesky / triangular_solve, which XLA
-expands); LU with partial pivoting, Householder QR, cyclic Jacobi eigh and one-sided
-Jacobi SVD are loops over ordinary primitives, for real dtypes.  Complex eigh, svd and qr
-run on the host through SciPy's LAPACK (heevd, gesdd, geqrf/ungqr: the routines JAX's CPU
-backend calls, so values, signs and phases agree with JAX's).  Leading axes are batch axes.
-Derivatives are analytic (custom_jvp), not traced through loops."""
+cholesky and triangular solves are primitives (stablehlo.cholesky / triangular_solve, which
+XLA expands); LU with partial pivoting is a loop over ordinary primitives.  eigh, svd and qr
+call LAPACK on the host through SciPy (syevd/heevd, gesdd, geqrf with orgqr/ungqr) on the
+CPU backend and for complex dtypes: the routines JAX's CPU backend calls, so values,
+eigenvector signs and phases agree with JAX's bit for bit.  On other backends the real ones
+run as plain StableHLO loops (cyclic Jacobi eigh, one-sided Jacobi SVD, Householder QR),
+whose eigenvector and singular-vector signs may differ from JAX's.  Leading axes are batch
+axes.  Derivatives are analytic (custom_jvp), not traced through loops."""
 import operator
 from collections import namedtuple
-from functools import partial
+from functools import partial as _partial
 
 import numpy as np
 import scipy.linalg as _scipy_linalg
@@ -530,7 +531,7 @@ def _eigh_on_host(a, lower):
     return _pure_callback(lambda x: _host_eigh(x, lower), shapes, a, vmap_method="expand_dims")
 
 
-@partial(custom_jvp, nondiff_argnums=(1,))
+@_partial(custom_jvp, nondiff_argnums=(1,))
 def _eigh(a, lower=True):
     """a is Hermitian; LAPACK reads its lower (or upper) triangle, as JAX's does."""
     if _on_host(a.dtype):

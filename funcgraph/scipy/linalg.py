@@ -1,5 +1,6 @@
 """funcgraph.scipy.linalg: JAX's scipy.linalg API: triangular, Cholesky and LU solves, the
-decompositions, expm with its Frechet derivative, polar, and Schur and sqrtm on the host."""
+decompositions, expm with its Frechet derivative, polar, funm, solve_sylvester, Schur,
+Hessenberg, rsf2csf and sqrtm on the host, and the special matrices (_special_matrices)."""
 import functools
 
 import numpy as np
