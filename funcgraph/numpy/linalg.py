@@ -18,7 +18,7 @@ import scipy.linalg as _scipy_linalg
 from funcgraph import backend as _backend, dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
 # under private names.
-from funcgraph.numpy._core import aval_of, promote_to_inexact, asarray as _asarray
+from funcgraph.numpy._core import promote_to_inexact, asarray as _asarray
 from funcgraph.numpy._creation import (
     arange as _arange, eye as _eye, zeros as _zeros, zeros_like as _zeros_like)
 from funcgraph.numpy._diagonals import diagonal as _diagonal, tril as _tril, triu as _triu
@@ -30,8 +30,8 @@ from funcgraph.numpy._reductions import (
 from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
 from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
 from funcgraph.numpy._ufuncs import (
-    abs as _abs, conj as _conj, imag as _imag, isnan as _isnan, log as _log, real as _real, sign as _sign,
-    sqrt as _sqrt, where_values as _where)
+    abs as _abs, conj as _conj, imag as _imag, isnan as _isnan, log as _log, real as _real,
+    sign as _sign, sqrt as _sqrt, where_values as _where)
 from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy._manipulation import cross as _np_cross
 from funcgraph.numpy._products import tensordot as _np_tensordot, vecdot as _np_vecdot

@@ -392,20 +392,21 @@ def _parlett(f, t):
     """The upper triangular F = func(T) from its diagonal by Parlett's recurrence (Golub and
     Van Loan, Algorithm 11.1.1); also min |T[j, j] - T[i, i]| over the pairs used."""
     n = t.shape[0]
-    cols = [[f[i, i] if i == j else None for j in range(n)] for i in range(n)]
+    entries = [[f[i, i] if i == j else None for j in range(n)] for i in range(n)]
     minden = fnp.abs(t[0, 0])
     for p in range(1, n):
         for i in range(n - p):
             j = i + p
-            num = t[i, j] * (cols[j][j] - cols[i][i])
+            num = t[i, j] * (entries[j][j] - entries[i][i])
             for k in range(i + 1, j):
-                num = num + t[i, k] * cols[k][j] - cols[i][k] * t[k, j]
+                num = num + t[i, k] * entries[k][j] - entries[i][k] * t[k, j]
             den = t[j, j] - t[i, i]
             den = fnp.where(den == 0, 1, den)
             minden = fnp.minimum(minden, fnp.abs(den))
-            cols[i][j] = num / den
+            entries[i][j] = num / den
     zero = fnp.zeros((), f.dtype)
-    return fnp.stack([fnp.stack([zero if v is None else v for v in row]) for row in cols]), minden
+    rows = [fnp.stack([zero if v is None else v for v in row]) for row in entries]
+    return fnp.stack(rows), minden
 
 
 def funm(A, func, disp=True):
