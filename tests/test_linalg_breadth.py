@@ -72,8 +72,8 @@ def test_numpy_linalg_gradients(name, fn):
 
 
 def test_cond_of_a_singular_matrix_is_huge():
-    # funcgraph's Jacobi SVD finds an exact zero singular value (cond inf) where LAPACK
-    # leaves a rounding-sized one (cond ~1e22): both say singular.
+    # LAPACK leaves a rounding-sized singular value (cond ~1e22), the Jacobi SVD used off
+    # the CPU an exact zero (cond inf): either says singular.
     ones = np.ones((3, 3), np.float32)
     assert float(fnp.linalg.cond(ones)) > 1e15 and float(jnp.linalg.cond(ones)) > 1e15
 
@@ -181,3 +181,95 @@ def test_host_schur_sqrtm_and_special_matrices():
           jsp.block_diag(A[:2, :3], B, np.ones((2, 2), np.float32)))
     close(fsp.toeplitz(B, 2 * B[::-1]), jsp.toeplitz(B, 2 * B[::-1]))
     close(fsp.toeplitz(B), jsp.toeplitz(B))
+
+
+V4 = np.array([2., 3., 4., 5.], np.float32)
+D4 = np.array([1., 2., 3., 4.], np.float32)
+E3 = np.array([1., .5, .3], np.float32)
+C43 = RNG.randn(4, 3).astype(np.float32)
+
+SPECIAL_CASES = [
+    ("circulant", (V4,), {}), ("circulant", (np.arange(6, dtype=np.int32).reshape(2, 3),), {}),
+    ("companion", (V4,), {}), ("companion", (RNG.randn(2, 4).astype(np.float32),), {}),
+    ("convolution_matrix", (V4[:3], 5), {}),
+    ("convolution_matrix", (V4[:3], 5), {"mode": "same"}),
+    ("convolution_matrix", (V4, 2), {"mode": "same"}),
+    ("convolution_matrix", (V4[:3], 5), {"mode": "valid"}),
+    ("convolution_matrix", (V4, 2), {"mode": "valid"}),
+    ("dft", (5,), {}), ("dft", (4, "sqrtn"), {}), ("dft", (4, "n"), {}),
+    ("fiedler", (V4,), {}), ("fiedler", (np.array([1, 4, 2], np.int32),), {}),
+    ("fiedler_companion", (V4,), {}),
+    ("fiedler_companion", (np.arange(1., 8., dtype=np.float32),), {}),
+    ("fiedler_companion", (V4[:2],), {}),
+    ("hadamard", (8,), {}), ("hadamard", (4, np.float32), {}),
+    ("hankel", (V4,), {}), ("hankel", (V4[:3], D4), {}),
+    ("helmert", (4,), {}), ("helmert", (4, True), {}), ("hilbert", (4,), {}),
+    ("pascal", (4,), {}), ("pascal", (4, "upper"), {}), ("pascal", (4, "lower"), {}),
+    ("invpascal", (4,), {}), ("invpascal", (4, "lower"), {}), ("invpascal", (4, "upper"), {}),
+    ("leslie", (V4, E3), {}),
+    ("hessenberg", (A,), {}), ("hessenberg", (A,), {"calc_q": True}),
+    ("solve_sylvester", (A, B[:3, None] * A[:3, :3], C43), {}),
+    ("qr_multiply", (C43, np.ones((2, 4), np.float32)), {}),
+    ("qr_multiply", (C43, np.ones((3, 2), np.float32)), {"mode": "left"}),
+    ("qr_multiply", (C43.astype(np.complex64) * 1j, np.ones((2, 4), np.float32)),
+     {"conjugate": True}),
+    ("eigh_tridiagonal", (D4, E3), {"eigvals_only": True}),
+    ("eigh_tridiagonal", (D4, E3), {"eigvals_only": True, "select": "i",
+                                    "select_range": (1, 2)}),
+    ("rsf2csf", __import__("scipy.linalg").linalg.schur(A), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", SPECIAL_CASES,
+                         ids=[f"{c[0]}{i}" for i, c in enumerate(SPECIAL_CASES)])
+def test_scipy_linalg_special_and_host_names(name, args, kwargs):
+    close(getattr(fsp, name)(*args, **kwargs), getattr(jsp, name)(*args, **kwargs), tol=1e-4)
+
+
+def test_invhilbert_is_the_exact_inverse():
+    """jax's invhilbert is a float32 approximation (~1e-5 relative); funcgraph's the rounded
+    closed form."""
+    np.testing.assert_allclose(fsp.invhilbert(4), jsp.invhilbert(4), rtol=1e-5)
+    exact = np.linalg.inv(np.asarray(fsp.hilbert(4), np.float64))
+    np.testing.assert_allclose(np.asarray(fsp.invhilbert(4)), exact, rtol=1e-4)
+
+
+def test_funm_against_jax_and_expm():
+    close(fsp.funm(A, fnp.exp), jsp.funm(A, jnp.exp), tol=1e-4)
+    f, err = fsp.funm(A, fnp.sin, disp=False)
+    fj, errj = jsp.funm(A, jnp.sin, disp=False)
+    close((f, err), (fj, errj), tol=1e-4)
+    np.testing.assert_allclose(np.asarray(fsp.funm(SPD / 4, fnp.exp)).real,
+                               np.asarray(fsp.expm(SPD / 4)), rtol=1e-4)
+
+
+def test_solve_sylvester_solves_its_equation():
+    c = RNG.randn(4, 4).astype(np.float32)
+    x = fsp.solve_sylvester(A, SPD, c)
+    np.testing.assert_allclose(A @ np.asarray(x) + np.asarray(x) @ SPD, c, atol=1e-4)
+    xc = fsp.solve_sylvester(HERMITIAN, HERMITIAN.T, HERMITIAN)
+    close(xc, jsp.solve_sylvester(HERMITIAN, HERMITIAN.T, HERMITIAN), tol=1e-4)
+
+
+def test_eigh_tridiagonal_vectors():
+    """jax's eigh_tridiagonal finds eigenvectors by inverse iteration, whose signs differ
+    from LAPACK's; the columns agree up to sign."""
+    w, v = fsp.eigh_tridiagonal(D4, E3)
+    wj, vj = jsp.eigh_tridiagonal(D4, E3)
+    close(w, wj, tol=1e-5)
+    _up_to_column_signs(v, vj)
+    w, _ = fsp.eigh_tridiagonal(D4, E3, select="v", select_range=(1.5, 10.))
+    np.testing.assert_allclose(w, np.asarray(wj)[np.asarray(wj) > 1.5], rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (1, 4)])
+def test_lu_of_non_square_matrices(shape):
+    a = RNG.randn(*shape).astype(np.float32)
+    close(fsp.lu(a), jsp.lu(a), tol=1e-5)
+    close(fsp.lu(a, permute_l=True), jsp.lu(a, permute_l=True), tol=1e-5)
+    close(fg.jit(fsp.lu)(a), jsp.lu(a), tol=1e-5)
+
+
+def test_scipy_linalg_has_every_jax_name():
+    missing = [n for n in dir(jsp) if not n.startswith("_") and not hasattr(fsp, n)]
+    assert missing == []

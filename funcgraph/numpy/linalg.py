@@ -1,32 +1,37 @@
 """funcgraph.numpy.linalg: JAX's numpy.linalg API over funcgraph primitives.
 
-Everything lowers to plain StableHLO, so it runs on every backend: cholesky and
-triangular solves are primitives (stablehlo.cholesky / triangular_solve, which XLA
-expands); LU with partial pivoting, Householder QR, cyclic Jacobi eigh and one-sided
-Jacobi SVD are loops over ordinary primitives.  Real floating dtypes only.  Leading
-axes are batch axes.  Derivatives are analytic (custom_jvp), not traced through loops."""
+cholesky and triangular solves are primitives (stablehlo.cholesky / triangular_solve, which
+XLA expands); LU with partial pivoting is a loop over ordinary primitives.  eigh, svd and qr
+call LAPACK on the host through SciPy (syevd/heevd, gesdd, geqrf with orgqr/ungqr) on the
+CPU backend and for complex dtypes: the routines JAX's CPU backend calls, so values,
+eigenvector signs and phases agree with JAX's bit for bit.  On other backends the real ones
+run as plain StableHLO loops (cyclic Jacobi eigh, one-sided Jacobi SVD, Householder QR),
+whose eigenvector and singular-vector signs may differ from JAX's.  Leading axes are batch
+axes.  Derivatives are analytic (custom_jvp), not traced through loops."""
 import operator
 from collections import namedtuple
+from functools import partial as _partial
 
 import numpy as np
 import scipy.linalg as _scipy_linalg
 
-from funcgraph import dtypes, lax
+from funcgraph import backend as _backend, dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
 # under private names.
-from funcgraph.numpy._core import aval_of, promote_to_inexact, asarray as _asarray
+from funcgraph.numpy._core import promote_to_inexact, asarray as _asarray
 from funcgraph.numpy._creation import (
     arange as _arange, eye as _eye, zeros as _zeros, zeros_like as _zeros_like)
 from funcgraph.numpy._diagonals import diagonal as _diagonal, tril as _tril, triu as _triu
 from funcgraph.numpy._joining import concatenate as _concatenate
-from funcgraph.numpy._linalg_norm import norm  # noqa: F401  (fnp.linalg.norm)
+from funcgraph.numpy._linalg_norm import norm as _norm_by_reductions
 from funcgraph.numpy._products import matmul as _matmul
-from funcgraph.numpy._reductions import any as _any, max as _max, prod as _prod, sum as _sum
+from funcgraph.numpy._reductions import (
+    any as _any, max as _max, min as _min, prod as _prod, sum as _sum)
 from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
 from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
 from funcgraph.numpy._ufuncs import (
-    abs as _abs, conj as _conj, isnan as _isnan, log as _log, real as _real, sign as _sign,
-    sqrt as _sqrt, where_values as _where)
+    abs as _abs, conj as _conj, imag as _imag, isnan as _isnan, log as _log, real as _real,
+    sign as _sign, sqrt as _sqrt, where_values as _where)
 from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy._manipulation import cross as _np_cross
 from funcgraph.numpy._products import tensordot as _np_tensordot, vecdot as _np_vecdot
@@ -45,17 +50,8 @@ _MAX_SWEEPS = 30
 
 # --- helpers -------------------------------------------------------------------------
 
-def _real_float(name, *args):
-    args = promote_to_inexact(*[_asarray(a) for a in args])
-    dtype = aval_of(args[0]).dtype
-    if dtypes.is_complex(dtype):
-        raise TypeError(f"funcgraph.numpy.linalg.{name} supports real floating dtypes only, "
-                        f"got {dtype.name}")
-    return args if len(args) > 1 else args[0]
-
-
 def _square(name, a):
-    a = _real_float(name, a)
+    (a,) = promote_to_inexact(_asarray(a))
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) square matrices "
                          f"(..., n, n), got shape {a.shape}")
@@ -63,7 +59,7 @@ def _square(name, a):
 
 
 def _matrix(name, a):
-    a = _real_float(name, a)
+    (a,) = promote_to_inexact(_asarray(a))
     if a.ndim < 2:
         raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) matrices "
                          f"(..., m, n), got shape {a.shape}")
@@ -99,44 +95,57 @@ def _eps(dtype):
     return float(np.finfo(dtype).eps)
 
 
+def _on_host(dtype):
+    """Whether eigh, svd and qr call LAPACK on the host (JAX's CPU routines, so results
+    agree with JAX's to the bit): on the CPU backend, and for complex dtypes everywhere
+    (the Jacobi and Householder loops here are real-only)."""
+    return dtypes.is_complex(dtype) or _backend.platform() == "cpu"
+
+
+def _real_dtype(dtype):
+    return np.dtype(np.float64 if np.dtype(dtype) in (np.float64, np.complex128)
+                    else np.float32)
+
+
 # --- LU with partial pivoting ------------------------------------------------------------
 
 def _lu_factor_impl(a):
-    """P a = L U, packed: returns (lu, perm (..., n) int32, swaps (...) int32) where
-    a[perm] = L U with L unit lower triangular."""
-    n = a.shape[-1]
+    """P a = L U for a (..., m, n), packed: returns (lu, perm (..., m) int32, swaps (...)
+    int32) where a[perm] = L U with L (m, min(m, n)) unit lower triangular."""
+    m, n = a.shape[-2:]
     dt = a.dtype
-    idx = _arange(n, dtype=np.int32)
+    rows = _arange(m, dtype=np.int32)
+    cols = _arange(n, dtype=np.int32)
     batch = a.shape[:-2]
 
     def step(k, carry):
         a, perm, swaps = carry
-        ek = idx == k
-        col = _sum(_where(ek, a, 0), axis=-1)
-        p = _argmax(_where(idx >= k, _abs(col), -1), axis=-1).astype(np.int32)
-        ep = idx == p[..., None]
-        row_k = _sum(_where(ek[:, None], a, 0), axis=-2)
+        col_k, row_k_mask = cols == k, rows == k
+        col = _sum(_where(col_k, a, 0), axis=-1)
+        p = _argmax(_where(rows >= k, _abs(col), -1), axis=-1).astype(np.int32)
+        ep = rows == p[..., None]
+        row_k = _sum(_where(row_k_mask[:, None], a, 0), axis=-2)
         row_p = _sum(_where(ep[..., :, None], a, 0), axis=-2)
-        a = _where(ek[:, None], row_p[..., None, :],
+        a = _where(row_k_mask[:, None], row_p[..., None, :],
                    _where(ep[..., :, None], row_k[..., None, :], a))
         # (sums of int32 widen to the default int under x64: keep the carry int32)
-        perm_k = _sum(_where(ek, perm, 0), axis=-1).astype(np.int32)
+        perm_k = _sum(_where(row_k_mask, perm, 0), axis=-1).astype(np.int32)
         perm_p = _sum(_where(ep, perm, 0), axis=-1).astype(np.int32)
-        perm = _where(ek, perm_p[..., None], _where(ep, perm_k[..., None], perm))
+        perm = _where(row_k_mask, perm_p[..., None], _where(ep, perm_k[..., None], perm))
         swaps = swaps + (p != k).astype(np.int32)
-        pivot = _sum(_where(ek, row_p, 0), axis=-1)
+        pivot = _sum(_where(col_k, row_p, 0), axis=-1)
         pivot = _where(pivot == 0, 1, pivot)  # singular: leave a zero pivot, no NaN
-        col = _sum(_where(ek, a, 0), axis=-1)
-        below = idx > k
+        col = _sum(_where(col_k, a, 0), axis=-1)
+        below = rows > k
         l = _where(below, col / pivot[..., None], 0)
-        u = _where(below, row_p, 0)
+        u = _where(cols > k, row_p, 0)
         a = a - l[..., :, None] * u[..., None, :]
-        a = _where(below[:, None] & ek[None, :], l[..., :, None], a)
+        a = _where(below[:, None] & col_k[None, :], l[..., :, None], a)
         return a, perm, swaps
 
-    perm0 = _broadcast_to(idx, batch + (n,))
+    perm0 = _broadcast_to(rows, batch + (m,))
     swaps0 = _zeros(batch, np.int32)
-    return lax.fori_loop(0, n, step, (a.astype(dt), perm0, swaps0))
+    return lax.fori_loop(0, min(m, n), step, (a.astype(dt), perm0, swaps0))
 
 
 _lu_factor = jit(_lu_factor_impl)
@@ -246,7 +255,11 @@ def _slogdet_jvp(primals, tangents):
     lu, perm, d, parity = _det_parts(a)
     sign = parity * _prod(_sign(d), axis=-1)
     logabs = _sum(_log(_abs(d)), axis=-1)
-    return (sign, logabs), (_zeros_like(sign), _trace_solve(lu, perm, da))
+    t = _trace_solve(lu, perm, da)
+    if not dtypes.is_complex(a.dtype):
+        return (sign, logabs), (_zeros_like(sign), t)
+    # d log det = tr(a^-1 da): its real part moves log|det|, its imaginary part the phase.
+    return (sign, logabs), (sign * (1j * _imag(t)), _real(t))
 
 
 def slogdet(a):
@@ -315,7 +328,31 @@ def _householder_impl(a):
 _householder = jit(_householder_impl)
 
 
+def _host_qr(a, mode):
+    """(q, r) by LAPACK geqrf and orgqr/ungqr through SciPy (JAX's CPU QR)."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k = min(m, n) if mode == "economic" else m
+    flat = a.reshape((-1, m, n))
+    q = np.empty((flat.shape[0], m, k), a.dtype)
+    r = np.empty((flat.shape[0], k, n), a.dtype)
+    for i, x in enumerate(flat):
+        q[i], r[i] = _scipy_linalg.qr(x, mode=mode, check_finite=False)
+    return q.reshape(a.shape[:-2] + (m, k)), r.reshape(a.shape[:-2] + (k, n))
+
+
+def _qr_on_host(a, complete):
+    m, n = a.shape[-2:]
+    k = m if complete else min(m, n)
+    shapes = (_ShapeDtypeStruct(a.shape[:-2] + (m, k), a.dtype),
+              _ShapeDtypeStruct(a.shape[:-2] + (k, n), a.dtype))
+    mode = "full" if complete else "economic"
+    return _pure_callback(lambda x: _host_qr(x, mode), shapes, a, vmap_method="expand_dims")
+
+
 def _qr_reduced_impl(a):
+    if _on_host(a.dtype):
+        return _qr_on_host(a, complete=False)
     q, r = _householder(a)
     k = min(a.shape[-2:])
     return q[..., :, :k], _triu(r[..., :k, :])
@@ -328,8 +365,9 @@ def _qr_reduced(a):
 
 @_qr_reduced.defjvp
 def _qr_jvp(primals, tangents):
-    """dA = dQ R + Q dR with Q^T dQ skew and dR upper: with C = Q^T dA R^-1,
-    Q^T dQ = tril(C, -1) - tril(C, -1)^T, dR = (C - Q^T dQ) R, dQ = dA R^-1 - Q (C - Q^T dQ)."""
+    """dA = dQ R + Q dR with Q^H dQ skew-Hermitian and dR upper: with C = Q^H dA R^-1,
+    Q^H dQ = tril(C, -1) - tril(C, -1)^H + i Im(diag C) (dR's diagonal stays real),
+    dR = (C - Q^H dQ) R, dQ = dA R^-1 - Q (C - Q^H dQ)."""
     (a,), (da,) = primals, tangents
     m, n = a.shape[-2:]
     if m < n:
@@ -337,14 +375,18 @@ def _qr_jvp(primals, tangents):
                                   "matrices) is not implemented")
     q, r = _qr_reduced_impl(a)
     da_rinv = _prims.triangular_solve(r, da, left_side=False, lower=False)
-    c = _matmul(_mT(q), da_rinv)
+    c = _matmul(_mH(q), da_rinv)
     low = _tril(c, -1)
-    omega = low - _mT(low)
+    omega = low - _mH(low)
+    if dtypes.is_complex(a.dtype):
+        omega = omega + _where(_eye(n, dtype=bool), 1j * _imag(c), 0).astype(a.dtype)
     return (q, r), (da_rinv - _matmul(q, c - omega), _matmul(c - omega, r))
 
 
 @custom_jvp
 def _qr_complete(a):
+    if _on_host(a.dtype):
+        return _qr_on_host(a, complete=True)
     q, r = _householder(a)
     return q, _triu(r)
 
@@ -468,34 +510,59 @@ def _sort_columns(w, v, descending=False):
     return _sum(w[..., :, None] * perm, axis=-2), _matmul(v, perm)
 
 
-@custom_jvp
-def _eigh(a):
+def _host_eigh(a, lower):
+    """Ascending eigenvalues and eigenvectors by LAPACK syevd/heevd through SciPy (JAX's CPU
+    eigh, so eigenvector signs and phases agree with JAX's), reading one triangle."""
+    a = np.asarray(a)
+    flat = a.reshape((-1,) + a.shape[-2:])
+    w = np.empty(flat.shape[:-1], _real_dtype(a.dtype))
+    v = np.empty(flat.shape, a.dtype)
+    for i, m in enumerate(flat):
+        try:
+            w[i], v[i] = _scipy_linalg.eigh(m, lower=lower, driver="evd", check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            w[i], v[i] = np.nan, np.nan  # as JAX: NaN where LAPACK fails
+    return w.reshape(a.shape[:-1]), v.reshape(a.shape)
+
+
+def _eigh_on_host(a, lower):
+    shapes = (_ShapeDtypeStruct(a.shape[:-1], _real_dtype(a.dtype)),
+              _ShapeDtypeStruct(a.shape, a.dtype))
+    return _pure_callback(lambda x: _host_eigh(x, lower), shapes, a, vmap_method="expand_dims")
+
+
+@_partial(custom_jvp, nondiff_argnums=(1,))
+def _eigh(a, lower=True):
+    """a is Hermitian; LAPACK reads its lower (or upper) triangle, as JAX's does."""
+    if _on_host(a.dtype):
+        return _eigh_on_host(a, lower)
     w, v = _eigh_jacobi(a)
     return _sort_columns(w, v)
 
 
 @_eigh.defjvp
-def _eigh_jvp(primals, tangents):
-    """dw = diag(V^T dA V); dV = V (F * V^T dA V) with F[i, j] = 1 / (w[j] - w[i]), i != j."""
+def _eigh_jvp(lower, primals, tangents):
+    """dw = Re diag(V^H dA V); dV = V (F * V^H dA V) with F[i, j] = 1 / (w[j] - w[i]),
+    i != j (the phase of each eigenvector is left as the factorization fixes it)."""
     (a,), (da,) = primals, tangents
-    w, v = _eigh(a)
-    vdv = _matmul(_mT(v), _matmul(da, v))
+    w, v = _eigh(a, lower)
+    vdv = _matmul(_mH(v), _matmul(da, v))
     eye = _eye(a.shape[-1], dtype=bool)
     diff = w[..., None, :] - w[..., :, None]
-    f = _where(eye, 0, 1 / _where(eye, 1, diff))
-    return (w, v), (_diag(vdv), _matmul(v, f * vdv))
+    f = _where(eye, 0, 1 / _where(eye, 1, diff)).astype(a.dtype)
+    return (w, v), (_real(_diag(vdv)), _matmul(v, f * vdv))
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix."""
     a = _square("eigh", a)
+    lower = UPLO is None or UPLO == "L"
     if symmetrize_input:
-        a = _symmetrize(a)
+        a = (a + _mH(a)) / 2
     else:
-        lower = UPLO is None or UPLO == "L"
         tri = _tril(a) if lower else _triu(a)
-        a = tri + _mT(tri) - _where(_eye(a.shape[-1], dtype=bool), a, 0)
-    return EighResult(*_eigh(a))
+        a = tri + _mH(_tril(tri, -1) if lower else _triu(tri, 1))
+    return EighResult(*_eigh(a, lower))
 
 
 def eigvalsh(a, UPLO="L", symmetrize_input=True):
@@ -559,8 +626,52 @@ def _svd_full(a):
     return v, s, u
 
 
+def _host_svd(a, full_matrices, compute_uv):
+    """LAPACK gesdd through SciPy (JAX's CPU SVD, so singular-vector phases agree)."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    flat = a.reshape((-1, m, n))
+    s = np.empty((flat.shape[0], k), _real_dtype(a.dtype))
+    ku, kv = (m, n) if full_matrices else (k, k)
+    u = np.empty((flat.shape[0], m, ku), a.dtype)
+    vh = np.empty((flat.shape[0], kv, n), a.dtype)
+    for i, x in enumerate(flat):
+        try:
+            out = _scipy_linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
+                                    check_finite=False, lapack_driver="gesdd")
+        except (np.linalg.LinAlgError, ValueError):
+            out = (np.nan, np.nan, np.nan) if compute_uv else np.nan
+        if compute_uv:
+            u[i], s[i], vh[i] = out
+        else:
+            s[i] = out
+    batch = a.shape[:-2]
+    s = s.reshape(batch + (k,))
+    if not compute_uv:
+        return s
+    return u.reshape(batch + (m, ku)), s, vh.reshape(batch + (kv, n))
+
+
+def _svd_on_host(a, full_matrices, compute_uv):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    s_shape = _ShapeDtypeStruct(batch + (k,), _real_dtype(a.dtype))
+    if not compute_uv:
+        return _pure_callback(lambda x: _host_svd(x, False, False), s_shape, a,
+                              vmap_method="expand_dims")
+    ku, kv = (m, n) if full_matrices else (k, k)
+    shapes = (_ShapeDtypeStruct(batch + (m, ku), a.dtype), s_shape,
+              _ShapeDtypeStruct(batch + (kv, n), a.dtype))
+    return _pure_callback(lambda x: _host_svd(x, full_matrices, True), shapes, a,
+                          vmap_method="expand_dims")
+
+
 @custom_jvp
 def _svd_reduced(a):
+    if _on_host(a.dtype):
+        return _svd_on_host(a, False, True)
     u, s, v = _svd_full(a)
     k = s.shape[-1]
     return u[..., :, :k], s, _mT(v[..., :, :k])
@@ -568,35 +679,42 @@ def _svd_reduced(a):
 
 @_svd_reduced.defjvp
 def _svd_jvp(primals, tangents):
-    """With dS = U^T dA V and F[i, j] = 1 / (s[j]^2 - s[i]^2) (i != j): ds = diag(dS),
-    dU = U (F * (dS S + S dS^T)) + (I - U U^T) dA V / s,
-    dV = V (F * (S dS + dS^T S)) + (I - V V^T) dA^T U / s."""
+    """With dS = U^H dA V and F[i, j] = 1 / (s[j]^2 - s[i]^2) (i != j): ds = Re diag(dS),
+    dU = U (F * (dS S + S dS^H) + i Im(diag dS) / s) + (I - U U^H) dA V / s,
+    dV = V (F * (S dS + dS^H S)) + (I - V V^H) dA^H U / s (the phase freedom of each
+    singular pair is put on U, as the imaginary diagonal term does)."""
     (a,), (da,) = primals, tangents
     u, s, vh = _svd_reduced(a)
-    v = _mT(vh)
-    ds_mat = _matmul(_mT(u), _matmul(da, v))
+    v = _mH(vh)
+    ds_mat = _matmul(_mH(u), _matmul(da, v))
     k = s.shape[-1]
     eye = _eye(k, dtype=bool)
     s2 = s * s
     diff = s2[..., None, :] - s2[..., :, None]
-    f = _where(eye, 0, 1 / _where(eye, 1, diff))
-    dss = ds_mat * s[..., None, :]
-    sds = s[..., :, None] * ds_mat
-    du = _matmul(u, f * (dss + _mT(dss)))
-    dv = _matmul(v, f * (sds + _mT(sds)))
+    f = _where(eye, 0, 1 / _where(eye, 1, diff)).astype(a.dtype)
+    sc = s.astype(a.dtype)
+    dss = ds_mat * sc[..., None, :]
+    sds = sc[..., :, None] * ds_mat
+    inner_u = f * (dss + _mH(dss))
+    s_inv = _where(s == 0, 0, 1 / _where(s == 0, 1, s)).astype(a.dtype)
+    if dtypes.is_complex(a.dtype):
+        inner_u = inner_u + _where(eye, 1j * _imag(ds_mat), 0) * s_inv[..., None, :]
+    du = _matmul(u, inner_u)
+    dv = _matmul(v, f * (sds + _mH(sds)))
     m, n = a.shape[-2:]
-    s_inv = 1 / s
     if m > k:
         proj = _matmul(da, v) - _matmul(u, ds_mat)
         du = du + proj * s_inv[..., None, :]
     if n > k:
-        proj = _matmul(_mT(da), u) - _matmul(v, _mT(ds_mat))
+        proj = _matmul(_mH(da), u) - _matmul(v, _mH(ds_mat))
         dv = dv + proj * s_inv[..., None, :]
-    return (u, s, vh), (du, _diag(ds_mat), _mT(dv))
+    return (u, s, vh), (du, _real(_diag(ds_mat)), _mH(dv))
 
 
 @custom_jvp
 def _svd_complete(a):
+    if _on_host(a.dtype):
+        return _svd_on_host(a, True, True)
     u, s, v = _svd_full(a)
     return u, s, _mT(v)
 
@@ -613,6 +731,8 @@ def _svd_complete_jvp(primals, tangents):
 
 @custom_jvp
 def _singular_values(a):
+    if _on_host(a.dtype):
+        return _svd_on_host(a, False, False)
     return _svd_full(a)[1]
 
 
@@ -620,7 +740,7 @@ def _singular_values(a):
 def _singular_values_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     u, s, vh = _svd_reduced(a)
-    return s, _diag(_matmul(_mT(u), _matmul(da, _mT(vh))))
+    return s, _real(_diag(_matmul(_mH(u), _matmul(da, _mH(vh)))))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -653,7 +773,7 @@ def pinv(a, rtol=None):
     rtol = max(a.shape[-2:]) * 10 * _eps(a.dtype) if rtol is None else rtol
     cutoff = rtol * _max(s, axis=-1, keepdims=True)
     s_inv = _where(s > cutoff, 1 / _where(s > cutoff, s, 1), 0)
-    return _matmul(_mT(vh) * s_inv[..., None, :], _mT(u))
+    return _matmul(_mH(vh) * s_inv.astype(a.dtype)[..., None, :], _mH(u))
 
 
 # --- The rest of JAX's numpy.linalg -------------------------------------------------------
@@ -702,6 +822,26 @@ def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
     del preferred_element_type  # not passed through (funcgraph's tensordot has no such argument)
     return _np_tensordot(x1, x2, axes=axes, precision=precision)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """JAX's numpy.linalg.norm; the matrix norms ord=2, -2 and 'nuc' from singular values."""
+    x = _asarray(x)
+    matrix_axes = (axis is None and x.ndim == 2) or \
+        (isinstance(axis, (tuple, list)) and len(axis) == 2)
+    if not (matrix_axes and ord in (2, -2, "nuc")):
+        return _norm_by_reductions(x, ord=ord, axis=axis, keepdims=keepdims)
+    (x,) = promote_to_inexact(x)
+    row, col = (a % x.ndim for a in (axis or (0, 1)))
+    if row == col:
+        raise ValueError(f"norm: duplicate axes given: {axis!r}")
+    rest = [i for i in range(x.ndim) if i not in (row, col)]
+    s = svd(x.transpose(rest + [row, col]), compute_uv=False)
+    out = _sum(s, axis=-1) if ord == "nuc" else _max(s, axis=-1) if ord == 2 else \
+        _min(s, axis=-1)
+    if keepdims:
+        out = out.reshape(tuple(1 if i in (row, col) else d for i, d in enumerate(x.shape)))
+    return out
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):

@@ -1,5 +1,6 @@
 """funcgraph.scipy.linalg: JAX's scipy.linalg API: triangular, Cholesky and LU solves, the
-decompositions, expm with its Frechet derivative, polar, and Schur and sqrtm on the host."""
+decompositions, expm with its Frechet derivative, polar, funm, solve_sylvester, Schur,
+Hessenberg, rsf2csf and sqrtm on the host, and the special matrices (_special_matrices)."""
 import functools
 
 import numpy as np
@@ -10,6 +11,9 @@ from funcgraph import lax
 from funcgraph.callback import pure_callback
 from funcgraph.numpy import linalg as _la
 from funcgraph.primitives import linalg as _prims
+from funcgraph.scipy._special_matrices import (  # noqa: F401  (public names)
+    circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard, hankel,
+    helmert, hilbert, invhilbert, invpascal, leslie, pascal)
 from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.transforms.jit import ShapeDtypeStruct
 
@@ -123,18 +127,17 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
-    """(p, l, u) with a = p @ l @ u, or (p @ l, u) when permute_l."""
+    """(p, l, u) with a = p @ l @ u, or (p @ l, u) when permute_l; for a (..., m, n):
+    p (m, m), l (m, k) and u (k, n) with k = min(m, n)."""
     del overwrite_a, check_finite
     a = fnp.asarray(a)
     a = a.astype(fnp.result_type(a, 1.0))
     m, n = a.shape[-2:]
-    if m != n:
-        raise NotImplementedError("funcgraph.scipy.linalg.lu supports square matrices only")
+    k = min(m, n)
     lu_packed, perm, _ = _la._lu_factor(a)
-    eye = fnp.eye(n, dtype=a.dtype)
-    l = fnp.tril(lu_packed, -1) + eye
-    u = fnp.triu(lu_packed)
-    p = fnp.swapaxes((perm[..., :, None] == fnp.arange(n, dtype=perm.dtype)).astype(a.dtype),
+    l = fnp.tril(lu_packed[..., :, :k], -1) + fnp.eye(m, k, dtype=a.dtype)
+    u = fnp.triu(lu_packed[..., :k, :])
+    p = fnp.swapaxes((perm[..., :, None] == fnp.arange(m, dtype=perm.dtype)).astype(a.dtype),
                      -1, -2)
     return (fnp.matmul(p, l), u) if permute_l else (p, l, u)
 
@@ -343,6 +346,157 @@ def sqrtm(A, blocksize=1):
     return _host(host, A, (dtype,))[0]
 
 
+def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
+    """The upper Hessenberg form h = q^H a q (and q when calc_q), by LAPACK gehrd/orghr on
+    the host as JAX on CPU."""
+    del overwrite_a, check_finite
+    a = _square_inexact("hessenberg", a)
+
+    def host(m):
+        m = np.asarray(m)
+        flat = m.reshape((-1,) + m.shape[-2:])
+        h, q = np.empty_like(flat), np.empty_like(flat)
+        for i, x in enumerate(flat):
+            h[i], q[i] = scipy.linalg.hessenberg(x, calc_q=True, check_finite=False)
+        return h.reshape(m.shape), q.reshape(m.shape)
+    shapes = (ShapeDtypeStruct(a.shape, a.dtype),) * 2
+    h, q = pure_callback(host, shapes, a, vmap_method="expand_dims")
+    return (h, q) if calc_q else h
+
+
+def rsf2csf(T, Z, check_finite=True):
+    """The complex Schur form (t, z) from the real one (T, Z), by Givens rotations that
+    split each 2 x 2 diagonal block (computed on the host)."""
+    del check_finite
+    T, Z = fnp.asarray(T), fnp.asarray(Z)
+    dtype = fnp.result_type(T, Z, 1.0)
+    cdtype = np.dtype(np.complex128 if dtype in (np.float64, np.complex128) else np.complex64)
+    if T.ndim != 2 or T.shape[0] != T.shape[1] or Z.shape != T.shape:
+        raise ValueError(f"Input 'T' and 'Z' must be square matrices of one shape, got "
+                         f"{T.shape} and {Z.shape}")
+
+    def host(t, z):
+        t, z = scipy.linalg.rsf2csf(np.asarray(t), np.asarray(z), check_finite=False)
+        return t.astype(cdtype), z.astype(cdtype)
+    shapes = (ShapeDtypeStruct(T.shape, cdtype),) * 2
+    return pure_callback(host, shapes, T.astype(dtype), Z.astype(dtype),
+                         vmap_method="sequential")
+
+
+def _complex_schur(a):
+    t, z = schur(a, output="real")
+    return rsf2csf(t, z)
+
+
+def _parlett(f, t):
+    """The upper triangular F = func(T) from its diagonal by Parlett's recurrence (Golub and
+    Van Loan, Algorithm 11.1.1); also min |T[j, j] - T[i, i]| over the pairs used."""
+    n = t.shape[0]
+    entries = [[f[i, i] if i == j else None for j in range(n)] for i in range(n)]
+    minden = fnp.abs(t[0, 0])
+    for p in range(1, n):
+        for i in range(n - p):
+            j = i + p
+            num = t[i, j] * (entries[j][j] - entries[i][i])
+            for k in range(i + 1, j):
+                num = num + t[i, k] * entries[k][j] - entries[i][k] * t[k, j]
+            den = t[j, j] - t[i, i]
+            den = fnp.where(den == 0, 1, den)
+            minden = fnp.minimum(minden, fnp.abs(den))
+            entries[i][j] = num / den
+    zero = fnp.zeros((), f.dtype)
+    rows = [fnp.stack([zero if v is None else v for v in row]) for row in entries]
+    return fnp.stack(rows), minden
+
+
+def funm(A, func, disp=True):
+    """func(A) for a square A through its complex Schur form (complex-valued, as JAX's);
+    with disp=False also an estimate of the relative error."""
+    A = _square_inexact("funm", A)
+    if A.ndim != 2:
+        raise ValueError(f"expected square array_like input, got shape {A.shape}")
+    t, z = _complex_schur(A)
+    f = fnp.diag(fnp.asarray(func(fnp.diag(t)))).astype(t.dtype)
+    f, minden = _parlett(f, t)
+    f = fnp.matmul(fnp.matmul(z, f), fnp.conj(z.T))
+    if disp:
+        return f
+    tol = float(np.finfo(np.float32 if f.dtype == np.complex64 else np.float64).eps)
+    minden = fnp.where(minden == 0, tol, minden)
+    strict = fnp.triu(t, 1)
+    err = fnp.minimum(1, fnp.maximum(tol, (tol / minden) * fnp.linalg.norm(strict, 1)))
+    return f, fnp.where(fnp.any(fnp.isinf(f)), np.inf, err)
+
+
+def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
+    """X with A X + X B = C (Bartels-Stewart: complex Schur forms of A and B, then a
+    triangular Sylvester equation solved column by column)."""
+    if method != "schur":
+        raise ValueError(f"method={method!r} is not supported")
+    del tol
+    A, B, C = (fnp.asarray(x) for x in (A, B, C))
+    dtype = fnp.result_type(A, B, C, 1.0)
+    r, u = _complex_schur(A.astype(dtype))
+    s, v = _complex_schur(B.astype(dtype))
+    f = fnp.matmul(fnp.matmul(fnp.conj(u.T), C.astype(r.dtype)), v)
+    n = s.shape[0]
+    eye = fnp.eye(r.shape[0], dtype=r.dtype)
+    ys = []
+    for j in range(n):
+        rhs = f[:, j]
+        for k in range(j):
+            rhs = rhs - s[k, j] * ys[k]
+        ys.append(_prims.triangular_solve(r + s[j, j] * eye, rhs[:, None], left_side=True,
+                                          lower=False)[:, 0])
+    y = fnp.stack(ys, axis=1)
+    x = fnp.matmul(fnp.matmul(u, y), fnp.conj(v.T))
+    return x if np.issubdtype(dtype, np.complexfloating) else fnp.real(x).astype(dtype)
+
+
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
+                overwrite_c=False):
+    """(c @ Q, R) ('right') or (Q @ c, R) ('left') with a = Q R the economic QR of a."""
+    del overwrite_a, overwrite_c
+    if pivoting:
+        raise NotImplementedError("Pivoting is not implemented.")
+    if mode not in ("right", "left"):
+        raise ValueError(f"Unsupported qr_multiply mode '{mode}'")
+    q, r = _la.qr(a, mode="reduced")
+    if conjugate:
+        q = fnp.conj(q)
+    c = fnp.asarray(c)
+    return (fnp.matmul(c, q), r) if mode == "right" else (fnp.matmul(q, c), r)
+
+
+def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None, tol=None,
+                     key=None):
+    """Eigenvalues (and eigenvectors) of the symmetric tridiagonal matrix with diagonal d
+    and off-diagonal e; select 'a' (all), 'i' (indices select_range inclusive) or 'v'
+    (values in the half-open select_range, which needs concrete d and e)."""
+    del tol, key
+    d, e = fnp.asarray(d), fnp.asarray(e)
+    dtype = fnp.result_type(d, e, 1.0)
+    if np.issubdtype(dtype, np.complexfloating):
+        raise NotImplementedError("eigh_tridiagonal: complex (Hermitian) input is not "
+                                  "supported")
+    n = d.shape[-1]
+    if e.shape[-1] != n - 1:
+        raise ValueError(f"e must have one element fewer than d, got {e.shape} and {d.shape}")
+    mat = (fnp.diag(d.astype(dtype)) + fnp.diag(e.astype(dtype), 1)
+           + fnp.diag(e.astype(dtype), -1))
+    w, v = _la.eigh(mat)
+    if select == "i":
+        lo, hi = select_range
+        w, v = w[lo:hi + 1], v[:, lo:hi + 1]
+    elif select == "v":
+        lo, hi = select_range
+        keep = np.nonzero((np.asarray(w) > lo) & (np.asarray(w) <= hi))[0]
+        w, v = w[keep], v[:, keep]
+    elif select != "a":
+        raise ValueError(f"select must be 'a', 'i' or 'v', got {select!r}")
+    return w if eigvals_only else (w, v)
+
+
 # --- special matrices -----------------------------------------------------------------------
 
 def block_diag(*arrs):
@@ -371,6 +525,9 @@ def toeplitz(c, r=None):
     return vals[r.shape[0] - 1 + i - j]
 
 
-__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
-           "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "polar", "qr", "schur",
-           "solve", "solve_triangular", "sqrtm", "svd", "toeplitz"]
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
+           "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm",
+           "expm_frechet", "fiedler", "fiedler_companion", "funm", "hadamard", "hankel",
+           "helmert", "hessenberg", "hilbert", "inv", "invhilbert", "invpascal", "leslie", "lu",
+           "lu_factor", "lu_solve", "pascal", "polar", "qr", "qr_multiply", "rsf2csf", "schur",
+           "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd", "toeplitz"]
