@@ -15,7 +15,7 @@ from functools import partial as _partial
 import numpy as np
 import scipy.linalg as _scipy_linalg
 
-from funcgraph import backend as _backend, dtypes, lax
+from funcgraph import dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
 # under private names.
 from funcgraph.numpy._core import promote_to_inexact, asarray as _asarray
@@ -96,10 +96,12 @@ def _eps(dtype):
 
 
 def _on_host(dtype):
-    """Whether eigh, svd and qr call LAPACK on the host (JAX's CPU routines, so results
-    agree with JAX's to the bit): on the CPU backend, and for complex dtypes everywhere
-    (the Jacobi and Householder loops here are real-only)."""
-    return dtypes.is_complex(dtype) or _backend.platform() == "cpu"
+    """Whether eigh, svd and qr call LAPACK on the host (JAX's CPU routines) through a
+    host callback: for complex dtypes, which the Jacobi and Householder loops here do not
+    handle.  Real inputs stay in the compiled program, so that it can be exported and
+    partitioned over devices (a host callback can be neither); their eigen- and singular
+    vectors may differ from jax's in sign."""
+    return dtypes.is_complex(dtype)
 
 
 def _real_dtype(dtype):
