@@ -47,6 +47,34 @@ def to_buffer(x, aval):
     return backend.device_put(np.asarray(x, aval.dtype))
 
 
+def to_buffers(leaves, avals):
+    """The device buffers of a call's argument leaves: an Array's own buffer, a host
+    value (NumPy, Python scalar) copied at its traced dtype by one jaxlib transfer."""
+    return [to_buffer(x, a) for x, a in zip(leaves, avals, strict=True)]
+
+
+# Argument types looked up by their abstract value in the fast path; anything else
+# (pytrees, tracers, other array-likes) takes the full path.
+_HOST_LEAF_TYPES = frozenset(core.PYTHON_SCALARS) | {np.ndarray}
+
+
+def flat_key(args):
+    """The fast-path cache key of positional arguments that are all arrays or scalars:
+    per argument its aval (dtype, shape, weak type: Python scalars are weak), with the
+    sharding of a committed Array (it decides where the program runs); None for any
+    other call.  NumPy values and Arrays of one aval share a key: they trace alike."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is Array:
+            key.append(a.aval if a._sharding is None else (a.aval, a._sharding))
+        elif t in _HOST_LEAF_TYPES or issubclass(t, np.generic):
+            key.append(core.get_aval(a))
+        else:
+            return None
+    return tuple(key)
+
+
 class CompiledJaxpr:
     """An executable with the device buffers of its constants and its output types.
     A program over several devices (or a non-default one) also has the shardings of
@@ -163,11 +191,12 @@ def _split_float0(out_leaves):
 
 class _CacheEntry:
     __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output", "lock",
-                 "variant", "placement")
+                 "variant", "placement", "in_avals")
 
     def __init__(self, closed, out_tree, donated, variant=None, placement=None):
         self.placement = placement  # where it runs (placement.py); None: default device
         self.closed = closed
+        self.in_avals = closed.in_avals  # the traced leaf types (host values' dtypes)
         self.out_tree = out_tree  # an OutputSpec
         self.compiled = None
         self.donated = donated
@@ -187,6 +216,16 @@ class _CacheEntry:
                     self._compiled_in(time.perf_counter() - start)
                     self.compiled = compiled
         return compiled
+
+    def run_leaves(self, leaves):
+        """The compiled outputs (Arrays) for the argument leaves."""
+        compiled = self.compiled or self.get_compiled()
+        return compiled(to_buffers(leaves, self.in_avals))
+
+    def call(self, args):
+        """The function's result for flat arguments (the fast path)."""
+        outs = self.run_leaves(args)
+        return outs[0] if self.single_output else self.out_tree.unflatten(outs)
 
     def _compiled_in(self, seconds):
         variant = self.variant
@@ -241,11 +280,11 @@ class JitFunction:
         self.out_shardings = out_shardings
         self._placed = in_shardings is not None or out_shardings is not None
         self._cache = {}
-        # Calls whose arguments are all Arrays skip pytree flattening: key (avals, with
-        # the sharding of committed arguments).
-        self._array_cache = {}
-        self._array_fast_path = not (self.static_argnums or self.static_argnames
-                                     or self.donate_argnums)
+        # Calls whose positional arguments are all arrays or scalars skip pytree
+        # flattening: key flat_key(args) (avals, with the sharding of committed Arrays).
+        self._flat_cache = {}
+        self._flat_fast_path = not (self.static_argnums or self.static_argnames
+                                    or self.donate_argnums)
         self._last_key = None
         self._variants = []  # jit_cache.Variant per cache entry, oldest first
         functools.update_wrapper(self, fun, updated=())
@@ -353,16 +392,17 @@ class JitFunction:
         return tuple(donated)
 
     def __call__(self, *args, **kwargs):
+        # The fast path: positional arguments that are all arrays or scalars (no
+        # keywords, statics or donation) are looked up by their types alone, skipping
+        # pytree flattening; any other call, or a first call, takes _dispatch, which
+        # fills this cache.
+        if not (kwargs or config.dispatch_checks) and self._flat_fast_path:
+            key = flat_key(args)
+            entry = self._flat_cache.get(key) if key is not None else None
+            if entry is not None and is_eager():
+                return entry.call(args)
         if config.dispatch_checks:
             return self._call_checked(args, kwargs)
-        if not kwargs and self._array_fast_path and is_eager():
-            entry = self._array_cache.get(tuple([
-                (a.aval if a._sharding is None else (a.aval, a._sharding))
-                if type(a) is Array else None for a in args]))
-            if entry is not None:
-                outs = entry.get_compiled()([a._buf if a._buf is not None
-                                             else a._device_buffer() for a in args])
-                return outs[0] if entry.single_output else entry.out_tree.unflatten(outs)
         return self._dispatch(args, kwargs)
 
     def _dispatch(self, args, kwargs):
@@ -378,11 +418,14 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._miss(key, statics, in_tree, avals, args, dyn_args, committed)
-            if (self._array_fast_path and not kwargs and all(type(a) is Array for a in args)
-                    and config.jax_default_device is None):
-                self._array_cache[tuple(a.aval if a._sharding is None else
-                                        (a.aval, a._sharding) for a in args)] = entry
-        outs = entry.get_compiled()([to_buffer(x, a) for x, a in zip(leaves, avals)])
+        if (self._flat_fast_path and not kwargs and config.jax_default_device is None
+                and not config.check_nonfinite):
+            # Whatever the first call's argument kinds (Arrays, NumPy values, Python
+            # scalars), later calls of the same types take the fast path.
+            fast_key = flat_key(args)
+            if fast_key is not None:
+                self._flat_cache[fast_key] = entry
+        outs = entry.run_leaves(leaves)
         if config.check_nonfinite:
             self._check_outputs(entry, leaves, outs, args, kwargs)
         for i in entry.donated:
@@ -531,7 +574,7 @@ class JitFunction:
 
     def clear_cache(self):
         self._cache.clear()
-        self._array_cache.clear()
+        self._flat_cache.clear()
         self._variants.clear()
 
     def _cache_size(self):
