@@ -74,6 +74,9 @@ class EvalTrace(core.Trace):
             if config.check_nonfinite:
                 check_nonfinite(prim, out if prim.multiple_results else [out])
             return out
+        impl = impl_rules.get(prim)
+        if impl is None or not eager_mode.uses_numpy():
+            return self._run_compiled(prim, args, params)
         vals, avals = [], []
         for a in args:
             if type(a) is Array and a._np is not None:
@@ -88,16 +91,29 @@ class EvalTrace(core.Trace):
         except KeyError:
             raise core.missing_rule(prim, "shape") from None
         out_aval = rule(*avals, **params)
-        impl = impl_rules.get(prim)
-        if impl is not None and eager_mode.uses_numpy():
-            out = impl(*vals, **params)
-        else:
-            out = compiled_eval["primitive"](prim, avals, params, vals)
+        out = impl(*vals, **params)
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
         return _wrap(out, out_aval)
+
+
+    def _run_compiled(self, prim, args, params):
+        """A primitive run as a compiled XLA computation (those whose NumPy version would
+        round differently from XLA, e.g. sin and exp, or any off the CPU).  Arrays are
+        passed as they are, so a value that lives on the device stays there; the shape
+        rule runs on the compiled path's first call of each type (its trace)."""
+        avals = []
+        for a in args:
+            if type(a) is Array:
+                avals.append(a.aval)
+            else:
+                avals.append(to_concrete(a)[1])
+        out = compiled_eval["primitive"](prim, avals, params, args)
+        if config.check_nonfinite:
+            check_nonfinite(prim, out if prim.multiple_results else [out])
+        return out
 
 
 # --- jax_debug_nans / jax_debug_infs -----------------------------------------------

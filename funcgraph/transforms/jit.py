@@ -141,17 +141,19 @@ def optimize(closed):
     return passes.optimize(closed)
 
 
-# Eager primitives off the CPU (or with funcgraph_eager_numpy off) run compiled.
+# Eager primitives run compiled (off the CPU, or those without a bit-exact NumPy
+# version) are cached per (primitive, argument types, params): after the first call of
+# each type, one dict lookup, the transfer of host arguments and the executable call.
 _primitive_cache = {}
 
 
-def _compiled_primitive(prim, avals, params, vals):
-    key = (prim, tuple(avals), tuple(sorted(params.items())))
+def _compiled_primitive(prim, avals, params, args):
+    key = (prim, tuple(avals), tuple(sorted(params.items())) if params else ())
     compiled = _primitive_cache.get(key)
     if compiled is None:
         closed = trace_flat(lambda *xs: _as_list(prim.bind(*xs, **params), prim), avals)
         compiled = _primitive_cache[key] = CompiledJaxpr(closed)
-    outs = compiled([to_buffer(v, a) for v, a in core.safe_zip(vals, avals)])
+    outs = compiled(to_buffers(args, avals))
     return outs if prim.multiple_results else outs[0]
 
 
