@@ -82,11 +82,14 @@ class CompiledJaxpr:
     __slots__ = ("executable", "const_bufs", "out_avals", "text", "jaxpr", "out_shardings",
                  "handlers")
 
-    def __init__(self, closed, donated=(), placement=None):
+    def __init__(self, closed, donated=(), placement=None, module=None):
+        """`module`: the jaxpr already lowered (by Lowered, with this placement), so
+        that it is not lowered a second time."""
         self.jaxpr = closed
         jaxpr = closed.jaxpr
         placement = placement or placing.unplaced(len(jaxpr.invars), len(jaxpr.outvars))
-        module = lowering.lower_module(jaxpr, donated, placement)
+        if module is None:
+            module = lowering.lower_module(jaxpr, donated, placement)
         self.text = module.text
         self.out_avals = [v.aval for v in jaxpr.outvars]
         self.const_bufs = [to_buffer(c, v.aval) for c, v in
@@ -652,8 +655,9 @@ class Traced:
 
     def lower(self):
         optimized = optimize(self.jaxpr)
-        return Lowered(self, optimized, lowering.lower_to_text(optimized.jaxpr, self.donated,
-                                                               self._fresh_placement()))
+        placement = self._fresh_placement()
+        module = lowering.lower_module(optimized.jaxpr, self.donated, placement)
+        return Lowered(self, optimized, module, placement)
 
     def _fresh_placement(self):
         """A copy of the placement for one lowering (lowering settles its details)."""
@@ -668,10 +672,12 @@ class Traced:
 class Lowered:
     """jit(f).lower(...): the StableHLO module; `.compile()` goes on to XLA."""
 
-    def __init__(self, traced, closed, text):
+    def __init__(self, traced, closed, module, placement):
         self.traced = traced
         self.jaxpr = closed
-        self.text = text
+        self.module = module  # a lowering.LoweredModule, compiled as it is
+        self.placement = placement  # the one the module was lowered with
+        self.text = module.text
 
     def as_text(self, dialect="stablehlo", *, debug_info=False):
         if dialect != "stablehlo":
@@ -688,7 +694,7 @@ class Compiled:
     def __init__(self, lowered):
         self.lowered = lowered
         self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.traced.donated,
-                                      lowered.traced._fresh_placement())
+                                      lowered.placement, lowered.module)
         self.in_tree = lowered.traced.in_tree
         self.in_avals = lowered.jaxpr.in_avals
 
