@@ -49,8 +49,13 @@ def to_buffer(x, aval):
 
 def to_buffers(leaves, avals):
     """The device buffers of a call's argument leaves: an Array's own buffer, a host
-    value (NumPy, Python scalar) copied at its traced dtype by one jaxlib transfer."""
-    return [to_buffer(x, a) for x, a in zip(leaves, avals, strict=True)]
+    value (NumPy, Python scalar) copied at its traced dtype by one jaxlib transfer.
+    (The Array case is inlined: it is the common one, once per leaf per call.)"""
+    bufs = []
+    for x, aval in zip(leaves, avals, strict=True):
+        buf = x._buf if type(x) is Array else None
+        bufs.append(buf if buf is not None else to_buffer(x, aval))
+    return bufs
 
 
 # Argument types looked up by their abstract value in the fast path; anything else
