@@ -63,6 +63,21 @@ def to_buffers(leaves, avals):
 _HOST_LEAF_TYPES = frozenset(core.PYTHON_SCALARS) | {np.ndarray}
 
 
+def leaf_types(leaves):
+    """(the avals of the leaves, their shardings (None: uncommitted), whether any is
+    committed), in one pass: the full path's per-leaf work."""
+    avals, committed, any_committed = [], [], False
+    for x in leaves:
+        if type(x) is Array:
+            avals.append(x.aval)
+            committed.append(x._sharding)
+            any_committed = any_committed or x._sharding is not None
+        else:
+            avals.append(core.get_aval(x))
+            committed.append(None)
+    return tuple(avals), tuple(committed), any_committed
+
+
 def flat_key(args):
     """The fast-path cache key of positional arguments that are all arrays or scalars:
     per argument its aval (dtype, shape, weak type: Python scalars are weak), with the
@@ -418,12 +433,11 @@ class JitFunction:
     def _dispatch(self, args, kwargs):
         statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
-        avals = tuple(map(core.get_aval, leaves))
+        avals, committed, any_committed = leaf_types(leaves)
         if not is_eager():
             return self._bind_call(statics, in_tree, avals, leaves)
-        committed = placing.committed_shardings(leaves)
         key = (in_tree, statics, avals)
-        if config.jax_default_device is not None or any(s is not None for s in committed):
+        if config.jax_default_device is not None or any_committed:
             key += (committed, config.jax_default_device)
         entry = self._cache.get(key)
         if entry is None:
