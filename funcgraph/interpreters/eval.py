@@ -24,7 +24,8 @@ direct_impls = {}
 
 # How eager work runs compiled, filled by funcgraph.transforms.jit (the layer that
 # compiles; interpreters sit below it):
-#   compiled_eval["primitive"](prim, avals, params, values) -> outputs of one primitive
+#   compiled_eval["primitive"](prim, avals, params, args) -> outputs (Arrays) of one
+#       primitive on its concrete arguments (Arrays as they are, host values, scalars)
 #   compiled_eval["jaxpr"](closed, args) -> outputs of a const-free ClosedJaxpr
 compiled_eval = {}
 
@@ -97,7 +98,6 @@ class EvalTrace(core.Trace):
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
         return _wrap(out, out_aval)
-
 
     def _run_compiled(self, prim, args, params):
         """A primitive run as a compiled XLA computation (those whose NumPy version would
