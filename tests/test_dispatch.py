@@ -167,8 +167,9 @@ def test_flat_key():
     key = jit_module.flat_key((x, 1.0))
     assert key[0] == fg.device_put(x).aval
     assert key[1].weak_type
-    assert jit_module.flat_key(({"a": x},)) is None
-    assert jit_module.flat_key(([x],)) is None
+    assert jit_module.is_flat_key(key)
+    assert not jit_module.is_flat_key(jit_module.flat_key(({"a": x},)))
+    assert not jit_module.is_flat_key(jit_module.flat_key((x, [x])))
 
 
 def test_eager_compiled_primitive_keeps_device_values_and_is_jits_result():
