@@ -417,7 +417,7 @@ class JitFunction:
         # pytree flattening; any other call, or a first call, takes _dispatch, which
         # fills this cache.
         if not (kwargs or config.dispatch_checks) and self._flat_fast_path:
-            entry = self._flat_cache.get(flat_key(args))  # None: no such key
+            entry = self._flat_cache.get(flat_key(args))  # keys holding None: never stored
             if entry is not None and is_eager():
                 # inlined (no helper calls): each Python call here is ~2% of jax's dispatch
                 compiled = entry.compiled or entry.get_compiled()
