@@ -74,6 +74,39 @@ def dispatch():
                        rounds=7, repeat=2000)
 
 
+@benchmark("jit dispatch with NumPy host arguments", 1.05)
+def dispatch_numpy():
+    f_fg = fg.jit(lambda x, y: x * y + 1.0)
+    f_jax = jax.jit(lambda x, y: x * y + 1.0)
+    x = np.ones(4096, np.float32)  # 16 KB
+    f_fg(x, x).block_until_ready()
+    f_jax(x, x).block_until_ready()
+    return interleaved(lambda: f_fg(x, x), lambda: f_jax(x, x), rounds=7, repeat=1000)
+
+
+@benchmark("jit dispatch after a first call with NumPy scalars", 1.0)
+def dispatch_after_numpy_scalars():
+    f_fg = fg.jit(lambda x, y: x * y + 1.0)
+    f_jax = jax.jit(lambda x, y: x * y + 1.0)
+    f_fg(np.float32(2), np.float32(3)).block_until_ready()
+    f_jax(np.float32(2), np.float32(3)).block_until_ready()
+    x_fg = fg.device_put(np.float32(2))
+    x_jax = jax.device_put(np.float32(2))
+    return interleaved(lambda: f_fg(x_fg, x_fg), lambda: f_jax(x_jax, x_jax),
+                       rounds=7, repeat=2000)
+
+
+@benchmark("jit dispatch of a 100-leaf pytree in and out", 1.0)
+def dispatch_pytree():
+    f_fg = fg.jit(lambda d: {k: v + 1.0 for k, v in d.items()})
+    f_jax = jax.jit(lambda d: {k: v + 1.0 for k, v in d.items()})
+    d_fg = {f"p{i}": fg.device_put(np.ones(4, np.float32)) for i in range(100)}
+    d_jax = {f"p{i}": jax.device_put(np.ones(4, np.float32)) for i in range(100)}
+    f_fg(d_fg)
+    jax.block_until_ready(f_jax(d_jax))
+    return interleaved(lambda: f_fg(d_fg), lambda: f_jax(d_jax), rounds=7, repeat=300)
+
+
 def _eager_chain(np_mod, x):
     for _ in range(10):
         x = np_mod.sin(x) * 0.5 + x

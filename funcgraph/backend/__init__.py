@@ -102,17 +102,28 @@ def local_devices():
     return list(_client().local_devices())
 
 
+def _default_device():
+    return _first_local_device(_client())
+
+
+@functools.lru_cache(maxsize=None)
+def _first_local_device(client):
+    """Cached per client: the default platform can change (config jax_platforms)."""
+    return client.local_devices()[0]
+
+
 def device_put(value, device=None):
     """A device buffer holding a copy of the host value.  jaxlib's batched transfer takes
     about 3 us where jax.device_put's Python path takes tens; the latter is the fallback."""
     value = np.asarray(value)
-    device = device or local_devices()[0]
+    device = device or _default_device()
     jax = _jax()
     try:
-        # enable_x64: funcgraph, not jax's flag, decides which dtypes exist.
+        # enable_x64: funcgraph, not jax's flag, decides which dtypes exist.  Copied
+        # during the call: the caller may write to its NumPy array right after.
         return jax.xla_client.batched_device_put(
             _jax_aval(value.shape, value.dtype), _sharding(device), [value], [device], True,
-            True, enable_x64=True)
+            True, _immutable_during_call(), enable_x64=True)
     except Exception:
         pass
     if value.dtype.itemsize == 8 or value.dtype == np.complex128:
@@ -120,6 +131,11 @@ def device_put(value, device=None):
         with _jax_x64():
             return jax.device_put(value, device)
     return jax.device_put(value, device)
+
+
+@functools.lru_cache(maxsize=None)
+def _immutable_during_call():
+    return _jax().xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 
 @functools.lru_cache(maxsize=4096)

@@ -25,7 +25,8 @@ direct_impls = {}
 
 # How eager work runs compiled, filled by funcgraph.transforms.jit (the layer that
 # compiles; interpreters sit below it):
-#   compiled_eval["primitive"](prim, avals, params, values) -> outputs of one primitive
+#   compiled_eval["primitive"](prim, avals, params, args) -> outputs (Arrays) of one
+#       primitive on its concrete arguments (Arrays as they are, host values, scalars)
 #   compiled_eval["jaxpr"](closed, args) -> outputs of a const-free ClosedJaxpr
 compiled_eval = {}
 
@@ -113,25 +114,32 @@ class EvalTrace(core.Trace):
             if config.check_nonfinite:
                 check_nonfinite(prim, out if prim.multiple_results else [out])
             return out
+        impl = impl_rules.get(prim)
+        if impl is None or not eager_mode.uses_numpy():
+            return self._run_compiled(prim, args, params)
+        vals, avals = host_values(args)
         try:
             rule = core.shape_rules[prim]
         except KeyError:
             raise core.missing_rule(prim, "shape") from None
-        impl = impl_rules.get(prim)
-        if impl is not None and eager_mode.uses_numpy():
-            vals, avals = host_values(args)
-            out_aval = rule(*avals, **params)
-            out = impl(*vals, **params)
-        else:
-            # Compiled: Arrays go in as they are, so their buffers stay on the device.
-            vals, avals = device_values(args)
-            out_aval = rule(*avals, **params)
-            out = compiled_eval["primitive"](prim, avals, params, vals)
+        out_aval = rule(*avals, **params)
+        out = impl(*vals, **params)
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
         return _wrap(out, out_aval)
+
+    def _run_compiled(self, prim, args, params):
+        """A primitive run as a compiled XLA computation (those whose NumPy version would
+        round differently from XLA, e.g. sin and exp, or any off the CPU).  Arrays are
+        passed as they are, so a value that lives on the device stays there; the shape
+        rule runs on the compiled path's first call of each type (its trace)."""
+        vals, avals = device_values(args)
+        out = compiled_eval["primitive"](prim, avals, params, vals)
+        if config.check_nonfinite:
+            check_nonfinite(prim, out if prim.multiple_results else [out])
+        return out
 
 
 # --- jax_debug_nans / jax_debug_infs -----------------------------------------------

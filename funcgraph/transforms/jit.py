@@ -48,6 +48,54 @@ def to_buffer(x, aval):
     return backend.device_put(np.asarray(x, aval.dtype))
 
 
+def to_buffers(leaves, avals):
+    """The device buffers of a call's argument leaves: an Array's own buffer, a host
+    value (NumPy, Python scalar) copied at its traced dtype by one jaxlib transfer.
+    The Array case is inlined: it is the common one, once per leaf per call."""
+    return [x._buf if type(x) is Array and x._buf is not None else to_buffer(x, aval)
+            for x, aval in zip(leaves, avals, strict=True)]
+
+
+# Argument types looked up by their abstract value in the fast path; anything else
+# (pytrees, tracers, other array-likes) takes the full path.
+_HOST_LEAF_TYPES = frozenset(core.PYTHON_SCALARS) | {np.ndarray}
+
+
+def leaf_types(leaves):
+    """(the avals of the leaves, their shardings (None: uncommitted), whether any is
+    committed), in one pass: the full path's per-leaf work."""
+    avals, committed, any_committed = [], [], False
+    for x in leaves:
+        if type(x) is Array:
+            avals.append(x.aval)
+            committed.append(x._sharding)
+            any_committed = any_committed or x._sharding is not None
+        else:
+            avals.append(core.get_aval(x))
+            committed.append(None)
+    return tuple(avals), tuple(committed), any_committed
+
+
+def flat_key(args):
+    """The fast-path cache key of positional arguments that are all arrays or scalars:
+    per argument its aval (dtype, shape, weak type: Python scalars are weak), with the
+    sharding of a committed Array (it decides where the program runs).  NumPy values and
+    Arrays of one aval share a key: they trace alike.  Another kind of argument puts a
+    None in the key, which is never stored (see is_flat_key).  A list comprehension:
+    this runs on every call."""
+    return tuple([(a.aval if a._sharding is None else (a.aval, a._sharding))
+                  if type(a) is Array else _host_leaf_key(a) for a in args])
+
+
+def _host_leaf_key(a):
+    t = type(a)
+    return core.get_aval(a) if t in _HOST_LEAF_TYPES or issubclass(t, np.generic) else None
+
+
+def is_flat_key(key):
+    return not any(k is None for k in key)
+
+
 class CompiledJaxpr:
     """An executable with the device buffers of its constants and its output types.
     A program over several devices (or a non-default one) also has the shardings of
@@ -55,11 +103,14 @@ class CompiledJaxpr:
     __slots__ = ("executable", "const_bufs", "out_avals", "text", "jaxpr", "out_shardings",
                  "handlers")
 
-    def __init__(self, closed, donated=(), placement=None):
+    def __init__(self, closed, donated=(), placement=None, module=None):
+        """`module`: the jaxpr already lowered (by Lowered, with this placement), so
+        that it is not lowered a second time."""
         self.jaxpr = closed
         jaxpr = closed.jaxpr
         placement = placement or placing.unplaced(len(jaxpr.invars), len(jaxpr.outvars))
-        module = lowering.lower_module(jaxpr, donated, placement)
+        if module is None:
+            module = lowering.lower_module(jaxpr, donated, placement)
         self.text = module.text
         self.out_avals = [v.aval for v in jaxpr.outvars]
         self.const_bufs = [to_buffer(c, v.aval) for c, v in
@@ -114,17 +165,19 @@ def optimize(closed):
     return passes.optimize(closed)
 
 
-# Eager primitives off the CPU (or with funcgraph_eager_numpy off) run compiled.
+# Eager primitives run compiled (off the CPU, or those without a bit-exact NumPy
+# version) are cached per (primitive, argument types, params): after the first call of
+# each type, one dict lookup, the transfer of host arguments and the executable call.
 _primitive_cache = {}
 
 
-def _compiled_primitive(prim, avals, params, vals):
-    key = (prim, tuple(avals), tuple(sorted(params.items())))
+def _compiled_primitive(prim, avals, params, args):
+    key = (prim, tuple(avals), tuple(sorted(params.items())) if params else ())
     compiled = _primitive_cache.get(key)
     if compiled is None:
         closed = trace_flat(lambda *xs: _as_list(prim.bind(*xs, **params), prim), avals)
         compiled = _primitive_cache[key] = CompiledJaxpr(closed)
-    outs = compiled([to_buffer(v, a) for v, a in core.safe_zip(vals, avals)])
+    outs = compiled(to_buffers(args, avals))
     return outs if prim.multiple_results else outs[0]
 
 
@@ -164,11 +217,12 @@ def _split_float0(out_leaves):
 
 class _CacheEntry:
     __slots__ = ("closed", "out_tree", "compiled", "donated", "single_output", "lock",
-                 "variant", "placement")
+                 "variant", "placement", "in_avals")
 
     def __init__(self, closed, out_tree, donated, variant=None, placement=None):
         self.placement = placement  # where it runs (placement.py); None: default device
         self.closed = closed
+        self.in_avals = closed.in_avals  # the traced leaf types (host values' dtypes)
         self.out_tree = out_tree  # an OutputSpec
         self.compiled = None
         self.donated = donated
@@ -188,6 +242,11 @@ class _CacheEntry:
                     self._compiled_in(time.perf_counter() - start)
                     self.compiled = compiled
         return compiled
+
+    def run_leaves(self, leaves):
+        """The compiled outputs (Arrays) for the argument leaves."""
+        compiled = self.compiled or self.get_compiled()
+        return compiled(to_buffers(leaves, self.in_avals))
 
     def _compiled_in(self, seconds):
         variant = self.variant
@@ -242,11 +301,11 @@ class JitFunction:
         self.out_shardings = out_shardings
         self._placed = in_shardings is not None or out_shardings is not None
         self._cache = {}
-        # Calls whose arguments are all Arrays skip pytree flattening: key (avals, with
-        # the sharding of committed arguments).
-        self._array_cache = {}
-        self._array_fast_path = not (self.static_argnums or self.static_argnames
-                                     or self.donate_argnums)
+        # Calls whose positional arguments are all arrays or scalars skip pytree
+        # flattening: key flat_key(args) (avals, with the sharding of committed Arrays).
+        self._flat_cache = {}
+        self._flat_fast_path = not (self.static_argnums or self.static_argnames
+                                    or self.donate_argnums)
         self._last_key = None
         self._variants = []  # jit_cache.Variant per cache entry, oldest first
         functools.update_wrapper(self, fun, updated=())
@@ -354,36 +413,42 @@ class JitFunction:
         return tuple(donated)
 
     def __call__(self, *args, **kwargs):
+        # The fast path: positional arguments that are all arrays or scalars (no
+        # keywords, statics or donation) are looked up by their types alone, skipping
+        # pytree flattening; any other call, or a first call, takes _dispatch, which
+        # fills this cache.
+        if not (kwargs or config.dispatch_checks) and self._flat_fast_path:
+            entry = self._flat_cache.get(flat_key(args))  # keys holding None: never stored
+            if entry is not None and is_eager():
+                # inlined (no helper calls): each Python call here is ~2% of jax's dispatch
+                compiled = entry.compiled or entry.get_compiled()
+                outs = compiled([a._buf if type(a) is Array and a._buf is not None
+                                 else to_buffer(a, aval) for a, aval in zip(args, entry.in_avals)])
+                return outs[0] if entry.single_output else entry.out_tree.unflatten(outs)
         if config.dispatch_checks:
             return self._call_checked(args, kwargs)
-        if not kwargs and self._array_fast_path and is_eager():
-            entry = self._array_cache.get(tuple([
-                (a.aval if a._sharding is None else (a.aval, a._sharding))
-                if type(a) is Array else None for a in args]))
-            if entry is not None:
-                outs = entry.get_compiled()([a._buf if a._buf is not None
-                                             else a._device_buffer() for a in args])
-                return outs[0] if entry.single_output else entry.out_tree.unflatten(outs)
         return self._dispatch(args, kwargs)
 
     def _dispatch(self, args, kwargs):
         statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
-        avals = tuple(map(core.get_aval, leaves))
+        avals, committed, any_committed = leaf_types(leaves)
         if not is_eager():
             return self._bind_call(statics, in_tree, avals, leaves)
-        committed = placing.committed_shardings(leaves)
         key = (in_tree, statics, avals)
-        if config.jax_default_device is not None or any(s is not None for s in committed):
+        if config.jax_default_device is not None or any_committed:
             key += (committed, config.jax_default_device)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._miss(key, statics, in_tree, avals, args, dyn_args, committed)
-            if (self._array_fast_path and not kwargs and all(type(a) is Array for a in args)
-                    and config.jax_default_device is None):
-                self._array_cache[tuple(a.aval if a._sharding is None else
-                                        (a.aval, a._sharding) for a in args)] = entry
-        outs = entry.get_compiled()([to_buffer(x, a) for x, a in zip(leaves, avals)])
+        if (self._flat_fast_path and not kwargs and config.jax_default_device is None
+                and not config.check_nonfinite):
+            # Whatever the first call's argument kinds (Arrays, NumPy values, Python
+            # scalars), later calls of the same types take the fast path.
+            fast_key = flat_key(args)
+            if is_flat_key(fast_key):
+                self._flat_cache[fast_key] = entry
+        outs = entry.run_leaves(leaves)
         if config.check_nonfinite:
             self._check_outputs(entry, leaves, outs, args, kwargs)
         for i in entry.donated:
@@ -533,7 +598,7 @@ class JitFunction:
 
     def clear_cache(self):
         self._cache.clear()
-        self._array_cache.clear()
+        self._flat_cache.clear()
         self._variants.clear()
 
     def _cache_size(self):
@@ -609,8 +674,9 @@ class Traced:
 
     def lower(self):
         optimized = optimize(self.jaxpr)
-        return Lowered(self, optimized, lowering.lower_to_text(optimized.jaxpr, self.donated,
-                                                               self._fresh_placement()))
+        placement = self._fresh_placement()
+        module = lowering.lower_module(optimized.jaxpr, self.donated, placement)
+        return Lowered(self, optimized, module, placement)
 
     def _fresh_placement(self):
         """A copy of the placement for one lowering (lowering settles its details)."""
@@ -625,10 +691,12 @@ class Traced:
 class Lowered:
     """jit(f).lower(...): the StableHLO module; `.compile()` goes on to XLA."""
 
-    def __init__(self, traced, closed, text):
+    def __init__(self, traced, closed, module, placement):
         self.traced = traced
         self.jaxpr = closed
-        self.text = text
+        self.module = module  # a lowering.LoweredModule, compiled as it is
+        self.placement = placement  # the one the module was lowered with
+        self.text = module.text
 
     def as_text(self, dialect="stablehlo", *, debug_info=False):
         if dialect != "stablehlo":
@@ -645,7 +713,7 @@ class Compiled:
     def __init__(self, lowered):
         self.lowered = lowered
         self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.traced.donated,
-                                      lowered.traced._fresh_placement())
+                                      lowered.placement, lowered.module)
         self.in_tree = lowered.traced.in_tree
         self.in_avals = lowered.jaxpr.in_avals
 

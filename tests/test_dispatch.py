@@ -1,0 +1,195 @@
+"""jit's dispatch fast path and the eager compiled primitives: the machinery, not timings
+(benchmarks/run.py measures speed).  Which cache a call uses is observed through the
+function's caches and by making the slow path fail."""
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import funcgraph as fg
+import funcgraph.numpy as fnp
+from funcgraph.transforms import jit as jit_module
+
+
+def _forbid_slow_path(f):
+    """Make a call that misses the fast path fail loudly."""
+    def slow(args, kwargs):
+        raise AssertionError("the call took the slow path")
+    f._dispatch = slow
+
+
+def test_first_call_with_numpy_fills_the_fast_path():
+    f = fg.jit(lambda x, y: x * y + 1.0)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(f(x, x)), x * x + 1.0)
+    _forbid_slow_path(f)
+    # NumPy values again, and Arrays of the same type, reach the entry the first call made.
+    np.testing.assert_array_equal(np.asarray(f(x, x)), x * x + 1.0)
+    a = fg.device_put(x)
+    np.testing.assert_array_equal(np.asarray(f(a, x)), x * x + 1.0)
+    assert len(f._cache) == 1
+
+
+def test_first_call_with_numpy_scalars_then_arrays():
+    f = fg.jit(lambda x, y: x * y)
+    assert float(f(np.float32(2), np.float32(3))) == 6.0
+    _forbid_slow_path(f)
+    two = fg.device_put(np.float32(2))
+    assert float(f(two, two)) == 4.0
+
+
+def test_python_scalars_are_weak_in_the_key():
+    f = fg.jit(lambda x: x * 2)
+    g = jax.jit(lambda x: x * 2)
+    for arg in (1.0, np.float32(1.0), 1.0, 3, True, np.int32(3)):
+        out, expected = f(arg), g(arg)
+        assert out.dtype == expected.dtype, arg
+        # A weak result promotes to the other operand's type; a strong one does not.
+        assert (out + np.float16(1)).dtype == (expected + np.float16(1)).dtype, arg
+    # weak float32, strong float32, weak int32, bool, strong int32: five entries.
+    assert len(f._cache) == 5
+    assert len(f._flat_cache) == 5
+
+
+def test_numpy_float64_is_narrowed_without_x64_and_kept_with_it(x64):
+    f = fg.jit(lambda x: x + 1)
+    assert f(np.ones(3, np.float64)).dtype == jnp.ones(3, np.float64).dtype == np.float64
+    assert f(np.ones(3, np.float32)).dtype == np.float32
+
+
+def test_numpy_float64_narrowed():
+    f = fg.jit(lambda x: x + 1)
+    out = f(np.ones(3, np.float64))
+    assert out.dtype == jax.jit(lambda x: x + 1)(np.ones(3, np.float64)).dtype == np.float32
+
+
+def test_statics_and_keywords_take_the_full_path():
+    f = fg.jit(lambda x, n: x * n, static_argnums=1)
+    x = np.ones(3, np.float32)
+    assert float(f(x, 2)[0]) == 2.0
+    assert float(f(x, 3)[0]) == 3.0
+    assert float(f(x, 2)[0]) == 2.0
+    assert len(f._cache) == 2 and not f._flat_cache
+    g = fg.jit(lambda x, y: x - y)
+    assert float(g(x, y=x)[0]) == 0.0
+    assert not g._flat_cache  # a keyword call is never keyed by position
+
+
+def test_pytree_arguments_take_the_full_path_and_agree_with_jax():
+    f = fg.jit(lambda d: {k: v + 1.0 for k, v in d.items()})
+    d = {f"p{i}": np.full(2, i, np.float32) for i in range(20)}
+    out = f(d)
+    assert not f._flat_cache
+    expected = jax.jit(lambda d: {k: v + 1.0 for k, v in d.items()})(d)
+    for k in d:
+        np.testing.assert_array_equal(np.asarray(out[k]), np.asarray(expected[k]))
+    f(d)
+    assert len(f._cache) == 1
+
+
+def test_mutating_the_numpy_argument_after_the_call_leaves_the_result():
+    f = fg.jit(lambda x: x * 1.0)
+    x = np.ones(1000, np.float32)
+    out = f(x)
+    x[:] = 5.0
+    np.testing.assert_array_equal(np.asarray(out), np.ones(1000, np.float32))
+
+
+def test_committed_arrays_have_their_own_entry_and_stay_committed():
+    f = fg.jit(lambda x: x + 1.0)
+    x = np.ones(3, np.float32)
+    uncommitted = f(x)
+    assert uncommitted._sharding is None
+    committed = fg.device_put(x, fg.devices()[0])
+    assert committed._sharding is not None
+    out = f(committed)
+    assert out._sharding is not None  # a committed argument commits the result, as in jax
+    assert len(f._flat_cache) == 2
+    _forbid_slow_path(f)
+    assert f(committed)._sharding is not None
+    assert f(x)._sharding is None
+
+
+def test_donation_takes_the_full_path():
+    f = fg.jit(lambda x: x * 2.0, donate_argnums=0)
+    for _ in range(2):
+        x = fg.device_put(np.ones(3, np.float32))
+        np.testing.assert_array_equal(np.asarray(f(x)), np.full(3, 2.0, np.float32))
+    assert not f._flat_cache and len(f._cache) == 1
+
+
+def test_tracer_arguments_fall_back_to_the_traced_call():
+    f = fg.jit(lambda x: fnp.sin(x) * x)
+    f(np.float32(0.5))  # fills the fast path for float32[]
+    grad = fg.grad(lambda x: f(x))(np.float32(0.5))
+    expected = jax.grad(lambda x: jnp.sin(x) * x)(np.float32(0.5))
+    np.testing.assert_allclose(float(grad), float(expected), rtol=1e-6)
+
+
+def test_debug_nans_bypasses_the_fast_path():
+    f = fg.jit(lambda x: fnp.log(x))
+    f(np.float32(1.0))
+    fg.config.update("jax_debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError):
+            f(np.float32(-1.0))
+    finally:
+        fg.config.update("jax_debug_nans", False)
+
+
+def test_threads_share_one_trace():
+    f = fg.jit(lambda x, y: x * y + 1.0)
+    x = np.arange(8, dtype=np.float32)
+    errors, barrier = [], threading.Barrier(8)
+
+    def work(i):
+        try:
+            barrier.wait()
+            for _ in range(50):
+                arg = x if i % 2 else fg.device_put(x)
+                np.testing.assert_array_equal(np.asarray(f(arg, x)), x * x + 1.0)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert len(f._cache) == 1
+
+
+def test_flat_key():
+    x = np.ones(3, np.float32)
+    key = jit_module.flat_key((x, 1.0))
+    assert key[0] == fg.device_put(x).aval
+    assert key[1].weak_type
+    assert jit_module.is_flat_key(key)
+    assert not jit_module.is_flat_key(jit_module.flat_key(({"a": x},)))
+    assert not jit_module.is_flat_key(jit_module.flat_key((x, [x])))
+
+
+def test_eager_compiled_primitive_keeps_device_values_and_is_jits_result():
+    x = np.linspace(-3, 3, 1000, dtype=np.float32)
+    on_device = fg.jit(lambda v: v * 1.0)(x)
+    assert on_device._np is None
+    eager = fnp.sin(on_device)
+    assert on_device._np is None  # its host value was not fetched to run sin
+    jitted = fg.jit(fnp.sin)(x)
+    np.testing.assert_array_equal(np.asarray(eager), np.asarray(jitted))
+    np.testing.assert_array_equal(np.asarray(eager), np.asarray(jnp.sin(x)))
+    # a host value and a Python scalar still work
+    assert np.asarray(fnp.exp(fnp.asarray(x))).tobytes() == np.asarray(jnp.exp(x)).tobytes()
+    assert float(fnp.exp(1.0)) == float(jnp.exp(1.0))
+
+
+def test_eager_compiled_primitive_cache_is_keyed_by_type_and_params():
+    x = np.ones((2, 3), np.float32)
+    before = len(jit_module._primitive_cache)
+    fnp.sin(x)
+    fnp.sin(x)
+    fnp.sin(x.astype(np.float16))
+    assert len(jit_module._primitive_cache) - before <= 2
