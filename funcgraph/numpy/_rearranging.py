@@ -93,12 +93,16 @@ def indices(dimensions, dtype=None, sparse=False):
 
 def _require_not_inplace(name, inplace):
     if inplace:
-        raise ValueError(f"funcgraph arrays are immutable, so {name} cannot work in place: pass "
-                         f"inplace=False and use the returned array (as jax.numpy.{name})")
+        raise NotImplementedError(
+            f"funcgraph arrays are immutable, so {name} cannot work in place: pass "
+            f"inplace=False and use the returned array (as jax.numpy.{name})")
 
 
 def fill_diagonal(a, val, wrap=False, *, inplace=True):
     _require_not_inplace("fill_diagonal", inplace)
+    if wrap:
+        raise NotImplementedError("fill_diagonal: wrap=True is not implemented (as in jax), "
+                                  "use wrap=False")
     a = asarray(a)
     if a.ndim < 2:
         raise ValueError(f"fill_diagonal: array must be at least 2-d, got shape {a.shape}")
@@ -106,7 +110,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
         raise ValueError(f"fill_diagonal: all dimensions must be equal, got shape {a.shape}")
     rows, cols = a.shape[0], a.shape[1]
     step = cols + 1
-    end = rows * cols if wrap or a.ndim > 2 else min(rows, cols) * cols
+    end = min(rows, cols) * cols
     if a.ndim > 2:
         step = sum(a.shape[0] ** i for i in range(a.ndim))
         end = a.size

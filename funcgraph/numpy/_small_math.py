@@ -62,15 +62,10 @@ def isreal(x):
 
 
 def isscalar(element):
-    """True for Python and NumPy scalars and for 0-d arrays (as jax.numpy.isscalar)."""
-    if isinstance(element, (builtins.bool, int, float, complex, np.generic)):
-        return True
+    """True for 0-d arrays and for what NumPy calls scalars (as jax.numpy.isscalar)."""
     if isinstance(element, np.ndarray) or hasattr(element, "aval"):
         return np.ndim(element) == 0
-    try:
-        return aval_of(element).shape == ()
-    except TypeError:
-        return False
+    return builtins.bool(np.isscalar(element))
 
 
 def angle(z, deg=False):
