@@ -89,6 +89,14 @@ ROWS = [
     ("numpy", "polyder", (V,), {"m": 2}, ALL),
     ("numpy", "polyint", (V,), {"m": 2}, ALL),
     ("numpy", "polydiv", (V, np.array([1.0, -2.0], np.float32)), {}, ALL),
+    ("numpy", "poly", (V[:3],), {}, ALL),
+    ("numpy", "packbits", (I > 0,), {}, NOGRAD),
+    ("numpy", "packbits", (I,), {"axis": 1, "bitorder": "little"}, NOGRAD),
+    ("numpy", "unpackbits", (np.array([[3, 200], [255, 17]], np.uint8),), {"axis": 0}, NOGRAD),
+    ("numpy", "unpackbits", (np.array([3, 200], np.uint8),), {"count": 11, "bitorder": "little"},
+     NOGRAD),
+    ("numpy", "frombuffer", (b"\x01\x02\x03\x04",), {"dtype": np.uint8, "offset": 1}, "eager"),
+    ("numpy", "fromstring", ("1 2 3",), {"sep": " "}, "eager"),
     ("numpy", "diag_indices", (3,), {}, "eager"),
     ("numpy", "diag_indices_from", (SQ,), {}, "eager"),
     ("numpy", "indices", ((2, 3),), {}, "eager"),
@@ -116,6 +124,7 @@ ROWS = [
     ("nn", "squareplus", (F,), {}, ALL),
     ("nn", "squareplus", (F,), {"b": 1.0}, ALL),
     # lax
+    ("lax", "empty", ((2, 3), np.float32), {}, "eager"),
     ("lax", "full", ((2, 3), 1.5), {}, "eager"),
     ("lax", "full", ((2,), 3), {"dtype": np.float32}, "eager"),
     ("lax", "full_like", (F, 2.0), {}, ALL),
@@ -172,14 +181,27 @@ def _over_arrays(fn, args, positions):
     return of_arrays
 
 
-@pytest.mark.parametrize("module,name,args,kwargs,checks", ROWS, ids=_ids(ROWS))
-def test_matches_jax(module, name, args, kwargs, checks):
+def _functions(module, name, kwargs):
     fg_mod, jax_mod = MODULES[module]
-    fg_fn = functools.partial(getattr(fg_mod, name), **kwargs)
-    jax_fn = functools.partial(getattr(jax_mod, name), **kwargs)
+    return (functools.partial(getattr(fg_mod, name), **kwargs),
+            functools.partial(getattr(jax_mod, name), **kwargs))
+
+
+@pytest.mark.parametrize("module,name,args,kwargs,checks", ROWS, ids=_ids(ROWS))
+def test_value_matches_jax(module, name, args, kwargs, checks):
+    fg_fn, jax_fn = _functions(module, name, kwargs)
+    close(fg_fn(*args), jax_fn(*args))
+
+
+TRANSFORMED_ROWS = [row for row in ROWS if row[4] != "eager"]
+
+
+@pytest.mark.slow  # about two minutes on two shared cores: one compile per row and check
+@pytest.mark.parametrize("module,name,args,kwargs,checks", TRANSFORMED_ROWS,
+                         ids=_ids(TRANSFORMED_ROWS))
+def test_transformations_match_jax(module, name, args, kwargs, checks):
+    fg_fn, jax_fn = _functions(module, name, kwargs)
     want = jax_fn(*args)
-    if "eager" in checks:
-        close(fg_fn(*args), want)
     positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
     arrays = [args[i] for i in positions]
     fg_of, jax_of = _over_arrays(fg_fn, args, positions), _over_arrays(jax_fn, args, positions)
@@ -194,6 +216,13 @@ def test_matches_jax(module, name, args, kwargs, checks):
         batched = [batch, *arrays[1:]]
         close(fg.vmap(fg_of, in_axes=first_only)(*batched),
               jax.vmap(jax_of, in_axes=first_only)(*batched))
+
+
+def test_a_few_transformations_match_jax():
+    """A quick sample of the slow table: jit, grad and vmap of a numpy, nn and lax name."""
+    for row in [r for r in ROWS if (r[1], r[4]) in
+                {("cov", ALL), ("mish", ALL), ("tile", ALL), ("gcd", NOGRAD)}]:
+        test_transformations_match_jax(*row)
 
 
 def test_apply_along_and_over_axes_match_jax():
@@ -258,6 +287,18 @@ def test_bad_arguments_raise_like_jax():
         fg.nn.glu(V)
 
 
+def test_host_io_matches_jax(tmp_path):
+    path = str(tmp_path / "x.npy")
+    np.save(path, F)
+    close(fnp.load(path), jnp.load(path))
+    with pytest.raises(NotImplementedError, match="not pure"):
+        fnp.fromiter(iter([1, 2]), dtype=np.float32)
+    with pytest.raises(NotImplementedError):
+        fnp.fromfile(path)
+    args = ("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
+    assert fnp.einsum_path(*args)[0] == jnp.einsum_path(*args)[0]
+
+
 def test_top_level_names():
     with fg.enable_x64():
         assert fnp.ones(1).dtype == np.float64
@@ -283,3 +324,19 @@ def test_sm3_and_state_packing_match_jax():
     assert fstax.logsoftmax is fg.nn.log_softmax
     assert jstax.logsoftmax is jax.nn.log_softmax
     close(fstax.glorot()(fg.random.PRNGKey(0), (3, 4)), jstax.glorot()(jax.random.PRNGKey(0), (3, 4)))
+
+
+@pytest.mark.parametrize("shape,column_axis", [((3, 4), -1), ((5, 2), -1), ((2, 3, 4), 0)])
+def test_orthogonal_initializer_matches_jax(shape, column_axis):
+    got = fg.nn.initializers.orthogonal(2.0, column_axis)(fg.random.PRNGKey(1), shape)
+    want = jax.nn.initializers.orthogonal(2.0, column_axis)(jax.random.PRNGKey(1), shape)
+    close(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(3, 2, 4), (3, 3, 2, 2), (1, 3, 2, 3, 3)])
+def test_delta_orthogonal_initializer_matches_jax(shape):
+    got = fg.nn.initializers.delta_orthogonal()(fg.random.PRNGKey(2), shape)
+    want = jax.nn.initializers.delta_orthogonal()(jax.random.PRNGKey(2), shape)
+    close(got, want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="fan_in"):
+        fg.nn.initializers.delta_orthogonal()(fg.random.PRNGKey(2), (3, 4, 2))

@@ -64,6 +64,11 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     return full(aval.shape if shape is None else shape, fill)
 
 
+def empty(shape, dtype, *, out_sharding=None):
+    """An array of the shape and dtype whose values must not be relied on (zeros here)."""
+    return full(shape, np.array(0, dtypes.canonicalize(dtype)))
+
+
 def broadcast_shapes(*shapes):
     """The NumPy broadcast of the shapes, as a tuple."""
     return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))

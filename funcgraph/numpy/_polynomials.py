@@ -100,3 +100,16 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     if trim_leading_zeros:
         r = _strip_leading_zeros(r)
     return q, r
+
+
+def poly(seq_of_zeros):
+    """Coefficients of the monic polynomial with the given roots (1-d input)."""
+    (zeros_,) = promote_dtypes(asarray(seq_of_zeros))
+    if zeros_.ndim != 1:
+        raise NotImplementedError("poly: only 1-d sequences of roots are supported "
+                                  "(2-d input needs the characteristic polynomial via eigvals)")
+    coefficients = asarray(np.ones(1), dtype=zeros_.dtype)
+    for i in range(zeros_.shape[0]):
+        coefficients = convolve(coefficients, concatenate([asarray(np.ones(1), zeros_.dtype),
+                                                          -zeros_[i:i + 1]]))
+    return coefficients

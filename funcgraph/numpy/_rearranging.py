@@ -366,3 +366,55 @@ def mask_indices(n, mask_func, k=0, *, size=None):
     mask = _concrete(mask_func(ones((n, n), np.int32), k), "mask_indices") != 0
     rows, cols = np.nonzero(mask)
     return _index_array(rows), _index_array(cols)
+
+
+def _check_bitorder(bitorder):
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
+
+
+def _bit_weights(bitorder, dtype):
+    _check_bitorder(bitorder)
+    weights = 2 ** np.arange(8)
+    return (weights[::-1] if bitorder == "big" else weights).astype(dtype)
+
+
+def packbits(a, axis=None, bitorder="big"):
+    """Elements (nonzero: 1) packed 8 to a uint8 along axis (flattened when None)."""
+    a = asarray(a)
+    if not (dtypes.is_int(a.dtype) or a.dtype == np.bool_):
+        raise TypeError(f"packbits: expected an integer or boolean array, got {a.dtype}")
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = check_axis(axis, a.ndim)
+    bits = lax.convert_element_type(a != 0, np.uint8)
+    bits = moveaxis(bits, axis, -1)
+    n = bits.shape[-1]
+    padded = -(-n // 8) * 8
+    if padded != n:
+        bits = concatenate([bits, zeros((*bits.shape[:-1], padded - n), np.uint8)], axis=-1)
+    bits = reshape(bits, (*bits.shape[:-1], padded // 8, 8))
+    packed = lax.reduce_sum(bits * _bit_weights(bitorder, np.uint8), (bits.ndim - 1,))
+    return moveaxis(packed, -1, axis)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The bits of each uint8 along axis (flattened when None), optionally cut to count."""
+    a = asarray(a)
+    if a.dtype != np.uint8:
+        raise TypeError(f"unpackbits: expected a uint8 array, got {a.dtype}")
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = check_axis(axis, a.ndim)
+    _check_bitorder(bitorder)
+    shifts = np.arange(8, dtype=np.uint8)
+    shifts = shifts[::-1] if bitorder == "big" else shifts
+    last = moveaxis(a, axis, -1)
+    bits = lax.shift_right_logical(expand_dims(last, -1) + zeros((8,), np.uint8),
+                                   lax.broadcast_in_dim(shifts, (*last.shape, 8),
+                                                        (last.ndim,))) & np.uint8(1)
+    bits = reshape(bits, (*last.shape[:-1], last.shape[-1] * 8))
+    if count is not None:
+        bits = bits[..., :count] if count <= bits.shape[-1] else concatenate(
+            [bits, zeros((*bits.shape[:-1], count - bits.shape[-1]), np.uint8)], axis=-1)
+    return moveaxis(bits, -1, axis)
