@@ -14,7 +14,7 @@ from funcgraph.dtypes import float0
 from funcgraph import errors, lax, numpy, tree, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
-    block_until_ready, default_backend, device_count, device_get, device_put, devices,
+    block_until_ready, copy_to_host_async, default_backend, device_count, device_get, device_put, devices,
     effects_barrier, local_device_count, local_devices, make_array_from_callback,
     make_array_from_single_device_arrays, print_environment_info, process_count,
     process_index)
@@ -57,5 +57,5 @@ __all__ = [
     "debug_infs", "debug_nans", "log_compiles",
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
     "custom_derivatives",
-    "enable_x64", "explain_cache_misses", "float0", "P", "print_environment_info",
+    "copy_to_host_async", "enable_x64", "explain_cache_misses", "float0", "P", "print_environment_info",
 ]

@@ -161,3 +161,13 @@ def print_environment_info(return_string=False):
         return info
     print(info)
     return None
+
+
+def copy_to_host_async(x):
+    """Starts the host copy of every leaf that has a copy_to_host_async method (funcgraph
+    Arrays copy to the host when read, so they have none) and returns x."""
+    for leaf in tree_util.tree_leaves(x):
+        start = getattr(leaf, "copy_to_host_async", None)
+        if start is not None:
+            start()
+    return x

@@ -24,6 +24,7 @@ POS = (np.abs(rng.randn(6)) + 0.1).astype(np.float32)
 I = rng.randint(-20, 20, size=(3, 4)).astype(np.int32)
 C = (rng.randn(4) + 1j * rng.randn(4)).astype(np.complex64)
 SQ = rng.randn(3, 3).astype(np.float32)
+X12 = np.linspace(0, 1, 12, dtype=np.float32)
 
 EVJ = "eager jit"
 ALL = "eager jit grad vmap"
@@ -97,6 +98,12 @@ ROWS = [
      NOGRAD),
     ("numpy", "frombuffer", (b"\x01\x02\x03\x04",), {"dtype": np.uint8, "offset": 1}, "eager"),
     ("numpy", "fromstring", ("1 2 3",), {"sep": " "}, "eager"),
+    ("numpy", "polyfit", (X12, np.sin(X12 * 7)), {"deg": 2}, EVJ),
+    ("numpy", "polyfit", (X12, np.cos(np.stack([X12, X12 * 3], 1))),
+     {"deg": 1, "w": np.linspace(1, 2, 12)}, EVJ),
+    ("numpy", "histogramdd", (np.abs(F.T),), {"bins": (2, 3, 4)}, EVJ),
+    ("numpy", "histogramdd", (np.abs(F.T),), {"bins": 3, "density": True, "weights": V[:4]}, EVJ),
+    ("numpy", "histogram2d", (V, V[::-1]), {"bins": (2, 3), "range": [(-1, 1), (-2, 2)]}, EVJ),
     ("numpy", "diag_indices", (3,), {}, "eager"),
     ("numpy", "diag_indices_from", (SQ,), {}, "eager"),
     ("numpy", "indices", ((2, 3),), {}, "eager"),
@@ -256,7 +263,8 @@ def test_predicates_and_aliases_match_jax():
 
 
 def test_lax_small_names_match_jax():
-    assert fg.lax.broadcast_shapes((2, 1), (3,), (1, 1)) == jax.lax.broadcast_shapes((2, 1), (3,), (1, 1))
+    shapes = [(2, 1), (3,), (1, 1)]
+    assert fg.lax.broadcast_shapes(*shapes) == jax.lax.broadcast_shapes(*shapes)
     for value in [1.0, 1, True, np.float64, np.int16, F, "float32"]:
         assert fg.lax.dtype(value) == jax.lax.dtype(value), value
     assert fg.lax.Precision("highest") is fg.lax.Precision.HIGHEST
@@ -287,6 +295,13 @@ def test_bad_arguments_raise_like_jax():
         fg.nn.glu(V)
 
 
+def test_polyfit_gradient_matches_jax():
+    x = np.linspace(0, 1, 12, dtype=np.float32)
+    y = np.sin(np.arange(12.0, dtype=np.float32))
+    close(fg.grad(lambda y: fnp.sum(fnp.polyfit(x, y, 2) ** 2))(y),
+          jax.grad(lambda y: jnp.sum(jnp.polyfit(x, y, 2) ** 2))(y), rtol=1e-3, atol=1e-4)
+
+
 def test_host_io_matches_jax(tmp_path):
     path = str(tmp_path / "x.npy")
     np.save(path, F)
@@ -305,6 +320,8 @@ def test_top_level_names():
     assert fnp.ones(1).dtype == np.float32
     assert fg.P is fg.sharding.PartitionSpec
     assert np.dtype(fg.float0) == np.dtype(jax.dtypes.float0)
+    tree = {"a": fnp.ones(2), "b": [1.0, None]}
+    assert fg.copy_to_host_async(tree) is tree
     info = fg.print_environment_info(return_string=True)
     assert "jaxlib" in info and "numpy" in info
 
@@ -323,7 +340,8 @@ def test_sm3_and_state_packing_match_jax():
     close(f_get(fopt.pack_optimizer_state(marked)), j_get(j_state))
     assert fstax.logsoftmax is fg.nn.log_softmax
     assert jstax.logsoftmax is jax.nn.log_softmax
-    close(fstax.glorot()(fg.random.PRNGKey(0), (3, 4)), jstax.glorot()(jax.random.PRNGKey(0), (3, 4)))
+    close(fstax.glorot()(fg.random.PRNGKey(0), (3, 4)),
+          jstax.glorot()(jax.random.PRNGKey(0), (3, 4)))
 
 
 @pytest.mark.parametrize("shape,column_axis", [((3, 4), -1), ((5, 2), -1), ((2, 3, 4), 0)])

@@ -5,7 +5,7 @@ funcgraph primitives, so they work eagerly and under every transformation."""
 # The modules below import only the ones listed before them: _core, _types, _creation,
 # _shapes, _ufuncs, _reductions, _joining, _sorting, _indexing, _taking, _diagonals, _einsum,
 # _products, _ranges, _manipulation, _setops, _math, _stats, _extras, _linalg_norm, linalg,
-# fft, _aliases, _small_math, _rearranging, _polynomials, _host_io, _methods.
+# fft, _aliases, _small_math, _rearranging, _polynomials, _host_io, _histograms_nd, _methods.
 from funcgraph.numpy._core import (
     array, asarray, asarray_operand, astype, aval_of, broadcast_shapes, broadcast_to_shape,
     canonical_axes, check_axis, convert, promote_and_broadcast, promote_dtypes,
@@ -77,7 +77,8 @@ from funcgraph.numpy._rearranging import (
     partition, place, put, put_along_axis, ravel_multi_index, resize, rollaxis, setxor1d,
     packbits, sort_complex, trim_zeros, unpackbits, unstack)
 from funcgraph.numpy._polynomials import (
-    poly, polyadd, polyder, polydiv, polyint, polymul, polysub)
+    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub)
+from funcgraph.numpy._histograms_nd import histogram2d, histogramdd
 from funcgraph.numpy._host_io import (
     einsum_path, frombuffer, fromfile, fromiter, fromstring, load)
 from funcgraph.numpy._methods import install_methods

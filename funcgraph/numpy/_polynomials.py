@@ -5,7 +5,11 @@ from funcgraph import core
 from funcgraph.numpy._core import asarray, promote_dtypes, promote_to_inexact
 from funcgraph.numpy._creation import arange, zeros
 from funcgraph.numpy._joining import concatenate
+from funcgraph.numpy._math import vander
+from funcgraph.numpy._reductions import sum
 from funcgraph.numpy._stats import convolve
+from funcgraph.numpy._ufuncs import sqrt
+from funcgraph.numpy.linalg import lstsq
 
 
 def _pad_front(p, length):
@@ -113,3 +117,32 @@ def poly(seq_of_zeros):
         coefficients = convolve(coefficients, concatenate([asarray(np.ones(1), zeros_.dtype),
                                                           -zeros_[i:i + 1]]))
     return coefficients
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """Least-squares polynomial fit of degree deg (coefficients highest power first)."""
+    deg = int(deg)
+    if deg < 0:
+        raise ValueError(f"polyfit: expected deg >= 0, got {deg}")
+    x, y = promote_to_inexact(asarray(x), asarray(y))
+    if x.ndim != 1 or y.ndim not in (1, 2) or x.shape[0] != y.shape[0]:
+        raise ValueError(f"polyfit: x must be 1-d and y 1-d or 2-d of the same length, got "
+                         f"{x.shape} and {y.shape}")
+    order = deg + 1
+    rcond = x.shape[0] * float(np.finfo(x.dtype).eps) if rcond is None else rcond
+    lhs = vander(x, order)
+    rhs = y
+    if w is not None:
+        w = asarray(w, dtype=x.dtype)
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w if rhs.ndim == 1 else w[:, None])
+    # scale the columns to unit norm for a better-conditioned solve
+    scale = sqrt(sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, residuals, rank, s = lstsq(lhs, rhs, rcond)
+    c = (c.T / scale).T
+    if full:
+        return c, residuals, rank, s, asarray(rcond)
+    if cov:
+        raise NotImplementedError("polyfit: cov=True is not supported by funcgraph yet")
+    return c

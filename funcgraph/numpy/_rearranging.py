@@ -190,7 +190,8 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
         raise ValueError("compress: condition must be 1-d")
     n = min(condition.shape[0], a.shape[axis])
     extra_true = condition[n:] != 0 if condition.shape[0] > n else None
-    if extra_true is not None and not isinstance(extra_true, core.Tracer) and bool(extra_true.any()):
+    if extra_true is not None and not isinstance(extra_true, core.Tracer) and \
+            bool(extra_true.any()):
         raise ValueError("compress: condition contains True entries beyond the size of the axis")
     condition = condition[:n]
     a = lax.slice_in_dim(a, 0, n, axis=axis)

@@ -84,7 +84,8 @@ def _cumulative(cumulate, x, axis, dtype, include_initial, identity, name):
     x = asarray(x)
     if axis is None:
         if x.ndim > 1:
-            raise ValueError(f"{name}: the input must be 1-d when axis is None, got shape {x.shape}")
+            raise ValueError(f"{name}: the input must be 1-d when axis is None, got shape "
+                             f"{x.shape}")
         axis = 0
     axis = check_axis(axis, x.ndim)
     out = cumulate(x, axis=axis, dtype=dtype)
