@@ -25,6 +25,7 @@ I = rng.randint(-20, 20, size=(3, 4)).astype(np.int32)
 C = (rng.randn(4) + 1j * rng.randn(4)).astype(np.complex64)
 SQ = rng.randn(3, 3).astype(np.float32)
 X12 = np.linspace(0, 1, 12, dtype=np.float32)
+IMG = rng.randn(2, 3, 5, 4).astype(np.float32)
 
 EVJ = "eager jit"
 ALL = "eager jit grad vmap"
@@ -132,6 +133,11 @@ ROWS = [
     ("nn", "squareplus", (F,), {"b": 1.0}, ALL),
     # lax
     ("lax", "empty", ((2, 3), np.float32), {}, "eager"),
+    ("lax", "conv_general_dilated_patches", (IMG, (2, 2), (1, 1), "VALID"), {}, ALL),
+    ("lax", "conv_general_dilated_patches", (IMG, (3, 2), (2, 1), "SAME"),
+     {"rhs_dilation": (1, 2)}, ALL),
+    ("lax", "conv_general_dilated_patches", (np.moveaxis(IMG, 1, -1), (2, 2), (1, 1), "VALID"),
+     {"dimension_numbers": ("NHWC", "OIHW", "NHWC")}, ALL),
     ("lax", "full", ((2, 3), 1.5), {}, "eager"),
     ("lax", "full", ((2,), 3), {"dtype": np.float32}, "eager"),
     ("lax", "full_like", (F, 2.0), {}, ALL),

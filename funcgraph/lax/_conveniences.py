@@ -1,12 +1,14 @@
 """lax convenience functions built from other lax functions: full/full_like, dtype,
 broadcast_shapes/broadcast_to_rank, collapse, tile, split, stack/unstack, complex, clz,
-reduce_xor, scatter_sub, approx_max_k/approx_min_k, and the Precision enum."""
+reduce_xor, scatter_sub, approx_max_k/approx_min_k, conv_general_dilated_patches and the
+Precision enum."""
 import enum
 import math
 
 import numpy as np
 
 from funcgraph import dtypes
+from funcgraph.lax._convolution import conv_dimension_numbers, conv_general_dilated
 from funcgraph.lax._elementwise import (
     add, bitwise_or, bitwise_xor, convert_element_type, mul, neg, population_count,
     shift_right_logical, sub)
@@ -206,3 +208,25 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
                  reduction_input_size_override=-1, aggregate_to_topk=True):
     """The k smallest along reduction_dimension and their indices (exact, see approx_max_k)."""
     return _approx_k(operand, k, reduction_dimension, largest=False)
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
+                                 rhs_dilation=None, dimension_numbers=None, precision=None,
+                                 preferred_element_type=None):
+    """The patches a convolution with a filter_shape window sees, as output features ordered
+    (input feature, window position): a convolution with a one-hot kernel."""
+    x = as_operand(lhs)
+    filter_shape = tuple(int(d) for d in filter_shape)
+    ndim = x.aval.ndim
+    if len(filter_shape) != ndim - 2:
+        raise ValueError(f"conv_general_dilated_patches: filter_shape {filter_shape} needs "
+                         f"{ndim - 2} spatial dimensions for an lhs of rank {ndim}")
+    dnums = conv_dimension_numbers(x.aval.shape, (1,) * ndim, dimension_numbers)
+    channels = x.aval.shape[dnums.lhs_spec[1]]
+    window = math.prod(filter_shape)
+    one_hot = np.eye(channels * window, dtype=x.aval.dtype).reshape(
+        (channels * window, channels) + filter_shape)
+    kernel = np.transpose(one_hot, np.argsort(dnums.rhs_spec))
+    return conv_general_dilated(x, kernel, window_strides, padding, lhs_dilation, rhs_dilation,
+                                dnums, precision=precision,
+                                preferred_element_type=preferred_element_type)
