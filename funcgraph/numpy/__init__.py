@@ -77,7 +77,7 @@ from funcgraph.numpy._rearranging import (
     partition, place, put, put_along_axis, ravel_multi_index, resize, rollaxis, setxor1d,
     packbits, sort_complex, trim_zeros, unpackbits, unstack)
 from funcgraph.numpy._polynomials import (
-    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub)
+    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, roots)
 from funcgraph.numpy._histograms_nd import histogram2d, histogramdd
 from funcgraph.numpy._host_io import (
     einsum_path, frombuffer, fromfile, fromiter, fromstring, load)

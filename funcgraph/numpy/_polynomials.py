@@ -3,13 +3,13 @@ import numpy as np
 
 from funcgraph import core
 from funcgraph.numpy._core import asarray, promote_dtypes, promote_to_inexact
-from funcgraph.numpy._creation import arange, zeros
+from funcgraph.numpy._creation import arange, eye, zeros
 from funcgraph.numpy._joining import concatenate
 from funcgraph.numpy._math import vander
 from funcgraph.numpy._reductions import sum
 from funcgraph.numpy._stats import convolve
 from funcgraph.numpy._ufuncs import sqrt
-from funcgraph.numpy.linalg import lstsq
+from funcgraph.numpy.linalg import eigvals, lstsq
 
 
 def _pad_front(p, length):
@@ -146,3 +146,26 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if cov:
         raise NotImplementedError("polyfit: cov=True is not supported by funcgraph yet")
     return c
+
+
+def roots(p, *, strip_zeros=True):
+    """Roots of the polynomial p: the eigenvalues of its companion matrix (complex).
+    Leading zeros are stripped, so p must be concrete (strip_zeros=False is not supported)."""
+    if not strip_zeros:
+        raise NotImplementedError("roots: strip_zeros=False is not supported by funcgraph yet")
+    (p,) = promote_to_inexact(asarray(p))
+    p = p.reshape(-1) if p.ndim == 0 else p
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    complex_dtype = np.result_type(p.dtype, np.complex64)
+    if isinstance(p, core.Tracer):
+        raise core.ConcretizationTypeError(
+            "roots strips leading zeros, which needs concrete coefficients (as in jax.numpy)")
+    nonzero_at = np.flatnonzero(np.asarray(p))
+    p = p[nonzero_at[0]:] if nonzero_at.size else p[p.shape[0]:]
+    if p.shape[0] < 2:
+        return zeros(0, complex_dtype)
+    n = p.shape[0] - 1
+    companion = concatenate([(-p[1:] / p[0])[None, :],
+                             eye(n - 1, n, dtype=p.dtype)], axis=0)
+    return eigvals(companion)
