@@ -6,18 +6,20 @@
 """
 from funcgraph.config import (
     config, debug_infs, debug_nans, default_device, default_matmul_precision, disable_jit,
-    log_compiles)
+    enable_x64, explain_cache_misses, log_compiles)
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array
 from funcgraph.core import get_aval as typeof
+from funcgraph.dtypes import float0
 from funcgraph import errors, lax, numpy, tree, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
-    block_until_ready, default_backend, device_count, device_get, device_put, devices,
+    block_until_ready, copy_to_host_async, default_backend, device_count, device_get, device_put, devices,
     effects_barrier, local_device_count, local_devices, make_array_from_callback,
-    make_array_from_single_device_arrays, process_count, process_index)
+    make_array_from_single_device_arrays, print_environment_info, process_count,
+    process_index)
 from funcgraph import sharding
-from funcgraph.sharding import NamedSharding, make_mesh, set_mesh
+from funcgraph.sharding import NamedSharding, P, make_mesh, set_mesh
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                      value_and_grad, vjp)
 from funcgraph.transforms.ad import jacrev as jacobian
@@ -56,4 +58,6 @@ __all__ = [
     "debug_infs", "debug_nans", "log_compiles", "default_matmul_precision",
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
     "custom_derivatives", "pmap", "shard_map",
+    "copy_to_host_async", "enable_x64", "explain_cache_misses", "float0", "P",
+    "print_environment_info",
 ]

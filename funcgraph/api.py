@@ -1,5 +1,11 @@
 """Devices and moving data: devices, device_put, device_get, block_until_ready,
 effects_barrier, and arrays laid out over several devices."""
+import importlib.metadata
+import os
+import platform
+import sys
+import textwrap
+
 import numpy as np
 
 from funcgraph import backend, core, tree_util
@@ -132,3 +138,41 @@ def effects_barrier():
     """Wait until the host callbacks (debug.print, io_callback, ...) of every computation
     started so far have run."""
     backend.effects_barrier()
+
+
+def print_environment_info(return_string=False):
+    """Versions of funcgraph, jaxlib, numpy and Python, the devices and the platform (for
+    bug reports), printed or returned."""
+    import_versions = {}
+    for package in ("funcgraph", "jax", "jaxlib", "numpy"):
+        try:
+            import_versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            import_versions[package] = "not installed"
+    found = devices()
+    info = textwrap.dedent(f"""\
+        funcgraph: {import_versions["funcgraph"]}
+        jax:    {import_versions["jax"]}
+        jaxlib: {import_versions["jaxlib"]}
+        numpy:  {import_versions["numpy"]}
+        python: {sys.version.replace(chr(10), " ")}
+        device info: {found[0].device_kind}-{len(found)}, {local_device_count()} local devices
+        process_count: {process_count()}
+        platform: {platform.uname()}""")
+    for key, value in os.environ.items():
+        if key.startswith(("JAX_", "XLA_", "FUNCGRAPH_")):
+            info += f"\n{key}={value}"
+    if return_string:
+        return info
+    print(info)
+    return None
+
+
+def copy_to_host_async(x):
+    """Starts the host copy of every leaf that has a copy_to_host_async method (funcgraph
+    Arrays copy to the host when read, so they have none) and returns x."""
+    for leaf in tree_util.tree_leaves(x):
+        start = getattr(leaf, "copy_to_host_async", None)
+        if start is not None:
+            start()
+    return x

@@ -114,7 +114,7 @@ class _FlagState:
     def __init__(self, name):
         self.name = name
 
-    def __call__(self, value):
+    def __call__(self, value=True):
         return _FlagContext(self.name, bool(value))
 
     @property
@@ -128,3 +128,5 @@ class _FlagState:
 debug_nans = _FlagState("jax_debug_nans")
 debug_infs = _FlagState("jax_debug_infs")
 log_compiles = _FlagState("jax_log_compiles")
+enable_x64 = _FlagState("jax_enable_x64")
+explain_cache_misses = _FlagState("jax_explain_cache_misses")

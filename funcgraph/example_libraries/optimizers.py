@@ -174,6 +174,40 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
 
 # --- step-size schedules ---
 
+@optimizer
+def sm3(step_size, momentum=0.9):
+    """SM3 (memory-efficient adaptive optimizer, Anil et al. 2019): one accumulator vector
+    per axis of each parameter; their broadcast minimum bounds the squared-gradient sum."""
+    step_size = make_schedule(step_size)
+
+    def along_axis(ndim, v, axis):
+        shape = [1] * ndim
+        shape[axis:axis + 1] = [-1]  # a scalar gradient (ndim 0) keeps v's one axis
+        return v.reshape(shape)
+
+    def init(x0):
+        x_shape = fnp.shape(x0)
+        x0 = fnp.atleast_1d(x0)
+        return x0, fnp.zeros_like(x0), [fnp.zeros(n, x0.dtype) for n in x0.shape], x_shape
+
+    def update(i, g, state):
+        x, m, vs, x_shape = state
+        bounds = [along_axis(g.ndim, v, axis) for axis, v in enumerate(vs)]
+        accum = functools.reduce(fnp.minimum, bounds) + fnp.square(g)
+        inv_sqrt = fnp.where(accum > 0, 1.0 / fnp.sqrt(accum), 0)
+        m = (1.0 - momentum) * (g * inv_sqrt) + momentum * m
+        x = x - step_size(i) * m
+        others = lambda axis: tuple(a for a in range(x.ndim) if a != axis)  # noqa: E731
+        vs = [accum.max(others(axis)) for axis in range(x.ndim)]
+        return x, m, vs, x_shape
+
+    def get_params(state):
+        x, _, _, x_shape = state
+        return x.reshape(x_shape)
+
+    return init, update, get_params
+
+
 def constant(step_size):
     return lambda i: step_size
 
@@ -214,6 +248,35 @@ def make_schedule(scalar_or_schedule):
 
 # --- utilities ---
 
+class JoinPoint:
+    """Marks where an optimizer state's per-parameter pytree joins the parameter tree."""
+
+    def __init__(self, subtree):
+        self.subtree = subtree
+
+    def __iter__(self):
+        yield self.subtree
+
+
+def unpack_optimizer_state(opt_state):
+    """An OptimizerState as the parameter tree with a JoinPoint holding each parameter's
+    state (a plain pytree, for serialization)."""
+    packed, treedef, subtrees = opt_state
+    joins = [JoinPoint(tree_util.tree_unflatten(sub, leaves))
+             for leaves, sub in zip(packed, subtrees, strict=True)]
+    return tree_util.tree_unflatten(treedef, joins)
+
+
+def pack_optimizer_state(marked_pytree):
+    """The inverse of unpack_optimizer_state."""
+    joins, treedef = tree_util.tree_flatten(
+        marked_pytree, is_leaf=lambda x: isinstance(x, JoinPoint))
+    if not all(isinstance(j, JoinPoint) for j in joins):
+        raise TypeError("pack_optimizer_state expects a pytree whose leaves are JoinPoints")
+    flat = [tree_util.tree_flatten(j.subtree) for j in joins]
+    return OptimizerState([leaves for leaves, _ in flat], treedef, [sub for _, sub in flat])
+
+
 def l2_norm(tree):
     """The l2 norm of all the leaves of tree together."""
     leaves = tree_util.tree_leaves(tree)
@@ -227,7 +290,8 @@ def clip_grads(grad_tree, max_norm):
                               grad_tree)
 
 
-__all__ = ["OptimizerState", "Optimizer", "optimizer", "sgd", "momentum", "nesterov",
+__all__ = ["OptimizerState", "Optimizer", "optimizer", "sm3", "JoinPoint",
+           "pack_optimizer_state", "unpack_optimizer_state", "sgd", "momentum", "nesterov",
            "adagrad", "rmsprop", "rmsprop_momentum", "adam", "adamax", "constant",
            "exponential_decay", "inverse_time_decay", "polynomial_decay",
            "piecewise_constant", "make_schedule", "l2_norm", "clip_grads"]

@@ -16,6 +16,11 @@ from funcgraph.nn import (elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoi
 from funcgraph.nn.initializers import glorot_normal, normal, ones, zeros
 
 
+# Old spellings jax's stax still exports.
+logsoftmax = log_softmax
+glorot = glorot_normal
+randn = normal
+
 def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):
     """A fully connected layer: inputs @ W + b."""
     def init_fun(rng, input_shape):

@@ -257,3 +257,71 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     weights = softmax(logits, axis=-1).astype(q.dtype)
     out = fnp.einsum("bnts,bsnh->btnh", weights, v)
     return out[0] if unbatched else out
+
+
+def identity(x):
+    return fnp.asarray(x)
+
+
+def tanh(x):
+    return fnp.tanh(x)
+
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6."""
+    return relu6(fnp.asarray(x) + 3.0) / 6.0
+
+
+def hard_silu(x):
+    x = fnp.asarray(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def mish(x):
+    x = _inexact(x)
+    return x * fnp.tanh(softplus(x))
+
+
+def glu(x, axis=-1):
+    """The first half of x along axis gated by the sigmoid of the second half."""
+    x = fnp.asarray(x)
+    size = x.shape[axis]
+    if size % 2:
+        raise ValueError(f"glu: axis {axis} of shape {x.shape} must have an even size")
+    x1, x2 = fnp.split(x, 2, axis)
+    return x1 * sigmoid(x2)
+
+
+def log1mexp(x):
+    """log(1 - exp(-x)) for x >= 0, by expm1 near 0 and log1p beyond log 2."""
+    x = _inexact(x)
+    return fnp.where(x < np.log(2.0), fnp.log(-fnp.expm1(-x)), fnp.log1p(-fnp.exp(-x)))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """logsumexp(x) - log(number of elements reduced)."""
+    x = _inexact(x)
+    lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    included = fnp.ones(x.shape, lse.dtype) if where is None else \
+        fnp.broadcast_to(fnp.asarray(where), x.shape).astype(lse.dtype)
+    count = fnp.sum(included, axis=axis, keepdims=keepdims)
+    return lse - fnp.log(count)
+
+
+def sparse_plus(x):
+    """0 below -1, x above 1 and (x + 1)**2 / 4 between."""
+    x = _inexact(x)
+    return fnp.where(x <= -1.0, 0.0, fnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    return 0.5 * fnp.clip(_inexact(x) + 1.0, 0.0, 2.0)
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x**2 + b)) / 2."""
+    x, b = fnp.promote_to_inexact(x, b)
+    return (x + fnp.sqrt(x * x + b)) / 2

@@ -10,7 +10,8 @@ import funcgraph.numpy as fnp
 __all__ = [
     "zeros", "ones", "constant", "uniform", "normal", "truncated_normal", "variance_scaling",
     "glorot_uniform", "glorot_normal", "xavier_uniform", "xavier_normal", "lecun_uniform",
-    "lecun_normal", "he_uniform", "he_normal", "kaiming_uniform", "kaiming_normal",
+    "lecun_normal", "he_uniform", "he_normal", "kaiming_uniform", "kaiming_normal", "orthogonal",
+    "delta_orthogonal",
 ]
 
 
@@ -138,3 +139,38 @@ xavier_uniform = glorot_uniform
 xavier_normal = glorot_normal
 kaiming_uniform = he_uniform
 kaiming_normal = he_normal
+
+
+def orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """Weights whose slices along column_axis are orthonormal (a random orthogonal matrix,
+    reshaped), times scale."""
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
+        shape = _shape(shape)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if 0 in shape:
+            return fnp.zeros(shape, dtype)
+        n_cols = shape[column_axis]
+        n_rows = math.prod(shape) // n_cols
+        q = random.orthogonal(key, n_rows, (), dtype, n_cols)
+        rest = tuple(np.delete(np.array(shape), column_axis))
+        q = fnp.moveaxis(fnp.reshape(q, rest + (n_cols,)), -1, column_axis)
+        return np.array(scale, dtype) * q
+    return init
+
+
+def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """Convolution kernels (3-5 d) that are zero except an orthogonal matrix at the spatial
+    centre, so the convolution starts as an orthogonal map."""
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
+        shape = _shape(shape)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        matrix = orthogonal(scale, column_axis, dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return fnp.zeros(shape, dtype).at[centre].set(matrix)
+    return init

@@ -5,7 +5,7 @@ funcgraph primitives, so they work eagerly and under every transformation."""
 # The modules below import only the ones listed before them: _core, _types, _creation,
 # _shapes, _ufuncs, _reductions, _joining, _sorting, _indexing, _taking, _diagonals, _einsum,
 # _products, _ranges, _manipulation, _setops, _math, _stats, _extras, _linalg_norm, linalg,
-# fft, _methods.
+# fft, _aliases, _small_math, _rearranging, _polynomials, _host_io, _histograms_nd, _methods.
 from funcgraph.numpy._core import (
     array, asarray, asarray_operand, astype, aval_of, broadcast_shapes, broadcast_to_shape,
     canonical_axes, check_axis, convert, promote_and_broadcast, promote_dtypes,
@@ -63,6 +63,24 @@ from funcgraph.numpy._extras import (
     triu_indices_from)
 from funcgraph.numpy._functional import fromfunction, piecewise, vectorize
 from funcgraph.numpy._index_tricks import c_, index_exp, ix_, mgrid, ogrid, r_, s_
+from funcgraph.numpy._aliases import (
+    bitwise_invert, bitwise_left_shift, bitwise_right_shift, bool, cdouble, character, complex_,
+    ComplexWarning, csingle, double, flexible, float_, generic, get_printoptions, int_, iterable,
+    array_repr, array_str, object_, printoptions, save, savez, set_printoptions, single, uint)
+from funcgraph.numpy._small_math import (
+    angle, bartlett, bitwise_count, blackman, copy, corrcoef, cov, cumulative_prod,
+    cumulative_sum, frexp, gcd, gradient, hamming, hanning, iscomplex, iscomplexobj, isdtype,
+    isreal, isrealobj, isscalar, lcm, ldexp, matvec, spacing, unwrap, vecmat)
+from funcgraph.numpy._rearranging import (
+    apply_along_axis, apply_over_axes, argpartition, choose, compress, diag_indices,
+    diag_indices_from, diagflat, extract, fill_diagonal, indices, mask_indices, matrix_transpose,
+    partition, place, put, put_along_axis, ravel_multi_index, resize, rollaxis, setxor1d,
+    packbits, sort_complex, trim_zeros, unpackbits, unstack)
+from funcgraph.numpy._polynomials import (
+    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, roots)
+from funcgraph.numpy._histograms_nd import histogram2d, histogramdd
+from funcgraph.numpy._host_io import (
+    einsum_path, frombuffer, fromfile, fromiter, fromstring, load)
 from funcgraph.numpy._methods import install_methods
 from funcgraph.numpy import fft, linalg
 

@@ -1,0 +1,232 @@
+"""lax convenience functions built from other lax functions: full/full_like, dtype,
+broadcast_shapes/broadcast_to_rank, collapse, tile, split, stack/unstack, complex, clz,
+reduce_xor, scatter_sub, approx_max_k/approx_min_k, conv_general_dilated_patches and the
+Precision enum."""
+import enum
+import math
+
+import numpy as np
+
+from funcgraph import dtypes
+from funcgraph.lax._convolution import conv_dimension_numbers, conv_general_dilated
+from funcgraph.lax._elementwise import (
+    add, bitwise_or, bitwise_xor, convert_element_type, mul, neg, population_count,
+    shift_right_logical, sub)
+from funcgraph.lax._operands import as_operand
+from funcgraph.lax._reductions import top_k
+from funcgraph.lax._shapes import broadcast_in_dim, expand_dims, reshape
+from funcgraph.lax._slicing import concatenate, index_in_dim, scatter_add, slice_in_dim
+from funcgraph.lax._windowed import reduce
+
+
+class Precision(enum.Enum):
+    """The precision= of dot_general and conv; funcgraph accepts it and lets XLA use its
+    default precision for the operand dtypes."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        names = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
+                 "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
+                 "highest": cls.HIGHEST, "float32": cls.HIGHEST}
+        if isinstance(value, str) and value.lower() in names:
+            return names[value.lower()]
+        return None
+
+    def __str__(self):
+        return self.name
+
+
+def dtype(x):
+    """The dtype funcgraph gives the value or type x (Python scalars take the default
+    32-bit dtypes unless x64 is on)."""
+    if isinstance(x, type) or isinstance(x, (np.dtype, str)):
+        return dtypes.canonicalize(np.dtype(x))
+    if hasattr(x, "aval"):
+        return x.aval.dtype
+    return as_operand(x).aval.dtype
+
+
+def full(shape, fill_value, dtype=None, *, sharding=None):
+    shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+    fill = as_operand(fill_value)
+    if fill.aval.ndim != 0:
+        raise TypeError(f"full must be called with a scalar fill_value, got shape "
+                        f"{fill.aval.shape}")
+    if dtype is not None:
+        fill = convert_element_type(fill, dtype, weak_type=False)
+    return broadcast_in_dim(fill, shape, ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    aval = as_operand(x).aval if not hasattr(x, "aval") else x.aval
+    fill = convert_element_type(fill_value, aval.dtype if dtype is None else dtype)
+    return full(aval.shape if shape is None else shape, fill)
+
+
+def empty(shape, dtype, *, out_sharding=None):
+    """An array of the shape and dtype whose values must not be relied on (zeros here)."""
+    return full(shape, np.array(0, dtypes.canonicalize(dtype)))
+
+
+def broadcast_shapes(*shapes):
+    """The NumPy broadcast of the shapes, as a tuple."""
+    return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+
+
+def broadcast_to_rank(x, rank):
+    x = as_operand(x)
+    ndim = x.aval.ndim
+    if ndim > rank:
+        raise ValueError(f"broadcast_to_rank: x of rank {ndim} is already above rank {rank}")
+    return broadcast_in_dim(x, (1,) * (rank - ndim) + x.aval.shape,
+                            tuple(range(rank - ndim, rank)))
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merges dimensions start_dimension .. stop_dimension - 1 into one."""
+    x = as_operand(operand)
+    shape = x.aval.shape
+    start = start_dimension % len(shape) if shape else 0
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    stop = stop + len(shape) if stop < 0 else stop
+    if not 0 <= start <= stop <= len(shape):
+        raise ValueError(f"collapse: invalid dimensions [{start_dimension}, {stop_dimension}) "
+                         f"for shape {shape}")
+    merged = math.prod(shape[start:stop])
+    return reshape(x, shape[:start] + (merged,) + shape[stop:])
+
+
+def tile(operand, reps):
+    x = as_operand(operand)
+    reps = tuple(int(r) for r in reps)
+    shape = x.aval.shape
+    if len(reps) != len(shape):
+        raise ValueError(f"tile: reps {reps} must have one entry per dimension of {shape}")
+    interleaved = tuple(d for pair in zip(reps, shape, strict=True) for d in pair)
+    spread = broadcast_in_dim(x, interleaved, tuple(range(1, 2 * len(shape), 2)))
+    return reshape(spread, tuple(r * d for r, d in zip(reps, shape, strict=True)))
+
+
+def split(operand, sizes, axis=0):
+    x = as_operand(operand)
+    axis = axis + x.aval.ndim if axis < 0 else axis
+    sizes = [int(s) for s in sizes]
+    if sum(sizes) != x.aval.shape[axis] or any(s < 0 for s in sizes):
+        raise ValueError(f"split: sizes {sizes} must be non-negative and sum to the size "
+                         f"{x.aval.shape[axis]} of axis {axis}")
+    starts = np.cumsum([0] + sizes)
+    return [slice_in_dim(x, int(a), int(b), axis=axis)
+            for a, b in zip(starts[:-1], starts[1:], strict=True)]
+
+
+def stack(operands, axis=0):
+    operands = [as_operand(o) for o in operands]
+    if not operands:
+        raise ValueError("stack needs at least one operand")
+    ndim = operands[0].aval.ndim + 1
+    axis = axis + ndim if axis < 0 else axis
+    return concatenate([expand_dims(o, (axis,)) for o in operands], axis)
+
+
+def unstack(x, axis=0):
+    x = as_operand(x)
+    axis = axis + x.aval.ndim if axis < 0 else axis
+    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(x.aval.shape[axis]))
+
+
+def complex(x, y):
+    """x + i y, for float32 (complex64) or float64 (complex128) x and y of one dtype."""
+    x, y = as_operand(x), as_operand(y)
+    if x.aval.dtype != y.aval.dtype:
+        raise TypeError(f"complex requires arguments of one dtype, got {x.aval.dtype} and "
+                        f"{y.aval.dtype}")
+    target = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}.get(
+        x.aval.dtype)
+    if target is None:
+        raise TypeError(f"complex requires float32 or float64 arguments, got {x.aval.dtype}")
+    unit = as_operand(np.array(1j, target))
+    return add(convert_element_type(x, target), mul(convert_element_type(y, target), unit))
+
+
+def clz(x):
+    """The number of leading zero bits of each integer."""
+    x = as_operand(x)
+    if not dtypes.is_int(x.aval.dtype) or x.aval.dtype in dtypes.NARROW_INTS:
+        raise TypeError(f"clz requires an integer operand, got {x.aval.dtype}")
+    bits = x.aval.dtype.itemsize * 8
+    # smear the highest set bit into every lower bit; the zeros left are the leading ones
+    shift = 1
+    while shift < bits:
+        x = bitwise_or(x, shift_right_logical(x, np.array(shift, x.aval.dtype)))
+        shift *= 2
+    return sub(np.array(bits, x.aval.dtype), population_count(x))
+
+
+def reduce_xor(operand, axes):
+    x = as_operand(operand)
+    return reduce(x, np.array(0, x.aval.dtype), bitwise_xor, tuple(axes))
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Updates subtracted from the operand windows (scatter_add of the negated updates)."""
+    return scatter_add(operand, scatter_indices, neg(as_operand(updates)), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _order_reversed(x):
+    """An order-reversing map of x onto its own dtype (its own inverse)."""
+    if dtypes.is_unsigned(x.aval.dtype):
+        return sub(np.array(np.iinfo(x.aval.dtype).max, x.aval.dtype), x)
+    return neg(x)
+
+
+def _approx_k(operand, k, reduction_dimension, largest):
+    x = as_operand(operand)
+    ndim = x.aval.ndim
+    axis = reduction_dimension + ndim if reduction_dimension < 0 else reduction_dimension
+    if not 0 <= axis < ndim:
+        raise ValueError(f"reduction_dimension {reduction_dimension} out of range for rank {ndim}")
+    if largest:
+        return list(top_k(x, k, axis=axis))
+    values, indices = top_k(_order_reversed(x), k, axis=axis)
+    return [_order_reversed(values), indices]
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The k largest along reduction_dimension and their indices. funcgraph returns the exact
+    top k (as XLA does on the CPU), a result every recall_target allows."""
+    return _approx_k(operand, k, reduction_dimension, largest=True)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The k smallest along reduction_dimension and their indices (exact, see approx_max_k)."""
+    return _approx_k(operand, k, reduction_dimension, largest=False)
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
+                                 rhs_dilation=None, dimension_numbers=None, precision=None,
+                                 preferred_element_type=None):
+    """The patches a convolution with a filter_shape window sees, as output features ordered
+    (input feature, window position): a convolution with a one-hot kernel."""
+    x = as_operand(lhs)
+    filter_shape = tuple(int(d) for d in filter_shape)
+    ndim = x.aval.ndim
+    if len(filter_shape) != ndim - 2:
+        raise ValueError(f"conv_general_dilated_patches: filter_shape {filter_shape} needs "
+                         f"{ndim - 2} spatial dimensions for an lhs of rank {ndim}")
+    dnums = conv_dimension_numbers(x.aval.shape, (1,) * ndim, dimension_numbers)
+    channels = x.aval.shape[dnums.lhs_spec[1]]
+    window = math.prod(filter_shape)
+    one_hot = np.eye(channels * window, dtype=x.aval.dtype).reshape(
+        (channels * window, channels) + filter_shape)
+    kernel = np.transpose(one_hot, np.argsort(dnums.rhs_spec))
+    return conv_general_dilated(x, kernel, window_strides, padding, lhs_dilation, rhs_dilation,
+                                dnums, precision=precision,
+                                preferred_element_type=preferred_element_type)

@@ -1,0 +1,333 @@
+"""Small numeric functions of jax.numpy built from other funcgraph.numpy functions (so every
+transformation applies to them): complex predicates, cumulative_sum/prod, matvec/vecmat,
+gcd/lcm, bitwise_count, spacing, unwrap, ldexp/frexp, windows, cov/corrcoef, gradient."""
+import builtins
+
+import numpy as np
+
+from funcgraph import dtypes, lax
+from funcgraph.numpy._core import (
+    asarray, astype, aval_of, canonical_axes, check_axis, promote_dtypes, promote_to_inexact)
+from funcgraph.numpy._creation import arange, ones, zeros
+from funcgraph.numpy._einsum import einsum
+from funcgraph.numpy._joining import concatenate
+from funcgraph.numpy._reductions import any, sum
+from funcgraph.numpy._shapes import ndim, reshape
+from funcgraph.numpy._sorting import cumprod, cumsum, where
+from funcgraph.numpy._stats import average
+from funcgraph.numpy._ufuncs import (
+    abs, arctan2, clip, conjugate, copysign, cos, equal, exp2, floor, floor_divide, imag,
+    isinf, isnan, log2, nextafter, not_equal, real, remainder, sqrt)
+
+_KINDS = {
+    "bool": lambda d: d == np.bool_,
+    "signed integer": lambda d: dtypes.is_int(d) and not dtypes.is_unsigned(d),
+    "unsigned integer": lambda d: dtypes.is_unsigned(d),
+    "integral": lambda d: dtypes.is_int(d),
+    "real floating": lambda d: dtypes.is_float(d),
+    "complex floating": lambda d: dtypes.is_complex(d),
+    "numeric": lambda d: d != np.bool_,
+}
+
+
+def isdtype(dtype, kind):
+    """The array API's dtype-kind test: kind is a dtype, a kind name or a tuple of them."""
+    dtype = np.dtype(dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _KINDS:
+                raise ValueError(f"isdtype: unknown kind {k!r}; expected one of {list(_KINDS)}")
+            if _KINDS[k](dtype):
+                return True
+        elif np.dtype(k) == dtype:
+            return True
+    return False
+
+
+def iscomplexobj(x):
+    return dtypes.is_complex(aval_of(x).dtype)
+
+
+def isrealobj(x):
+    return not iscomplexobj(x)
+
+
+def iscomplex(x):
+    return not_equal(imag(x), 0)
+
+
+def isreal(x):
+    return equal(imag(x), 0)
+
+
+def isscalar(element):
+    """True for 0-d arrays and for what NumPy calls scalars (as jax.numpy.isscalar)."""
+    if isinstance(element, np.ndarray) or hasattr(element, "aval"):
+        return np.ndim(element) == 0
+    return builtins.bool(np.isscalar(element))
+
+
+def angle(z, deg=False):
+    z = asarray(z)
+    if not dtypes.is_inexact(z.dtype):
+        (z,) = promote_to_inexact(z)
+    result = arctan2(imag(z), real(z))
+    return result * (180 / np.pi) if deg else result
+
+
+def copy(a, order=None):
+    return asarray(a, copy=True)
+
+
+def _cumulative(cumulate, x, axis, dtype, include_initial, identity, name):
+    x = asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{name}: the input must be 1-d when axis is None, got shape "
+                             f"{x.shape}")
+        axis = 0
+    axis = check_axis(axis, x.ndim)
+    out = cumulate(x, axis=axis, dtype=dtype)
+    if not include_initial:
+        return out
+    shape = list(out.shape)
+    shape[axis] = 1
+    initial = astype(ones(shape, out.dtype) * identity, out.dtype)
+    return concatenate([initial, out], axis=axis)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    return _cumulative(cumsum, x, axis, dtype, include_initial, 0, "cumulative_sum")
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    return _cumulative(cumprod, x, axis, dtype, include_initial, 1, "cumulative_prod")
+
+
+def matvec(x1, x2, /):
+    """Matrix-vector product over the last two (x1) and last (x2) axes, broadcasting the rest."""
+    return einsum("...ij,...j->...i", x1, x2)
+
+
+def vecmat(x1, x2, /):
+    """Conjugated vector times matrix, as jax.numpy.vecmat."""
+    return einsum("...i,...ij->...j", conjugate(x1), x2)
+
+
+def _check_integers(name, *args):
+    for a in args:
+        if not dtypes.is_int(aval_of(a).dtype):
+            raise TypeError(f"{name} requires integer arguments, got {aval_of(a).dtype}")
+
+
+def gcd(x1, x2, /):
+    x1, x2 = promote_dtypes(x1, x2)
+    _check_integers("gcd", x1, x2)
+    a, b = abs(x1), abs(x2)
+    a, b = a + zeros(b.shape, a.dtype), b + zeros(a.shape, b.dtype)
+
+    def step(state):
+        a, b = state
+        nonzero = b != 0
+        safe_b = where(nonzero, b, 1)
+        return where(nonzero, b, a), where(nonzero, remainder(a, safe_b), 0)
+
+    a, _ = lax.while_loop(lambda state: any(state[1] != 0), step, (a, b))
+    return a
+
+
+def lcm(x1, x2, /):
+    x1, x2 = promote_dtypes(x1, x2)
+    _check_integers("lcm", x1, x2)
+    d = gcd(x1, x2)
+    return where(d == 0, 0, abs(x1 * floor_divide(x2, where(d == 0, 1, d))))
+
+
+def bitwise_count(x, /):
+    x = asarray(x)
+    _check_integers("bitwise_count", x)
+    return astype(lax.population_count(abs(x)), np.uint8)
+
+
+def spacing(x, /):
+    (x,) = promote_to_inexact(x)
+    inf = np.array(np.inf, x.dtype)
+    return nextafter(x, copysign(inf, x)) - x
+
+
+def ldexp(x1, x2, /):
+    (x1,) = promote_to_inexact(x1)
+    x2 = asarray(x2)
+    _check_integers("ldexp", x2)
+    # two half steps keep 2**x2 finite where x1 * 2**x2 is
+    half = floor_divide(x2, 2)
+    return x1 * exp2(astype(half, x1.dtype)) * exp2(astype(x2 - half, x1.dtype))
+
+
+def frexp(x, /):
+    """Mantissa in [0.5, 1) and integer exponent with x = mantissa * 2**exponent."""
+    (x,) = promote_to_inexact(x)
+    special = (x == 0) | isinf(x) | isnan(x)
+    safe = where(special, 1, x)
+    exponent = astype(floor(log2(abs(safe))), np.int32) + 1
+    mantissa = safe / exp2(astype(exponent, x.dtype))
+    # log2 can round across a power of two: bring the mantissa back into [0.5, 1)
+    too_big = abs(mantissa) >= 1
+    mantissa = where(too_big, mantissa / 2, mantissa)
+    exponent = where(too_big, exponent + 1, exponent)
+    too_small = abs(mantissa) < 0.5
+    mantissa = where(too_small, mantissa * 2, mantissa)
+    exponent = where(too_small, exponent - 1, exponent)
+    return where(special, x, mantissa), where(special, 0, exponent)
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
+    (p,) = promote_to_inexact(p)
+    axis = check_axis(axis, p.ndim)
+    if discont is None:
+        discont = period / 2
+    n = p.shape[axis]
+    dd = lax.slice_in_dim(p, 1, n, axis=axis) - lax.slice_in_dim(p, 0, n - 1, axis=axis)
+    interval_high = period / 2
+    ddmod = remainder(dd + interval_high, period) - interval_high
+    ddmod = where((ddmod == -interval_high) & (dd > 0), interval_high, ddmod)
+    correction = where(abs(dd) < discont, 0, ddmod - dd)
+    first = lax.slice_in_dim(p, 0, 1, axis=axis)
+    rest = lax.slice_in_dim(p, 1, n, axis=axis) + cumsum(correction, axis=axis)
+    return concatenate([first, rest], axis=axis)
+
+
+def _window_positions(M):
+    M = int(M)
+    return M, arange(0, M, dtype=dtypes.default_float())
+
+
+def bartlett(M):
+    M, n = _window_positions(M)
+    if M <= 1:
+        return ones(M, n.dtype)
+    return 1 - abs(2 * n / (M - 1) - 1)
+
+
+def _cosine_window(M, coefficients):
+    M, n = _window_positions(M)
+    if M <= 1:
+        return ones(M, n.dtype)
+    out = zeros(M, n.dtype)
+    for k, c in enumerate(coefficients):
+        out = out + c * cos(2 * np.pi * k * n / (M - 1))
+    return out
+
+
+def blackman(M):
+    return _cosine_window(M, (0.42, -0.5, 0.08))
+
+
+def hamming(M):
+    return _cosine_window(M, (0.54, -0.46))
+
+
+def hanning(M):
+    return _cosine_window(M, (0.5, -0.5))
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """Covariance matrix of the rows (rowvar) or columns of m, as numpy.cov."""
+    m = asarray(m)
+    if m.ndim > 2:
+        raise ValueError(f"cov: m has more than 2 dimensions (shape {m.shape})")
+    (m,) = promote_to_inexact(m)
+    x = reshape(m, (1, -1)) if m.ndim < 2 else m
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    if y is not None:
+        (y,) = promote_to_inexact(y)
+        y = reshape(y, (1, -1)) if ndim(y) < 2 else y
+        if not rowvar and y.shape[0] != 1:
+            y = y.T
+        x, y = promote_dtypes(x, y)
+        x = concatenate([x, y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = None
+    if fweights is not None:
+        w = asarray(fweights)
+    if aweights is not None:
+        w = asarray(aweights) if w is None else w * asarray(aweights)
+    avg, w_sum = average(x, axis=1, weights=w, returned=True)
+    w_sum = w_sum[0]
+    if w is None:
+        fact = x.shape[1] - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * sum(w * asarray(aweights)) / w_sum
+    x = x - avg[:, None]
+    x_weighted = x if w is None else x * w
+    c = einsum("ij,kj->ik", x_weighted, conjugate(x))
+    c = c / fact
+    return reshape(c, ()) if c.shape == (1, 1) else c
+
+
+def corrcoef(x, y=None, rowvar=True, dtype=None):
+    c = cov(x, y, rowvar)
+    if ndim(c) == 0:
+        return c / c
+    d = real(einsum("ii->i", c))
+    stddev = sqrt(d)
+    c = c / stddev[:, None] / stddev[None, :]
+    if dtypes.is_complex(c.dtype):
+        return clip(real(c), -1, 1) + 1j * clip(imag(c), -1, 1)
+    c = clip(c, -1, 1)
+    return c if dtype is None else astype(c, dtype)
+
+
+def _gradient_along(f, spacing, axis, edge_order):
+    n = f.shape[axis]
+    if n < edge_order + 1:
+        raise ValueError(f"gradient: shape {f.shape} too small along axis {axis} for edge_order "
+                         f"{edge_order} (needs at least {edge_order + 1} points)")
+
+    def part(start, stop):
+        return lax.slice_in_dim(f, start, stop, axis=axis)
+
+    if ndim(spacing) == 0:
+        h = spacing
+        interior = (part(2, n) - part(0, n - 2)) / (2 * h)
+        first = (part(1, 2) - part(0, 1)) / h
+        last = (part(n - 1, n) - part(n - 2, n - 1)) / h
+        return concatenate([first, interior, last], axis=axis)
+    coords = asarray(spacing)
+    dx = coords[1:] - coords[:-1]
+    shape = [1] * f.ndim
+    shape[axis] = -1
+    dx1 = reshape(dx[:-1], shape)
+    dx2 = reshape(dx[1:], shape)
+    a = -dx2 / (dx1 * (dx1 + dx2))
+    b = (dx2 - dx1) / (dx1 * dx2)
+    c = dx1 / (dx2 * (dx1 + dx2))
+    interior = a * part(0, n - 2) + b * part(1, n - 1) + c * part(2, n)
+    first = (part(1, 2) - part(0, 1)) / dx[0]
+    last = (part(n - 1, n) - part(n - 2, n - 1)) / dx[-1]
+    return concatenate([first, interior, last], axis=axis)
+
+
+def gradient(f, *varargs, axis=None, edge_order=None):
+    """Central differences inside, one-sided first-order differences at the edges."""
+    if edge_order is not None and edge_order != 1:
+        raise NotImplementedError("gradient: only edge_order=1 is supported (as jax.numpy)")
+    (f,) = promote_to_inexact(f)
+    axes = canonical_axes(axis, f.ndim) if axis is not None else tuple(range(f.ndim))
+    if len(varargs) == 0:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError(f"gradient: expected 0, 1 or {len(axes)} spacings, got {len(varargs)}")
+    grads = [_gradient_along(f, h, a, 1) for a, h in zip(axes, spacings, strict=True)]
+    return grads[0] if len(grads) == 1 else grads
