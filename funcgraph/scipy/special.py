@@ -184,18 +184,40 @@ def poch(z, m):
     return fnp.where(m == 0, _c(z, 1), value)
 
 
-def xlogy(x, y):
-    """x * log(y), with 0 where x == 0."""
-    x, y = _inexact(x, y)
+@custom_jvp
+def _xlogy(x, y):
     safe = fnp.where(x == 0, _c(y, 1), y)
     return fnp.where(x == 0, _c(x, 0), x * fnp.log(safe))
 
 
-def xlog1py(x, y):
-    """x * log1p(y), with 0 where x == 0."""
-    x, y = _inexact(x, y)
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    # As jax: d/dx is log(y) even at x == 0, where the value is pinned to 0 (so that
+    # gradients of log-densities with respect to a shape parameter at its edge are right).
+    (x, y), (tx, ty) = primals, tangents
+    return _xlogy(x, y), tx * fnp.log(y) + ty * x / y
+
+
+def xlogy(x, y):
+    """x * log(y), with 0 where x == 0."""
+    return _xlogy(*_inexact(x, y))
+
+
+@custom_jvp
+def _xlog1py(x, y):
     safe = fnp.where(x == 0, _c(y, 0), y)
     return fnp.where(x == 0, _c(x, 0), x * fnp.log1p(safe))
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _xlog1py(x, y), tx * fnp.log1p(y) + ty * x / (1 + y)
+
+
+def xlog1py(x, y):
+    """x * log1p(y), with 0 where x == 0."""
+    return _xlog1py(*_inexact(x, y))
 
 
 def entr(x):
