@@ -139,9 +139,3 @@ def test_bayesian_fit_matches_jax():
     _assert_trees_close(params, expected_params, 1e-4, 1e-4)
     means = ours["posterior_means"](params)
     _assert_trees_close(means, theirs["posterior_means"](expected_params), 1e-4, 1e-4)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["vae", "bayesian_model"])
-def test_research_example_main_runs(name):
-    _load(name).main()
