@@ -117,3 +117,65 @@ def test_bad_arguments():
         fsp.zeta(2.0)
     with pytest.raises(ValueError, match="integer type"):
         fsp.polygamma(1.0, 2.0)
+
+
+# ----------------------------------------------------------------------------- integrals
+
+WIDE = np.array([-60., -9., -3., -1.2, -0.5, -0.1, 0.05, 0.3, 0.5, 1., 1.5, 3., 4.9, 5.1,
+                 20., 59., 61., 80.], F32)
+NONNEG = np.abs(WIDE[WIDE != 0])
+
+
+@pytest.mark.parametrize("name,x,rtol", [
+    ("expi", WIDE, 1e-5), ("exp1", WIDE, 1e-5), ("erfcx", WIDE[WIDE > -10], 2e-6),
+    ("dawsn", WIDE, 2e-6), ("spence", np.concatenate([NONNEG, [0, 1, 0.99, 1.01]]).astype(F32),
+                            2e-6)])
+def test_integral_functions_match_jax(name, x, rtol):
+    ours, theirs = getattr(fsp, name), getattr(jsp, name)
+    actual, expected = np.asarray(ours(x)), np.asarray(theirs(x))
+    assert actual.dtype == expected.dtype
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-30)
+    points = x[(x > 0.01) & (x < 50) & (x != 1)]
+    grads = fg.vmap(fg.grad(ours))(points)
+    if name != "spence":  # jax's spence gradient is NaN above 1
+        np.testing.assert_allclose(grads, jax.vmap(jax.grad(theirs))(points), rtol=2e-5,
+                                   atol=1e-6)
+    else:
+        np.testing.assert_allclose(grads, np.log(points) / (1 - points), rtol=2e-5)
+
+
+def test_special_edge_values_match_jax():
+    for name, x in (("expi", [0.0, np.nan]), ("exp1", [-1.0, 0.0]), ("spence", [-1.0, 0.0]),
+                    ("erfcx", [0.0, 1e20, -30.0]), ("dawsn", [0.0, 1e20])):
+        x = np.array(x, F32)
+        np.testing.assert_allclose(np.asarray(getattr(fsp, name)(x)),
+                                   np.asarray(getattr(jsp, name)(x)), rtol=1e-6, err_msg=name)
+    assert fsp.erfcx(1).dtype == jsp.erfcx(1).dtype
+    with pytest.raises(TypeError):
+        fsp.spence(np.int32(1))
+
+
+def test_expn_matches_jax():
+    x = NONNEG
+    for n in (0, 1, 2, 3, 7):
+        np.testing.assert_allclose(fsp.expn(n, x), jsp.expn(n, x), rtol=2e-5, atol=1e-37)
+        if n == 0:
+            continue  # jax's gradient of E_0 is NaN below 1
+        np.testing.assert_allclose(fg.vmap(fg.grad(lambda x: fsp.expn(n, x)))(x[x < 40]),
+                                   jax.vmap(jax.grad(lambda x: jsp.expn(n, x)))(x[x < 40]),
+                                   rtol=2e-5)
+    n = np.array([0, 1, 2, 5, -1])
+    np.testing.assert_allclose(fsp.expn(n, F32(0.7)), jsp.expn(n, F32(0.7)), rtol=2e-5)
+    # E_n(0) = 1 / (n - 1) for n > 1 (as scipy; jax returns 1 / n there), inf for n <= 1.
+    np.testing.assert_allclose(fsp.expn(np.array([0, 1, 2, 5]), F32(0)),
+                               [np.inf, np.inf, 1.0, 0.25])
+
+
+def test_owens_t_matches_jax():
+    h = np.array([0, 0.5, -1., 2, 5], F32)[:, None]
+    a = np.array([-3, -0.5, 0., 0.3, 1, 2, 10], F32)
+    np.testing.assert_allclose(fsp.owens_t(h, a), jsp.owens_t(h, a), rtol=2e-5, atol=1e-7)
+    grads = fg.grad(lambda h, a: fg.numpy.sum(fsp.owens_t(h, a)), argnums=(0, 1))(h, a)
+    expected = jax.grad(lambda h, a: jax.numpy.sum(jsp.owens_t(h, a)), argnums=(0, 1))(h, a)
+    for ours, theirs in zip(grads, expected, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6)

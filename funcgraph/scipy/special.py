@@ -9,14 +9,17 @@ import numpy as np
 from funcgraph import dtypes, lax, nn
 from funcgraph import numpy as fnp
 from funcgraph import special_math
+from funcgraph.scipy import _special_integrals
+from funcgraph.scipy._special_integrals import dawsn, exp1, expi, expn, spence
 from funcgraph.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
-    "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma",
-    "entr", "erf", "erfc", "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc",
-    "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax",
-    "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma",
-    "rel_entr", "softmax", "xlog1py", "xlogy", "zeta",
+    "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "dawsn",
+    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn",
+    "factorial", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1",
+    "i1e", "kl_div", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp",
+    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "softmax",
+    "spence", "xlog1py", "xlogy", "zeta",
 ]
 
 logsumexp = nn.logsumexp
@@ -76,6 +79,9 @@ def _erfc_jvp(primals, tangents):
 def erfc(x):
     """1 - erf(x), accurate in the right tail."""
     return _erfc(_inexact(x))
+
+
+erfcx = _special_integrals.erfcx_with(erfc)
 
 
 def erfinv(x):
@@ -277,6 +283,9 @@ def ndtri(p):
     """The inverse of the standard normal CDF."""
     p = _inexact(p)
     return _c(p, np.sqrt(2)) * lax.erf_inv(2 * p - 1)
+
+
+owens_t = _special_integrals.owens_t_with(ndtr)
 
 
 def log_ndtr(x, series_order=3):
