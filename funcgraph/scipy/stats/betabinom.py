@@ -20,3 +20,5 @@ def logpmf(k, n, a, b, loc=0):
 
 def pmf(k, n, a, b, loc=0):
     return fnp.exp(logpmf(k, n, a, b, loc))
+
+__all__ = ["logpmf", "pmf"]

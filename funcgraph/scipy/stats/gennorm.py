@@ -17,3 +17,5 @@ pdf = log_of_pdf(logpdf)
 def cdf(x, beta):
     x, beta = promote(x, beta)
     return (1 + fnp.sign(x) * special_math.igamma(1 / beta, fnp.abs(x) ** beta)) / 2
+
+__all__ = ["cdf", "logpdf", "pdf"]

@@ -45,3 +45,5 @@ def ppf(p, loc=0, scale=1):
     p, loc, scale = promote(p, loc, scale)
     quantile = loc - scale * fnp.log(-fnp.log(p))
     return fnp.where((p > 0) & (p < 1), quantile, const(p, np.nan))
+
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]

@@ -23,3 +23,5 @@ def logpmf(x, n, p):
 
 def pmf(x, n, p):
     return fnp.exp(logpmf(x, n, p))
+
+__all__ = ["logpmf", "pmf"]

@@ -18,3 +18,5 @@ def logpmf(k, n, p, loc=0):
 
 def pmf(k, n, p, loc=0):
     return fnp.exp(logpmf(k, n, p, loc))
+
+__all__ = ["logpmf", "pmf"]

@@ -14,3 +14,5 @@ def logpdf(x, c):
 
 
 pdf = log_of_pdf(logpdf)
+
+__all__ = ["logpdf", "pdf"]
