@@ -179,3 +179,37 @@ def test_owens_t_matches_jax():
     expected = jax.grad(lambda h, a: jax.numpy.sum(jsp.owens_t(h, a)), argnums=(0, 1))(h, a)
     for ours, theirs in zip(grads, expected, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- series
+
+def test_hypergeometric_functions_match_jax():
+    x = np.array([-5., -1., 0., 0.5, 3., 10., 30.], F32)
+    for a, b in ((1.5, 2.5), (-2.0, 2.5), (0.5, 4.0)):
+        np.testing.assert_allclose(fsp.hyp1f1(F32(a), F32(b), x),
+                                   jsp.hyp1f1(F32(a), F32(b), x), rtol=2e-5)
+    points = x[(x > -4) & (x < 20)]
+    np.testing.assert_allclose(fg.vmap(fg.grad(lambda x: fsp.hyp1f1(1.5, 2.5, x)))(points),
+                               jax.vmap(jax.grad(lambda x: jsp.hyp1f1(1.5, 2.5, x)))(points),
+                               rtol=2e-5)
+    # Kummer's transformation keeps negative arguments accurate (1F1(1.5; 2.5; -20)).
+    np.testing.assert_allclose(fsp.hyp1f1(1.5, 2.5, F32(-20)), 0.0148624772, rtol=1e-5)
+    x = np.array([-0.9, -0.5, 0., 0.3, 0.9, 1.], F32)
+    for a, b, c in ((1.0, 2.0, 3.0), (0.5, 0.5, 1.5), (0.3, -1.0, 2.2)):
+        np.testing.assert_allclose(fsp.hyp2f1(a, b, c, x),
+                                   jsp.hyp2f1(F32(a), F32(b), F32(c), x), rtol=2e-5)
+
+
+def test_bessel_jn_matches_jax():
+    z = np.array([0.5, 3.0, 10.0, 30.0], F32)
+    expected = np.asarray(jsp.bessel_jn(z, v=3))
+    actual = np.asarray(fsp.bessel_jn(z, v=3))
+    assert actual.shape == expected.shape == (4, 4)
+    finite = np.isfinite(expected)  # jax's recurrence gives NaN for small z
+    np.testing.assert_allclose(actual[finite], expected[finite], rtol=1e-4, atol=1e-6)
+    # J_0 .. J_3 at 0.5 and 3 (reference values), J_k(0) = [k == 0].
+    np.testing.assert_allclose(actual[:, :2], [[0.93846981, -0.26005195],
+                                              [0.24226846, 0.33905896],
+                                              [0.03060402, 0.48609126],
+                                              [0.00256373, 0.30906272]], rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(fsp.bessel_jn(F32(0), v=2), [1, 0, 0])
