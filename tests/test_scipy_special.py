@@ -213,3 +213,18 @@ def test_bessel_jn_matches_jax():
                                               [0.03060402, 0.48609126],
                                               [0.00256373, 0.30906272]], rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(fsp.bessel_jn(F32(0), v=2), [1, 0, 0])
+
+
+@pytest.mark.parametrize("name", ["fresnel", "sici"])
+def test_oscillatory_integrals_match_jax(name):
+    x = np.array([-3., -1., 0., 0.5, 1.49, 1.5, 1.51, 2., 2.01, 5., 30., 200.], F32)
+    ours, theirs = getattr(fsp, name)(x), getattr(jsp, name)(x)
+    assert isinstance(ours, tuple) and len(ours) == 2
+    for a, b in zip(ours, theirs, strict=True):
+        assert np.asarray(a).dtype == b.dtype
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=2e-6)
+    points = np.array([0.3, 1.0, 1.7, 3.0], F32)
+    for index in range(2):
+        grads = fg.vmap(fg.grad(lambda x: getattr(fsp, name)(x)[index]))(points)
+        expected = jax.vmap(jax.grad(lambda x: getattr(jsp, name)(x)[index]))(points)
+        np.testing.assert_allclose(grads, expected, rtol=1e-3, atol=1e-5)

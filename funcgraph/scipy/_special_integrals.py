@@ -339,3 +339,102 @@ def owens_t_with(ndtr):
         outer = (phi_h * ndtr(-ah) + phi_ah * ndtr(-h_abs)) / 2 - _owens_t_unit(ah, 1 / big_a)
         return fnp.where(a_abs <= 1, inner, fnp.sign(a) * outer)
     return owens_t
+
+
+# ----------------------------------------------------------------------------- fresnel, sici
+# Both follow Numerical Recipes: a power series for small arguments and a complex continued
+# fraction (modified Lentz, in real and imaginary parts) beyond.
+
+_OSCILLATORY_SERIES_TERMS = 24
+_OSCILLATORY_FRACTION_TERMS = 100
+
+
+def _complex_lentz(b0_re, b0_im, a_of, b_step):
+    """h = 1 / (b0 + a1 / (b1 + a2 / (b2 + ...))) with real partial numerators a_k and
+    b_k = b_{k-1} + b_step (real step), as (re, im) pairs."""
+    big = np.array(1e30, b0_re.dtype)
+
+    def reciprocal(re, im):
+        norm = re * re + im * im
+        return re / norm, -im / norm
+
+    def multiply(a, b):
+        return a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]
+
+    d = reciprocal(b0_re, b0_im)
+
+    def step(k, carry):
+        b, c, d, h = carry
+        a = a_of(k.astype(b0_re.dtype))
+        b = (b[0] + b_step, b[1])
+        d = reciprocal(a * d[0] + b[0], a * d[1] + b[1])
+        c_inv = reciprocal(*c)
+        c = (b[0] + a * c_inv[0], b[1] + a * c_inv[1])
+        return b, c, d, multiply(h, multiply(c, d))
+
+    start = ((b0_re, b0_im), (fnp.full_like(b0_re, big), fnp.zeros_like(b0_re)), d, d)
+    return lax.fori_loop(1, _OSCILLATORY_FRACTION_TERMS, step, start)[3]
+
+
+def _fresnel_values(x):
+    ax = fnp.abs(x)
+    small = fnp.minimum(ax, 1.5)
+    fact = _c(x, np.pi / 2) * small * small
+    c_sum, s_sum, power = fnp.zeros_like(x), fnp.zeros_like(x), small
+    for k in range(2 * _OSCILLATORY_SERIES_TERMS):
+        # power = small * fact^k / k! alternates between the cosine and sine series.
+        sign = 1 if (k // 2) % 2 == 0 else -1
+        if k % 2 == 0:
+            c_sum = c_sum + sign * power / (2 * k + 1)
+        else:
+            s_sum = s_sum + sign * power / (2 * k + 1)
+        power = power * fact / (k + 1)
+    large = fnp.maximum(ax, 1.5)
+    pix2 = _c(x, np.pi) * large * large
+    h_re, h_im = _complex_lentz(fnp.ones_like(x), -pix2,
+                                lambda k: -(2 * k - 1) * (2 * k), 4.0)
+    # h *= (ax - i ax); cs = (1 + i)/2 * (1 - e^(i pix2 / 2) h)
+    h_re, h_im = large * (h_re + h_im), large * (h_im - h_re)
+    cos_, sin_ = fnp.cos(pix2 / 2), fnp.sin(pix2 / 2)
+    e_re, e_im = 1 - (cos_ * h_re - sin_ * h_im), -(cos_ * h_im + sin_ * h_re)
+    c_large, s_large = (e_re - e_im) / 2, (e_re + e_im) / 2
+    c_value = fnp.where(ax <= 1.5, c_sum, c_large)
+    s_value = fnp.where(ax <= 1.5, s_sum, s_large)
+    sign = fnp.where(x < 0, -1, 1).astype(x.dtype)
+    return sign * s_value, sign * c_value
+
+
+def fresnel(x):
+    """The Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt."""
+    (x,) = _float_args(x)
+    return _fresnel_values(x)
+
+
+def _sici_values(x):
+    t = fnp.abs(x)
+    small = fnp.minimum(t, 2.0)
+    si_sum, ci_sum, power = fnp.zeros_like(x), fnp.zeros_like(x), fnp.ones_like(x)
+    for k in range(1, 2 * _OSCILLATORY_SERIES_TERMS):
+        power = power * small / k  # t^k / k!
+        sign = 1 if ((k - 1) // 2) % 2 == 0 else -1
+        if k % 2 == 1:
+            si_sum = si_sum + sign * power / k
+        else:
+            ci_sum = ci_sum - sign * power / k
+    safe_small = fnp.where(small > 0, small, 1)
+    ci_series = ci_sum + fnp.log(safe_small) + _c(x, _EULER_GAMMA)
+    large = fnp.maximum(t, 2.0)
+    h_re, h_im = _complex_lentz(fnp.ones_like(x), large, lambda k: -k * k, 2.0)
+    cos_, sin_ = fnp.cos(large), fnp.sin(large)
+    # h *= (cos t - i sin t); ci = -Re h; si = pi/2 + Im h
+    r_re, r_im = cos_ * h_re + sin_ * h_im, cos_ * h_im - sin_ * h_re
+    si = fnp.where(t <= 2, si_sum, _c(x, np.pi / 2) + r_im)
+    ci = fnp.where(t <= 2, ci_series, -r_re)
+    ci = fnp.where(t == 0, _c(x, -np.inf), ci)
+    return fnp.where(x < 0, -si, si), ci
+
+
+def sici(x):
+    """The sine and cosine integrals (Si(x), Ci(x)); Ci(-x) is taken as Ci(x) (as jax)."""
+    (x,) = _float_args(x)
+    return _sici_values(x)

@@ -10,17 +10,18 @@ from funcgraph import dtypes, lax, nn
 from funcgraph import numpy as fnp
 from funcgraph import special_math
 from funcgraph.scipy import _special_integrals
-from funcgraph.scipy._special_integrals import dawsn, exp1, expi, expn, spence
+from funcgraph.scipy._special_integrals import (
+    dawsn, exp1, expi, expn, fresnel, sici, spence)
 from funcgraph.scipy._special_series import bessel_jn, hyp1f1, hyp2f1
 from funcgraph.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
-    "bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "dawsn",
-    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn",
-    "factorial", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "hyp1f1", "hyp2f1", "i0", "i0e", "i1",
-    "i1e", "kl_div", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp",
-    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "softmax",
-    "spence", "xlog1py", "xlogy", "zeta",
+    "bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb",
+    "dawsn", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit",
+    "expn", "factorial", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn",
+    "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax",
+    "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "owens_t", "poch",
+    "polygamma", "rel_entr", "sici", "softmax", "spence", "xlog1py", "xlogy", "zeta",
 ]
 
 logsumexp = nn.logsumexp

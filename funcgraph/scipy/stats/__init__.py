@@ -9,6 +9,7 @@ from funcgraph.scipy.stats._core import mode, rankdata, sem
 from funcgraph.scipy.stats._kde import gaussian_kde
 
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
-           "gamma", "gaussian_kde", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "mode",
+           "gamma", "gaussian_kde", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace",
+           "logistic", "mode",
            "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson",
            "rankdata", "sem", "t", "truncnorm", "uniform", "vonmises", "wrapcauchy"]
