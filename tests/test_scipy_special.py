@@ -228,3 +228,19 @@ def test_oscillatory_integrals_match_jax(name):
         grads = fg.vmap(fg.grad(lambda x: getattr(fsp, name)(x)[index]))(points)
         expected = jax.vmap(jax.grad(lambda x: getattr(jsp, name)(x)[index]))(points)
         np.testing.assert_allclose(grads, expected, rtol=1e-3, atol=1e-5)
+
+
+def test_wofz_matches_jax():
+    z = np.array([0.5 + 1j, 2 - 0.5j, 0j, 3 + 0.01j, -1 + 2j, 10 + 10j, 0.1 - 0.1j,
+                  5.5 + 0.2j, 1e3 + 1j], np.complex64)
+    actual, expected = np.asarray(fsp.wofz(z)), np.asarray(jsp.wofz(z))
+    assert actual.dtype == expected.dtype
+    np.testing.assert_allclose(actual, expected, rtol=2e-6)
+    real = np.array([1.0, -2.0], F32)
+    assert fsp.wofz(real).dtype == jsp.wofz(real).dtype
+    np.testing.assert_allclose(fsp.wofz(real), jsp.wofz(real), rtol=2e-6)
+    # Holomorphic: the jvp along 1 is w'(z) = -2 z w(z) + 2i / sqrt(pi).
+    point, tangent = np.complex64(0.7 + 0.4j), np.complex64(1.0)
+    _, ours = fg.jvp(fsp.wofz, (point,), (tangent,))
+    _, theirs = jax.jvp(jsp.wofz, (point,), (tangent,))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4)
