@@ -244,3 +244,16 @@ def test_wofz_matches_jax():
     _, ours = fg.jvp(fsp.wofz, (point,), (tangent,))
     _, theirs = jax.jvp(jsp.wofz, (point,), (tangent,))
     np.testing.assert_allclose(ours, theirs, rtol=1e-4)
+
+
+def test_sph_harm_y_matches_jax():
+    n = np.array([0, 1, 2, 3, 3, 2, 4, 5, 1])
+    m = np.array([0, 1, -1, 2, -3, 0, -2, 5, 0])
+    theta = np.array([0.3, 0.7, 1.2, 2.0, 0.1, 3.0, 1.0, 2.5, 0.0], F32)
+    phi = np.array([0.1, 0.5, 1.0, 2.0, -1.0, 0.3, 0.7, -2.0, 1.0], F32)
+    expected = np.asarray(jsp.sph_harm_y(n, m, theta, phi))
+    actual = np.asarray(fsp.sph_harm_y(n, m, theta, phi))
+    assert actual.dtype == expected.dtype
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+    traced = fg.jit(lambda t, p: fsp.sph_harm_y(n, m, t, p, n_max=5))(theta, phi)
+    np.testing.assert_allclose(np.asarray(traced), expected, rtol=1e-5, atol=1e-6)

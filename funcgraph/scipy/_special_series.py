@@ -162,3 +162,50 @@ def wofz(z):
     upper_z = fnp.where(lower, -z, z)
     w = _wofz_upper(upper_z)
     return fnp.where(lower, 2 * fnp.exp(-z * z) - w, w)
+
+
+# ----------------------------------------------------------------------------- sph_harm_y
+
+def _normalized_legendre_table(x, n_max):
+    """P[l][m] = sqrt((2l+1)/(4 pi) (l-m)!/(l+m)!) P_l^m(x) (Condon-Shortley phase) for
+    0 <= m <= l <= n_max, by the stable normalized recurrences."""
+    sine = fnp.sqrt(fnp.maximum(1 - x * x, 0))
+    diagonal = [fnp.full_like(x, 1 / np.sqrt(4 * np.pi))]
+    for m in range(1, n_max + 1):
+        diagonal.append(-np.sqrt((2 * m + 1) / (2 * m)) * sine * diagonal[-1])
+    table = [[None] * (n_max + 1) for _ in range(n_max + 1)]
+    for m in range(n_max + 1):
+        table[m][m] = diagonal[m]
+        if m + 1 <= n_max:
+            table[m + 1][m] = np.sqrt(2 * m + 3) * x * diagonal[m]
+        for l in range(m + 2, n_max + 1):
+            a = np.sqrt((4 * l * l - 1) / (l * l - m * m))
+            a_prev = np.sqrt((4 * (l - 1) ** 2 - 1) / ((l - 1) ** 2 - m * m))
+            table[l][m] = a * (x * table[l - 1][m] - table[l - 2][m] / a_prev)
+    return table
+
+
+def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
+    """The spherical harmonic Y_n^m(theta, phi), theta the polar and phi the azimuthal
+    angle (as scipy.special.sph_harm_y); n_max (static) bounds the degree when n is
+    traced."""
+    if diff_n not in (None, 0):
+        raise NotImplementedError("sph_harm_y: derivatives (diff_n > 0) are not supported")
+    n, m = fnp.asarray(n), fnp.asarray(m)
+    theta, phi = _float_args(theta, phi)
+    if n_max is None:
+        n_max = int(np.max(np.asarray(n)))
+    n, m, theta, phi = fnp.broadcast_arrays(n, m, theta, phi)
+    table = _normalized_legendre_table(fnp.cos(theta), n_max)
+    m_abs = fnp.abs(m)
+    legendre = fnp.zeros_like(theta)
+    for l in range(n_max + 1):
+        for k in range(l + 1):
+            legendre = fnp.where((n == l) & (m_abs == k), table[l][k], legendre)
+    complex_dtype = np.complex128 if theta.dtype == np.float64 else np.complex64
+    m_float = m.astype(theta.dtype)
+    # Y_n^-m = (-1)^m conj(Y_n^m): the phase e^(i m phi) with m negative, times (-1)^m.
+    sign = fnp.where((m < 0) & (m_abs % 2 == 1), -1, 1).astype(theta.dtype)
+    phase = (fnp.cos(m_float * phi) + np.array(1j, complex_dtype) * fnp.sin(m_float * phi))
+    value = (sign * legendre).astype(complex_dtype) * phase.astype(complex_dtype)
+    return fnp.where(m_abs > n, np.array(0, complex_dtype), value)

@@ -12,7 +12,7 @@ from funcgraph import special_math
 from funcgraph.scipy import _special_integrals
 from funcgraph.scipy._special_integrals import (
     dawsn, exp1, expi, expn, fresnel, sici, spence)
-from funcgraph.scipy._special_series import bessel_jn, hyp1f1, hyp2f1, wofz
+from funcgraph.scipy._special_series import bessel_jn, hyp1f1, hyp2f1, sph_harm_y, wofz
 from funcgraph.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
@@ -21,7 +21,8 @@ __all__ = [
     "expn", "factorial", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn",
     "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax",
     "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "owens_t", "poch",
-    "polygamma", "rel_entr", "sici", "softmax", "spence", "wofz", "xlog1py", "xlogy", "zeta",
+    "polygamma", "rel_entr", "sici", "softmax", "spence", "sph_harm_y", "wofz",
+    "xlog1py", "xlogy", "zeta",
 ]
 
 logsumexp = nn.logsumexp
