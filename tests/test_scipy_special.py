@@ -117,3 +117,143 @@ def test_bad_arguments():
         fsp.zeta(2.0)
     with pytest.raises(ValueError, match="integer type"):
         fsp.polygamma(1.0, 2.0)
+
+
+# ----------------------------------------------------------------------------- integrals
+
+WIDE = np.array([-60., -9., -3., -1.2, -0.5, -0.1, 0.05, 0.3, 0.5, 1., 1.5, 3., 4.9, 5.1,
+                 20., 59., 61., 80.], F32)
+NONNEG = np.abs(WIDE[WIDE != 0])
+
+
+@pytest.mark.parametrize("name,x,rtol", [
+    ("expi", WIDE, 1e-5), ("exp1", WIDE, 1e-5), ("erfcx", WIDE[WIDE > -10], 2e-6),
+    ("dawsn", WIDE, 2e-6), ("spence", np.concatenate([NONNEG, [0, 1, 0.99, 1.01]]).astype(F32),
+                            2e-6)])
+def test_integral_functions_match_jax(name, x, rtol):
+    ours, theirs = getattr(fsp, name), getattr(jsp, name)
+    actual, expected = np.asarray(ours(x)), np.asarray(theirs(x))
+    assert actual.dtype == expected.dtype
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-30)
+    points = x[(x > 0.01) & (x < 50) & (x != 1)]
+    grads = fg.vmap(fg.grad(ours))(points)
+    if name != "spence":  # jax's spence gradient is NaN above 1
+        np.testing.assert_allclose(grads, jax.vmap(jax.grad(theirs))(points), rtol=2e-5,
+                                   atol=1e-6)
+    else:
+        np.testing.assert_allclose(grads, np.log(points) / (1 - points), rtol=2e-5)
+
+
+def test_special_edge_values_match_jax():
+    for name, x in (("expi", [0.0, np.nan]), ("exp1", [-1.0, 0.0]), ("spence", [-1.0, 0.0]),
+                    ("erfcx", [0.0, 1e20, -30.0]), ("dawsn", [0.0, 1e20])):
+        x = np.array(x, F32)
+        np.testing.assert_allclose(np.asarray(getattr(fsp, name)(x)),
+                                   np.asarray(getattr(jsp, name)(x)), rtol=1e-6, err_msg=name)
+    assert fsp.erfcx(1).dtype == jsp.erfcx(1).dtype
+    with pytest.raises(TypeError):
+        fsp.spence(np.int32(1))
+
+
+def test_expn_matches_jax():
+    x = NONNEG
+    for n in (0, 1, 2, 3, 7):
+        np.testing.assert_allclose(fsp.expn(n, x), jsp.expn(n, x), rtol=2e-5, atol=1e-37)
+        if n == 0:
+            continue  # jax's gradient of E_0 is NaN below 1
+        np.testing.assert_allclose(fg.vmap(fg.grad(lambda x: fsp.expn(n, x)))(x[x < 40]),
+                                   jax.vmap(jax.grad(lambda x: jsp.expn(n, x)))(x[x < 40]),
+                                   rtol=2e-5)
+    n = np.array([0, 1, 2, 5, -1])
+    np.testing.assert_allclose(fsp.expn(n, F32(0.7)), jsp.expn(n, F32(0.7)), rtol=2e-5)
+    # E_n(0) = 1 / (n - 1) for n > 1 (as scipy; jax returns 1 / n there), inf for n <= 1.
+    np.testing.assert_allclose(fsp.expn(np.array([0, 1, 2, 5]), F32(0)),
+                               [np.inf, np.inf, 1.0, 0.25])
+
+
+def test_owens_t_matches_jax():
+    h = np.array([0, 0.5, -1., 2, 5], F32)[:, None]
+    a = np.array([-3, -0.5, 0., 0.3, 1, 2, 10], F32)
+    np.testing.assert_allclose(fsp.owens_t(h, a), jsp.owens_t(h, a), rtol=2e-5, atol=1e-7)
+    grads = fg.grad(lambda h, a: fg.numpy.sum(fsp.owens_t(h, a)), argnums=(0, 1))(h, a)
+    expected = jax.grad(lambda h, a: jax.numpy.sum(jsp.owens_t(h, a)), argnums=(0, 1))(h, a)
+    for ours, theirs in zip(grads, expected, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- series
+
+def test_hypergeometric_functions_match_jax():
+    x = np.array([-5., -1., 0., 0.5, 3., 10., 30.], F32)
+    for a, b in ((1.5, 2.5), (-2.0, 2.5), (0.5, 4.0)):
+        np.testing.assert_allclose(fsp.hyp1f1(F32(a), F32(b), x),
+                                   jsp.hyp1f1(F32(a), F32(b), x), rtol=2e-5)
+    points = x[(x > -4) & (x < 20)]
+    np.testing.assert_allclose(fg.vmap(fg.grad(lambda x: fsp.hyp1f1(1.5, 2.5, x)))(points),
+                               jax.vmap(jax.grad(lambda x: jsp.hyp1f1(1.5, 2.5, x)))(points),
+                               rtol=2e-5)
+    # Kummer's transformation keeps negative arguments accurate (1F1(1.5; 2.5; -20)).
+    np.testing.assert_allclose(fsp.hyp1f1(1.5, 2.5, F32(-20)), 0.0148624772, rtol=1e-5)
+    x = np.array([-0.9, -0.5, 0., 0.3, 0.9, 1.], F32)
+    for a, b, c in ((1.0, 2.0, 3.0), (0.5, 0.5, 1.5), (0.3, -1.0, 2.2)):
+        np.testing.assert_allclose(fsp.hyp2f1(a, b, c, x),
+                                   jsp.hyp2f1(F32(a), F32(b), F32(c), x), rtol=2e-5)
+
+
+def test_bessel_jn_matches_jax():
+    z = np.array([0.5, 3.0, 10.0, 30.0], F32)
+    expected = np.asarray(jsp.bessel_jn(z, v=3))
+    actual = np.asarray(fsp.bessel_jn(z, v=3))
+    assert actual.shape == expected.shape == (4, 4)
+    finite = np.isfinite(expected)  # jax's recurrence gives NaN for small z
+    np.testing.assert_allclose(actual[finite], expected[finite], rtol=1e-4, atol=1e-6)
+    # J_0 .. J_3 at 0.5 and 3 (reference values), J_k(0) = [k == 0].
+    np.testing.assert_allclose(actual[:, :2], [[0.93846981, -0.26005195],
+                                              [0.24226846, 0.33905896],
+                                              [0.03060402, 0.48609126],
+                                              [0.00256373, 0.30906272]], rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(fsp.bessel_jn(F32(0), v=2), [1, 0, 0])
+
+
+@pytest.mark.parametrize("name", ["fresnel", "sici"])
+def test_oscillatory_integrals_match_jax(name):
+    x = np.array([-3., -1., 0., 0.5, 1.49, 1.5, 1.51, 2., 2.01, 5., 30., 200.], F32)
+    ours, theirs = getattr(fsp, name)(x), getattr(jsp, name)(x)
+    assert isinstance(ours, tuple) and len(ours) == 2
+    for a, b in zip(ours, theirs, strict=True):
+        assert np.asarray(a).dtype == b.dtype
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=2e-6)
+    points = np.array([0.3, 1.0, 1.7, 3.0], F32)
+    for index in range(2):
+        grads = fg.vmap(fg.grad(lambda x: getattr(fsp, name)(x)[index]))(points)
+        expected = jax.vmap(jax.grad(lambda x: getattr(jsp, name)(x)[index]))(points)
+        np.testing.assert_allclose(grads, expected, rtol=1e-3, atol=1e-5)
+
+
+def test_wofz_matches_jax():
+    z = np.array([0.5 + 1j, 2 - 0.5j, 0j, 3 + 0.01j, -1 + 2j, 10 + 10j, 0.1 - 0.1j,
+                  5.5 + 0.2j, 1e3 + 1j], np.complex64)
+    actual, expected = np.asarray(fsp.wofz(z)), np.asarray(jsp.wofz(z))
+    assert actual.dtype == expected.dtype
+    np.testing.assert_allclose(actual, expected, rtol=2e-6)
+    real = np.array([1.0, -2.0], F32)
+    assert fsp.wofz(real).dtype == jsp.wofz(real).dtype
+    np.testing.assert_allclose(fsp.wofz(real), jsp.wofz(real), rtol=2e-6)
+    # Holomorphic: the jvp along 1 is w'(z) = -2 z w(z) + 2i / sqrt(pi).
+    point, tangent = np.complex64(0.7 + 0.4j), np.complex64(1.0)
+    _, ours = fg.jvp(fsp.wofz, (point,), (tangent,))
+    _, theirs = jax.jvp(jsp.wofz, (point,), (tangent,))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4)
+
+
+def test_sph_harm_y_matches_jax():
+    n = np.array([0, 1, 2, 3, 3, 2, 4, 5, 1])
+    m = np.array([0, 1, -1, 2, -3, 0, -2, 5, 0])
+    theta = np.array([0.3, 0.7, 1.2, 2.0, 0.1, 3.0, 1.0, 2.5, 0.0], F32)
+    phi = np.array([0.1, 0.5, 1.0, 2.0, -1.0, 0.3, 0.7, -2.0, 1.0], F32)
+    expected = np.asarray(jsp.sph_harm_y(n, m, theta, phi))
+    actual = np.asarray(fsp.sph_harm_y(n, m, theta, phi))
+    assert actual.dtype == expected.dtype
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+    traced = fg.jit(lambda t, p: fsp.sph_harm_y(n, m, t, p, n_max=5))(theta, phi)
+    np.testing.assert_allclose(np.asarray(traced), expected, rtol=1e-5, atol=1e-6)

@@ -9,14 +9,20 @@ import numpy as np
 from funcgraph import dtypes, lax, nn
 from funcgraph import numpy as fnp
 from funcgraph import special_math
+from funcgraph.scipy import _special_integrals
+from funcgraph.scipy._special_integrals import (
+    dawsn, exp1, expi, expn, fresnel, sici, spence)
+from funcgraph.scipy._special_series import bessel_jn, hyp1f1, hyp2f1, sph_harm_y, wofz
 from funcgraph.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
-    "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma",
-    "entr", "erf", "erfc", "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc",
-    "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax",
-    "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma",
-    "rel_entr", "softmax", "xlog1py", "xlogy", "zeta",
+    "bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb",
+    "dawsn", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit",
+    "expn", "factorial", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn",
+    "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax",
+    "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "owens_t", "poch",
+    "polygamma", "rel_entr", "sici", "softmax", "spence", "sph_harm_y", "wofz",
+    "xlog1py", "xlogy", "zeta",
 ]
 
 logsumexp = nn.logsumexp
@@ -76,6 +82,9 @@ def _erfc_jvp(primals, tangents):
 def erfc(x):
     """1 - erf(x), accurate in the right tail."""
     return _erfc(_inexact(x))
+
+
+erfcx = _special_integrals.erfcx_with(erfc)
 
 
 def erfinv(x):
@@ -184,18 +193,40 @@ def poch(z, m):
     return fnp.where(m == 0, _c(z, 1), value)
 
 
-def xlogy(x, y):
-    """x * log(y), with 0 where x == 0."""
-    x, y = _inexact(x, y)
+@custom_jvp
+def _xlogy(x, y):
     safe = fnp.where(x == 0, _c(y, 1), y)
     return fnp.where(x == 0, _c(x, 0), x * fnp.log(safe))
 
 
-def xlog1py(x, y):
-    """x * log1p(y), with 0 where x == 0."""
-    x, y = _inexact(x, y)
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    # As jax: d/dx is log(y) even at x == 0, where the value is pinned to 0 (so that
+    # gradients of log-densities with respect to a shape parameter at its edge are right).
+    (x, y), (tx, ty) = primals, tangents
+    return _xlogy(x, y), tx * fnp.log(y) + ty * x / y
+
+
+def xlogy(x, y):
+    """x * log(y), with 0 where x == 0."""
+    return _xlogy(*_inexact(x, y))
+
+
+@custom_jvp
+def _xlog1py(x, y):
     safe = fnp.where(x == 0, _c(y, 0), y)
     return fnp.where(x == 0, _c(x, 0), x * fnp.log1p(safe))
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _xlog1py(x, y), tx * fnp.log1p(y) + ty * x / (1 + y)
+
+
+def xlog1py(x, y):
+    """x * log1p(y), with 0 where x == 0."""
+    return _xlog1py(*_inexact(x, y))
 
 
 def entr(x):
@@ -255,6 +286,9 @@ def ndtri(p):
     """The inverse of the standard normal CDF."""
     p = _inexact(p)
     return _c(p, np.sqrt(2)) * lax.erf_inv(2 * p - 1)
+
+
+owens_t = _special_integrals.owens_t_with(ndtr)
 
 
 def log_ndtr(x, series_order=3):

@@ -22,3 +22,21 @@ def cdf(k, mu, loc=0):
     k, mu, loc = promote(k, mu, loc)
     x = fnp.floor(k - loc)
     return fnp.where(x < 0, const(x, 0), special.gammaincc(fnp.maximum(x, 0) + 1, mu))
+
+
+_ENTROPY_SUM_TERMS = 256
+
+
+def entropy(mu, loc=0):
+    """The Shannon entropy -sum_k p(k) log p(k): summed over k < 256 for mu < 100 (the
+    mass beyond is negligible there), the Stirling series above; NaN for mu < 0, 0 at 0."""
+    mu, loc = promote(mu, loc)
+    k = fnp.arange(_ENTROPY_SUM_TERMS, dtype=mu.dtype).reshape((-1,) + (1,) * mu.ndim)
+    small = fnp.minimum(mu, const(mu, 100))
+    summed = fnp.sum(special.entr(pmf(k, fnp.where(mu > 0, small, const(mu, 1)))), axis=0)
+    large = fnp.maximum(mu, const(mu, 100))
+    stirling = (fnp.log(2 * np.pi * np.e * large) / 2 - 1 / (12 * large)
+                - 1 / (24 * large ** 2) - 19 / (360 * large ** 3))
+    value = fnp.where(mu < 100, summed, stirling)
+    value = fnp.where(mu == 0, const(mu, 0), value)
+    return fnp.where(mu < 0, const(mu, np.nan), value)

@@ -1,0 +1,49 @@
+"""The right-skewed Gumbel distribution (as jax.scipy.stats.gumbel_r): CDF exp(-exp(-z))."""
+import numpy as np
+
+from funcgraph import numpy as fnp
+from funcgraph.scipy.stats._util import const, log_of_pdf, promote
+
+
+def _z(x, loc, scale):
+    x, loc, scale = promote(x, loc, scale)
+    return (x - loc) / scale, scale
+
+
+def _valid(scale, value):
+    return fnp.where(scale > 0, value, const(value, np.nan))
+
+
+def logpdf(x, loc=0, scale=1):
+    z, scale = _z(x, loc, scale)
+    return _valid(scale, -fnp.log(scale) - (z + fnp.exp(-z)))
+
+
+pdf = log_of_pdf(logpdf)
+
+
+def logcdf(x, loc=0, scale=1):
+    z, scale = _z(x, loc, scale)
+    return _valid(scale, -fnp.exp(-z))
+
+
+def cdf(x, loc=0, scale=1):
+    return fnp.exp(logcdf(x, loc, scale))
+
+
+def sf(x, loc=0, scale=1):
+    z, scale = _z(x, loc, scale)
+    return _valid(scale, -fnp.expm1(-fnp.exp(-z)))
+
+
+def logsf(x, loc=0, scale=1):
+    z, scale = _z(x, loc, scale)
+    return _valid(scale, fnp.log(-fnp.expm1(-fnp.exp(-z))))
+
+
+def ppf(p, loc=0, scale=1):
+    p, loc, scale = promote(p, loc, scale)
+    quantile = loc - scale * fnp.log(-fnp.log(p))
+    return fnp.where((p > 0) & (p < 1), quantile, const(p, np.nan))
+
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
