@@ -47,6 +47,6 @@ from funcgraph.lax._sharding import with_sharding_constraint
 from funcgraph.lax._solves import custom_linear_solve, custom_root
 from funcgraph.lax._conveniences import (
     approx_max_k, approx_min_k, broadcast_shapes, broadcast_to_rank, clz, collapse, complex,
-    conv_general_dilated_patches,
-    dtype, empty, full, full_like, Precision, reduce_xor, scatter_sub, split, stack, tile, unstack)
+    conv_general_dilated_patches, dtype, empty, full, full_like, reduce_xor, scatter_sub, split,
+    stack, tile, unstack)
 from funcgraph.lax._primitives import *  # noqa: E402,F401,F403  the *_p objects

@@ -1,8 +1,6 @@
 """lax convenience functions built from other lax functions: full/full_like, dtype,
 broadcast_shapes/broadcast_to_rank, collapse, tile, split, stack/unstack, complex, clz,
-reduce_xor, scatter_sub, approx_max_k/approx_min_k, conv_general_dilated_patches and the
-Precision enum."""
-import enum
+reduce_xor, scatter_sub, approx_max_k/approx_min_k and conv_general_dilated_patches."""
 import math
 
 import numpy as np
@@ -17,26 +15,6 @@ from funcgraph.lax._reductions import top_k
 from funcgraph.lax._shapes import broadcast_in_dim, expand_dims, reshape
 from funcgraph.lax._slicing import concatenate, index_in_dim, scatter_add, slice_in_dim
 from funcgraph.lax._windowed import reduce
-
-
-class Precision(enum.Enum):
-    """The precision= of dot_general and conv; funcgraph accepts it and lets XLA use its
-    default precision for the operand dtypes."""
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value):
-        names = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
-                 "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
-                 "highest": cls.HIGHEST, "float32": cls.HIGHEST}
-        if isinstance(value, str) and value.lower() in names:
-            return names[value.lower()]
-        return None
-
-    def __str__(self):
-        return self.name
 
 
 def dtype(x):

@@ -16,6 +16,11 @@ class Precision(enum.Enum):
     HIGH = 1
     HIGHEST = 2
 
+    @classmethod
+    def _missing_(cls, value):
+        """Precision("highest"), as jax accepts the strings of the config flag."""
+        return _NAMES.get(value.lower()) if isinstance(value, str) else None
+
     def __repr__(self):
         return f"Precision.{self.name}"
 
