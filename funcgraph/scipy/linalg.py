@@ -342,7 +342,7 @@ def sqrtm(A, blocksize=1):
 
     def host(m):
         m = np.asarray(m).astype(dtype)
-        return (scipy.linalg.sqrtm(m, blocksize=1).astype(dtype),)
+        return (scipy.linalg.sqrtm(m).astype(dtype),)
     return _host(host, A, (dtype,))[0]
 
 
