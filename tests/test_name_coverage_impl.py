@@ -367,3 +367,16 @@ def test_delta_orthogonal_initializer_matches_jax(shape):
     close(got, want, rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match="fan_in"):
         fg.nn.initializers.delta_orthogonal()(fg.random.PRNGKey(2), (3, 4, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_partition_and_argpartition_layout_with_ties(dtype):
+    """argpartition gives the kth+1 smallest, then the rest by increasing index, as jax;
+    unsigned zeros and repeated values included."""
+    x = np.random.RandomState(0).randint(0, 3, (5, 6)).astype(dtype)
+    for kth in (0, 3, -1):
+        for axis in (0, 1):
+            np.testing.assert_array_equal(fnp.partition(x, kth, axis),
+                                          jnp.partition(x, kth, axis))
+            np.testing.assert_array_equal(fnp.argpartition(x, kth, axis),
+                                          jnp.argpartition(x, kth, axis))

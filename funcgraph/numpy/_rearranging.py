@@ -234,31 +234,42 @@ def choose(a, choices, out=None, mode="raise"):
 def partition(a, kth, axis=-1):
     """The kth smallest in position kth, the smaller ones before it (ascending) and the
     larger ones after it (descending), as jax.numpy.partition lays them out."""
-    a = asarray(a)
-    axis = check_axis(axis, a.ndim)
-    kth = int(kth)
-    n = a.shape[axis]
-    kth = kth + n if kth < 0 else kth
-    if not 0 <= kth < n:
-        raise ValueError(f"partition: kth={kth} out of range for an axis of size {n}")
-    last = moveaxis(a, axis, -1)
-    bottom = -lax.top_k(-last, kth + 1)[0]
-    top = lax.top_k(last, n - kth - 1)[0]
+    last, kth, axis = _partition_axis(a, kth, axis, "partition")
+    unsigned = dtypes.is_unsigned(last.dtype)
+    smallest = lax.top_k(_flipped(last), kth + 1)[0]
+    bottom = -smallest - 1 if unsigned else -smallest
+    top = lax.top_k(last, last.shape[-1] - kth - 1)[0]
     return moveaxis(concatenate([bottom, top], axis=-1), -1, axis)
 
 
 def argpartition(a, kth, axis=-1):
+    """The indices of the kth+1 smallest (ascending), then those of the others in increasing
+    index order, as jax.numpy.argpartition gives them."""
+    last, kth, axis = _partition_axis(a, kth, axis, "argpartition")
+    n = last.shape[-1]
+    bottom = lax.top_k(_flipped(last), kth + 1)[1]
+    # the rest: 1 where not among the bottom, so top_k takes them by increasing index
+    chosen = (bottom[..., :, None] == lax.broadcasted_iota(bottom.dtype, (n,), 0)).any(-2)
+    top = lax.top_k(1.0 - chosen.astype(np.float32), n - kth - 1)[1]
+    return moveaxis(concatenate([bottom, top], axis=-1), -1, axis)
+
+
+def _flipped(x):
+    """x with its order reversed, for top_k to find the smallest (for unsigned integers -x
+    would wrap 0 to 0; -(x + 1) keeps the order)."""
+    return -(x + 1) if dtypes.is_unsigned(x.dtype) else -x
+
+
+def _partition_axis(a, kth, axis, name):
+    """(a with `axis` moved last, kth as a checked non-negative int, axis)."""
     a = asarray(a)
     axis = check_axis(axis, a.ndim)
     kth = int(kth)
     n = a.shape[axis]
     kth = kth + n if kth < 0 else kth
     if not 0 <= kth < n:
-        raise ValueError(f"argpartition: kth={kth} out of range for an axis of size {n}")
-    last = moveaxis(a, axis, -1)
-    bottom = lax.top_k(-last, kth + 1)[1]
-    top = lax.top_k(last, n - kth - 1)[1]
-    return moveaxis(concatenate([bottom, top], axis=-1), -1, axis)
+        raise ValueError(f"{name}: kth={kth} out of range for an axis of size {n}")
+    return moveaxis(a, axis, -1), kth, axis
 
 
 def sort_complex(a):
