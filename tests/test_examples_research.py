@@ -115,27 +115,17 @@ def test_bayesian_rate_gradient_through_implicit_reparameterization_matches_jax(
 
 
 @pytest.mark.slow
-def test_bayesian_elbo_gradient_matches_jax():
-    y = _counts()
-    ours, theirs = _models()
-    params = _numpy_tree(theirs["init_params"]())
-    value, grads = fg.jit(fg.value_and_grad(ours["elbo"]))(params, fg.random.PRNGKey(5), y)
-    expected, expected_grads = jax.jit(jax.value_and_grad(theirs["elbo"]))(
-        params, jax.random.PRNGKey(5), y)
-    np.testing.assert_allclose(float(value), float(expected), rtol=1e-5)
-    _assert_trees_close(grads, expected_grads, 1e-4, 1e-4)
-    # The shape parameters get a gradient only through the implicit reparameterization.
-    assert np.all(np.abs(np.asarray(grads["lam_shape"])) > 0)
-    assert abs(float(grads["pi_a"])) > 0
-
-
-@pytest.mark.slow
 def test_bayesian_fit_matches_jax():
     y = _counts()
     ours, theirs = _models()
     params, losses = ours["fit"](fg.random.PRNGKey(6), y, steps=12)
     expected_params, expected = theirs["fit"](jax.random.PRNGKey(6), y, steps=12)
+    # Each step is a jitted ELBO gradient: the same trajectory means the same gradients,
+    # those of the shapes coming only through the implicit reparameterization of gamma.
     np.testing.assert_allclose(losses, expected, rtol=1e-4)
     _assert_trees_close(params, expected_params, 1e-4, 1e-4)
+    start = _numpy_tree(theirs["init_params"]())
+    assert not np.allclose(np.asarray(params["lam_shape"]), np.asarray(start["lam_shape"]))
+    assert float(params["pi_a"]) != float(start["pi_a"])
     means = ours["posterior_means"](params)
     _assert_trees_close(means, theirs["posterior_means"](expected_params), 1e-4, 1e-4)
