@@ -43,18 +43,10 @@ def _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape):
 def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",
                 W_init=None, b_init=normal(1e-6)):
     """A convolution with the given (lhs, rhs, out) layout specs, e.g. NHWC, HWIO, NHWC."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
     strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
-        output_shape = lax.conv_general_shape_tuple(input_shape, kernel_shape, strides,
-                                                    padding, dimension_numbers)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+    init_fun = _conv_init(lax.conv_general_shape_tuple, dimension_numbers, out_chan,
+                          filter_shape, strides, padding, W_init, b_init)
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
@@ -69,24 +61,32 @@ Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
 def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,
                          padding="VALID", W_init=None, b_init=normal(1e-6)):
     """A transposed convolution with the given layout specs."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
-        output_shape = lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides,
-                                                      padding, dimension_numbers)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+    strides = strides or (1,) * len(filter_shape)
+    init_fun = _conv_init(lax.conv_transpose_shape_tuple, dimension_numbers, out_chan,
+                          filter_shape, strides, padding, W_init, b_init)
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
         return lax.conv_transpose(inputs, W, strides, padding,
                                   dimension_numbers=dimension_numbers) + b
     return init_fun, apply_fun
+
+
+def _conv_init(output_shape_of, dimension_numbers, out_chan, filter_shape, strides, padding,
+               W_init, b_init):
+    """The init_fun of a (transposed) convolution layer: kernel and bias of the layout's
+    shapes; output_shape_of gives the layer's output shape."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng, input_shape):
+        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
+        output_shape = output_shape_of(input_shape, kernel_shape, strides, padding,
+                                       dimension_numbers)
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+    return init_fun
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
