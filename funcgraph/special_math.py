@@ -178,7 +178,7 @@ def _igammac_jvp(primals, tangents):
 
 
 def igamma(a, x):
-    """The regularized lower incomplete gamma function P(a, x) (as jax.lax.igamma)."""
+    """The regularized lower incomplete gamma function P(a, x) (as JAX's lax.igamma)."""
     return _igamma(*_float_operands(a, x))
 
 

@@ -284,10 +284,10 @@ def test_flags_page_debug_nans_eager(debug_nans_on, capsys):
 def test_flags_page_debug_nans_under_jit(debug_nans_on, capsys):
     """Both say they re-run the function de-optimized (jax says it again for each eager
     op of the re-run, which are jitted in jax) and raise naming the primitive."""
-    for L in (JAX, FG):
+    for L, jit_name in ((JAX, "jax.jit"), (FG, "funcgraph.jit")):
         out, result = run_example(lambda L: L.jax.jit(nan_function(L))(5.), L, capsys)
-        assert out.splitlines()[0] == ("Invalid nan value encountered in the output of a "
-                                       "jax.jit function. Calling the de-optimized version.")
+        assert out.splitlines()[0] == (f"Invalid nan value encountered in the output of a "
+                                       f"{jit_name} function. Calling the de-optimized version.")
         assert result[0] == "FloatingPointError"
     for L in (JAX, FG):
         with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):

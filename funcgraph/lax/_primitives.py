@@ -1,4 +1,4 @@
-"""The primitive objects under their `jax.lax` names (`lax.exp_p`, `lax.dot_general_p`,
+"""The primitive objects under their JAX's lax names (`lax.exp_p`, `lax.dot_general_p`,
 ...), for custom interpreters keyed by primitive (`registry[lax.exp_p] = ...`)."""
 # ruff: noqa: F401
 from funcgraph.primitives.base import broadcast_in_dim_p, reduce_sum_p, reshape_p, transpose_p

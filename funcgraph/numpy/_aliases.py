@@ -1,4 +1,4 @@
-"""Names jax.numpy shares with NumPy or with another jax.numpy name: scalar-type aliases,
+"""Names jnp shares with NumPy or with another jnp name: scalar-type aliases,
 the array-API spellings of the bitwise shifts, and NumPy's print options."""
 import contextlib
 
@@ -7,7 +7,7 @@ import numpy as np
 from funcgraph.numpy._types import complex128, complex64, float32, float64, int64, uint64
 from funcgraph.numpy._ufuncs import bitwise_not, left_shift, right_shift
 
-bool = np.bool_  # noqa: A001  jax.numpy.bool is the boolean scalar type, as funcgraph's bool_
+bool = np.bool_  # noqa: A001  jnp.bool is the boolean scalar type, as funcgraph's bool_
 float_ = double = float64
 single = float32
 int_ = int64

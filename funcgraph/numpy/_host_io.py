@@ -1,5 +1,5 @@
 """Arrays from host data (frombuffer, fromstring, load) and einsum_path; fromfile and
-fromiter are refused as in jax.numpy (they consume a file or an iterator, which a traced
+fromiter are refused as in jnp (they consume a file or an iterator, which a traced
 function must not)."""
 import numpy as np
 import opt_einsum
@@ -20,7 +20,7 @@ def _impure(name):
     def refuse(*args, **kwargs):
         raise NotImplementedError(
             f"funcgraph.numpy.{name}() is not implemented because it is not pure (it consumes "
-            f"its source), as in jax.numpy; use funcgraph.numpy.asarray(numpy.{name}(...)) "
+            f"its source), as in jnp; use funcgraph.numpy.asarray(numpy.{name}(...)) "
             f"outside transformed functions instead")
     refuse.__name__ = name
     return refuse

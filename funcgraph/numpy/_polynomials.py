@@ -1,4 +1,4 @@
-"""Polynomial arithmetic of jax.numpy on coefficient arrays (highest power first)."""
+"""Polynomial arithmetic of jnp on coefficient arrays (highest power first)."""
 import numpy as np
 
 from funcgraph import core
@@ -160,7 +160,7 @@ def roots(p, *, strip_zeros=True):
     complex_dtype = np.result_type(p.dtype, np.complex64)
     if isinstance(p, core.Tracer):
         raise core.ConcretizationTypeError(
-            "roots strips leading zeros, which needs concrete coefficients (as in jax.numpy)")
+            "roots strips leading zeros, which needs concrete coefficients (as in jnp)")
     nonzero_at = np.flatnonzero(np.asarray(p))
     p = p[nonzero_at[0]:] if nonzero_at.size else p[p.shape[0]:]
     if p.shape[0] < 2:

@@ -1,4 +1,4 @@
-"""Index and rearranging functions of jax.numpy built from other funcgraph.numpy functions:
+"""Index and rearranging functions of jnp built from other funcgraph.numpy functions:
 matrix_transpose, rollaxis, unstack, resize, diagflat, (diag_)indices, fill_diagonal, put,
 put_along_axis, place, compress, extract, choose, partition, apply_along_axis, ravel_multi_index,
 and the concrete-only helpers trim_zeros, setxor1d, mask_indices."""
@@ -95,7 +95,7 @@ def _require_not_inplace(name, inplace):
     if inplace:
         raise NotImplementedError(
             f"funcgraph arrays are immutable, so {name} cannot work in place: pass "
-            f"inplace=False and use the returned array (as jax.numpy.{name})")
+            f"inplace=False and use the returned array (as jnp.{name})")
 
 
 def fill_diagonal(a, val, wrap=False, *, inplace=True):
@@ -135,7 +135,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     elif mode == "wrap":
         out = ravel(a).at[ind % a.size].set(v)
     elif mode == "raise":
-        raise NotImplementedError("put: mode='raise' is not supported (as jax.numpy)")
+        raise NotImplementedError("put: mode='raise' is not supported (as jnp)")
     else:
         raise ValueError(f"put: invalid mode {mode!r}")
     return reshape(out, a.shape)
@@ -233,7 +233,7 @@ def choose(a, choices, out=None, mode="raise"):
 
 def partition(a, kth, axis=-1):
     """The kth smallest in position kth, the smaller ones before it (ascending) and the
-    larger ones after it (descending), as jax.numpy.partition lays them out."""
+    larger ones after it (descending), as jnp.partition lays them out."""
     last, kth, axis = _partition_axis(a, kth, axis, "partition")
     unsigned = dtypes.is_unsigned(last.dtype)
     smallest = lax.top_k(_flipped(last), kth + 1)[0]
@@ -244,7 +244,7 @@ def partition(a, kth, axis=-1):
 
 def argpartition(a, kth, axis=-1):
     """The indices of the kth+1 smallest (ascending), then those of the others in increasing
-    index order, as jax.numpy.argpartition gives them."""
+    index order, as jnp.argpartition gives them."""
     last, kth, axis = _partition_axis(a, kth, axis, "argpartition")
     n = last.shape[-1]
     bottom = lax.top_k(_flipped(last), kth + 1)[1]
@@ -273,7 +273,7 @@ def _partition_axis(a, kth, axis, name):
 
 
 def sort_complex(a):
-    """Sorted along the last axis, as complex numbers (as jax.numpy.sort_complex)."""
+    """Sorted along the last axis, as complex numbers (as jnp.sort_complex)."""
     out = sort(asarray(a), axis=-1)
     complex_dtype = dtypes.canonicalize(np.result_type(out.dtype, np.complex64))
     return lax.convert_element_type(out, complex_dtype)

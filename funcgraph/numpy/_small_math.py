@@ -1,4 +1,4 @@
-"""Small numeric functions of jax.numpy built from other funcgraph.numpy functions (so every
+"""Small numeric functions of jnp built from other funcgraph.numpy functions (so every
 transformation applies to them): complex predicates, cumulative_sum/prod, matvec/vecmat,
 gcd/lcm, bitwise_count, spacing, unwrap, ldexp/frexp, windows, cov/corrcoef, gradient."""
 import builtins
@@ -62,7 +62,7 @@ def isreal(x):
 
 
 def isscalar(element):
-    """True for 0-d arrays and for what NumPy calls scalars (as jax.numpy.isscalar)."""
+    """True for 0-d arrays and for what NumPy calls scalars (as jnp.isscalar)."""
     if isinstance(element, np.ndarray) or hasattr(element, "aval"):
         return np.ndim(element) == 0
     return builtins.bool(np.isscalar(element))
@@ -111,7 +111,7 @@ def matvec(x1, x2, /):
 
 
 def vecmat(x1, x2, /):
-    """Conjugated vector times matrix, as jax.numpy.vecmat."""
+    """Conjugated vector times matrix, as jnp.vecmat."""
     return einsum("...i,...ij->...j", conjugate(x1), x2)
 
 
@@ -318,7 +318,7 @@ def _gradient_along(f, spacing, axis, edge_order):
 def gradient(f, *varargs, axis=None, edge_order=None):
     """Central differences inside, one-sided first-order differences at the edges."""
     if edge_order is not None and edge_order != 1:
-        raise NotImplementedError("gradient: only edge_order=1 is supported (as jax.numpy)")
+        raise NotImplementedError("gradient: only edge_order=1 is supported (as jnp)")
     (f,) = promote_to_inexact(f)
     axes = canonical_axes(axis, f.ndim) if axis is not None else tuple(range(f.ndim))
     if len(varargs) == 0:

@@ -468,8 +468,8 @@ class JitFunction:
         for out in outs:
             kind = nonfinite_kind(out)
             if kind is not None:
-                print(f"Invalid {kind} value encountered in the output of a jax.jit function. "
-                      f"Calling the de-optimized version.")  # JAX's words
+                print(f"Invalid {kind} value encountered in the output of a funcgraph.jit "
+                      f"function. Calling the de-optimized version.")  # JAX's words, our name
                 raise self._locate_nonfinite(kind, entry, leaves, args, kwargs)
 
     def _locate_nonfinite(self, kind, entry, leaves, args, kwargs):
