@@ -89,6 +89,25 @@ def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
                                         namespace=NAMESPACE)
 
 
+def prefix_leaves(prefix, tree, is_leaf, owner):
+    """One leaf of `prefix` (its leaves as is_leaf says) per leaf of `tree`, of which it is
+    a tree prefix: the per-leaf form of options like in_shardings or in_specs.  A prefix
+    that does not fit is a ValueError naming `owner` ("jit in_shardings")."""
+    if is_leaf(prefix):
+        return [prefix] * len(tree_leaves(tree))
+    heads, prefix_def = tree_flatten(prefix, is_leaf=is_leaf)
+    try:
+        subtrees = prefix_def.flatten_up_to(tree)
+    except (ValueError, TypeError):
+        raise ValueError(f"{owner} specification must be a tree prefix of the corresponding "
+                         f"value, got specification {prefix!r} for value tree "
+                         f"{tree_structure(tree)}") from None
+    out = []
+    for head, sub in zip(heads, subtrees, strict=True):
+        out.extend([head] * len(tree_leaves(sub)))
+    return out
+
+
 def treedef_children(treedef):
     return treedef.children()
 

@@ -94,22 +94,10 @@ def _is_spec_leaf(x):
 def leaf_shardings(spec, tree_value, what):
     """One Sharding (or None) per leaf of tree_value, from `spec`: a sharding for all of
     them, or a tree prefix of tree_value holding shardings and Nones."""
-    n = len(tree_util.tree_leaves(tree_value))
-    if _is_spec_leaf(spec):
-        return [None if spec is None else resolve(spec, what)] * n
     if isinstance(spec, list):
         spec = tuple(spec)
-    spec_leaves, spec_tree = tree_util.tree_flatten(spec, is_leaf=_is_spec_leaf)
-    try:
-        subtrees = spec_tree.flatten_up_to(tree_value)
-    except (ValueError, TypeError):
-        raise ValueError(f"jit {what} specification must be a tree prefix of the "
-                         f"corresponding value, got specification {spec!r} for value tree "
-                         f"{tree_util.tree_structure(tree_value)}") from None
-    out = []
-    for s, sub in zip(spec_leaves, subtrees, strict=True):
-        out.extend([None if s is None else resolve(s, what)] * len(tree_util.tree_leaves(sub)))
-    return out
+    return [None if s is None else resolve(s, what)
+            for s in tree_util.prefix_leaves(spec, tree_value, _is_spec_leaf, f"jit {what}")]
 
 
 def committed_shardings(leaves):

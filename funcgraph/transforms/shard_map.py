@@ -31,21 +31,11 @@ def _is_spec(x):
 
 def _leaf_specs(specs, tree, what):
     """One PartitionSpec per leaf of tree, from specs (a tree prefix of it)."""
-    if _is_spec(specs):
-        return [specs] * len(tree_util.tree_leaves(tree))
-    spec_leaves, spec_tree = tree_util.tree_flatten(specs, is_leaf=_is_spec)
-    try:
-        subtrees = spec_tree.flatten_up_to(tree)
-    except (ValueError, TypeError):
-        raise ValueError(f"shard_map {what} specification must be a tree prefix of the "
-                         f"corresponding value, got specification {specs!r} for value tree "
-                         f"{tree_util.tree_structure(tree)}") from None
-    out = []
-    for s, sub in zip(spec_leaves, subtrees, strict=True):
+    out = tree_util.prefix_leaves(specs, tree, _is_spec, f"shard_map {what}")
+    for s in out:
         if not _is_spec(s):
             raise TypeError(f"shard_map {what} entries must be PartitionSpecs (P(...)), got "
                             f"{s!r}")
-        out.extend([s] * len(tree_util.tree_leaves(sub)))
     return out
 
 
