@@ -62,7 +62,7 @@ def interleaved(fg_fn, jax_fn, rounds, repeat):
 
 # --- benchmarks --------------------------------------------------------------------
 
-@benchmark("jit dispatch of a tiny function", 1.5)
+@benchmark("jit dispatch of a tiny function", 1.0)
 def dispatch():
     f_fg = fg.jit(lambda x, y: x * y + 1.0)
     f_jax = jax.jit(lambda x, y: x * y + 1.0)
@@ -113,7 +113,7 @@ def _eager_chain(np_mod, x):
     return x
 
 
-@benchmark("eager chain of small elementwise ops", 0.5)
+@benchmark("eager chain of small elementwise ops", 0.3)
 def eager_chain():
     x_fg = fnp.asarray(np.linspace(0, 1, 16, dtype=np.float32))
     x_jax = jnp.asarray(np.linspace(0, 1, 16, dtype=np.float32))
@@ -132,7 +132,7 @@ def _long_program(np_mod):
     return f
 
 
-@benchmark("tracing a 3000-equation program", 0.3)
+@benchmark("tracing a 3000-equation program", 0.15)
 def tracing():
     x = np.ones((4, 4), np.float32)
     assert len(fg.make_jaxpr(_long_program(fnp))(x, x).eqns) == 3000
@@ -158,7 +158,7 @@ def mlp_loss(np_mod, params, x, labels):
     return -np_mod.mean(np_mod.sum(log_probs * labels, axis=1))
 
 
-@benchmark("first call (trace + lower + compile) of an MLP", 1.0)
+@benchmark("first call (trace + lower + compile) of an MLP", 0.8)
 def first_call():
     rng = np.random.default_rng(0)
     params = mlp_params(rng, [784, 512, 512, 10])
@@ -208,7 +208,86 @@ def mlp_train_step():
                        rounds=7, repeat=20)
 
 
-@benchmark("grad over forward pass (funcgraph alone)", 3.0)
+@benchmark("MLP train step with NumPy inputs", 1.02)
+def mlp_train_step_numpy():
+    """The same step called with the host (NumPy) parameters and batch each time."""
+    params, x, labels = _mlp_setup()
+    step_fg, step_jax = _train_steps()
+    step_fg(params, x, labels)[1].block_until_ready()
+    step_jax(params, x, labels)[1].block_until_ready()
+    return interleaved(lambda: step_fg(params, x, labels)[1].block_until_ready(),
+                       lambda: step_jax(params, x, labels)[1].block_until_ready(),
+                       rounds=7, repeat=20)
+
+
+_FIRST_CALL_PROGRAM = """
+import sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+from run import mlp_loss, mlp_params
+if sys.argv[1] == "funcgraph":
+    import funcgraph as fw, funcgraph.numpy as np_
+else:
+    import jax as fw, jax.numpy as np_
+rng = np.random.default_rng(0)
+params = mlp_params(rng, [784, 512, 512, 10])
+x = rng.normal(size=(128, 784)).astype(np.float32)
+labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+fw.jit(lambda v: v + 1.0)(np.ones(2, np.float32)).block_until_ready()  # backend started
+start = time.perf_counter()
+fw.jit(lambda p, x, y: mlp_loss(np_, p, x, y))(params, x, labels).block_until_ready()
+print(time.perf_counter() - start)
+"""
+
+
+def _first_call_in_fresh_process(framework):
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALL_PROGRAM, framework, here],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-1])
+
+
+@benchmark("first call of an MLP in a fresh process", 0.8)
+def first_call_fresh_process():
+    """Trace + lower + compile + run of the MLP loss, the first jit of its kind in a new
+    process (after the backend has started): no warm caches on either side."""
+    fg_times, jax_times, ratios = [], [], []
+    for _ in range(3):
+        t_fg = _first_call_in_fresh_process("funcgraph")
+        t_jax = _first_call_in_fresh_process("jax")
+        fg_times.append(t_fg)
+        jax_times.append(t_jax)
+        ratios.append(t_fg / t_jax)
+    return statistics.median(fg_times), statistics.median(jax_times), statistics.median(ratios)
+
+
+@benchmark("XLA compile of a 10,000-equation program", 1.0)
+def compile_long_program():
+    """Only the compile of the lowered program (funcgraph's module cache cleared)."""
+    x = np.ones((4, 4), np.float32)
+
+    def long_program(np_mod):
+        def f(x, y):
+            for _ in range(3334):
+                x = np_mod.tanh(x * y + 1.0)
+            return x
+        return f
+    fg_times, jax_times, ratios = [], [], []
+    for _ in range(2):  # a fresh lowering each round: jax's Lowered keeps its executable
+        lowered_fg = fg.jit(long_program(fnp)).lower(x, x)
+        lowered_jax = jax.jit(long_program(jnp)).lower(x, x)
+        backend.clear_caches()
+        start = time.perf_counter()
+        lowered_fg.compile()
+        fg_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        lowered_jax.compile()
+        jax_times.append(time.perf_counter() - start)
+        ratios.append(fg_times[-1] / jax_times[-1])
+    return statistics.median(fg_times), statistics.median(jax_times), statistics.median(ratios)
+
+
+@benchmark("grad over forward pass (funcgraph alone)", 2.5)
 def grad_cost():
     params, x, labels = _mlp_setup()
     p, xd, ld = fg.device_put((params, x, labels))
@@ -225,7 +304,7 @@ def stablehlo_op_count(text):
                if "stablehlo." in line or "chlo." in line or "func.call" in line)
 
 
-@benchmark("StableHLO op count of the MLP train step", 1.1)
+@benchmark("StableHLO op count of the MLP train step", 1.0)
 def op_count():
     params, x, labels = _mlp_setup()
     step_fg, step_jax = _train_steps()
@@ -274,14 +353,19 @@ def rnn_loss(np_mod, lax_mod):
     return loss
 
 
-@benchmark("jitted scan RNN gradients", 1.05)
-def rnn_gradients():
+def _rnn_setup():
     rng = np.random.default_rng(2)
     params = (rng.normal(size=(16, 64)).astype(np.float32) * 0.2,
               rng.normal(size=(64, 64)).astype(np.float32) * 0.1,
               rng.normal(size=(64, 4)).astype(np.float32) * 0.2)
     xs = rng.normal(size=(50, 32, 16)).astype(np.float32)
     target = rng.normal(size=(32, 4)).astype(np.float32)
+    return params, xs, target
+
+
+@benchmark("jitted scan RNN gradients", 1.05)
+def rnn_gradients():
+    params, xs, target = _rnn_setup()
     f_fg = fg.jit(fg.grad(rnn_loss(fnp, fg.lax)))
     f_jax = jax.jit(jax.grad(rnn_loss(jnp, jax.lax)))
     args_fg = fg.device_put((params, xs, target))
@@ -290,6 +374,18 @@ def rnn_gradients():
     jax.block_until_ready(f_jax(*args_jax))
     return interleaved(lambda: fg.block_until_ready(f_fg(*args_fg)),
                        lambda: jax.block_until_ready(f_jax(*args_jax)), rounds=7, repeat=20)
+
+
+@benchmark("jitted scan RNN gradients with NumPy inputs", 1.02)
+def rnn_gradients_numpy():
+    params, xs, target = _rnn_setup()
+    f_fg = fg.jit(fg.grad(rnn_loss(fnp, fg.lax)))
+    f_jax = jax.jit(jax.grad(rnn_loss(jnp, jax.lax)))
+    fg.block_until_ready(f_fg(params, xs, target))
+    jax.block_until_ready(f_jax(params, xs, target))
+    return interleaved(lambda: fg.block_until_ready(f_fg(params, xs, target)),
+                       lambda: jax.block_until_ready(f_jax(params, xs, target)),
+                       rounds=7, repeat=20)
 
 
 def cnn_loss(np_mod, lax_mod, nn_mod):

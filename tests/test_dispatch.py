@@ -89,12 +89,27 @@ def test_pytree_arguments_take_the_full_path_and_agree_with_jax():
     assert len(f._cache) == 1
 
 
-def test_mutating_the_numpy_argument_after_the_call_leaves_the_result():
+def test_mutating_the_numpy_argument_after_the_result_is_ready_leaves_the_result():
+    # As in jax, a NumPy argument may be read in place while the call computes (no copy
+    # on the CPU): the caller may write to it once the result is ready.
     f = fg.jit(lambda x: x * 1.0)
     x = np.ones(1000, np.float32)
-    out = f(x)
+    out = f(x).block_until_ready()
     x[:] = 5.0
     np.testing.assert_array_equal(np.asarray(out), np.ones(1000, np.float32))
+
+
+def test_donated_numpy_arguments_are_copied_not_overwritten():
+    # Donation lets XLA write its results into the argument's buffer: never the caller's
+    # own memory.
+    f = fg.jit(lambda x: x * 2.0 + 1.0, donate_argnums=0)
+    x = np.ones(4096, np.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(x)), np.full(4096, 3.0, np.float32))
+    np.testing.assert_array_equal(x, np.ones(4096, np.float32))
+    compiled = fg.jit(lambda x: x * 2.0 + 1.0, donate_argnums=0).lower(x).compile()
+    np.testing.assert_array_equal(np.asarray(compiled(x)), np.full(4096, 3.0, np.float32))
+    np.testing.assert_array_equal(x, np.ones(4096, np.float32))
 
 
 def test_committed_arrays_have_their_own_entry_and_stay_committed():
