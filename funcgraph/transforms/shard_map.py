@@ -225,6 +225,38 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     return mapped
 
 
+# --- smap -------------------------------------------------------------------------------
+
+_INFER = object()  # smap's in_axes left out: each argument's own layout over the axis
+
+
+def smap(f=None, /, *, in_axes=_INFER, out_axes, axis_name):
+    """shard_map manual over the one mesh axis axis_name of the context mesh (the other
+    axes stay automatic), with vmap-style axes: in_axes / out_axes say which array axis
+    is split over it (None: not split); see JAX's smap."""
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got "
+                        f"{axis_name}")
+    if in_axes is not _INFER and in_axes is not None and not isinstance(in_axes, (int, tuple)):
+        raise TypeError(f"smap in_axes must be an int, None, jax.sharding.Infer, or a tuple "
+                        f"of entries corresponding to the positional arguments passed to "
+                        f"the function, but got {in_axes}.")
+    if in_axes is not _INFER and not all(isinstance(a, int)
+                                         for a in tree_util.tree_leaves(in_axes)):
+        raise TypeError(f"smap in_axes must be an int, None, jax.sharding.Infer, or (nested) "
+                        f"container with those types as leaves, but got {in_axes}.")
+    if not all(isinstance(a, int) for a in tree_util.tree_leaves(out_axes)):
+        raise TypeError(f"smap out_axes must be an int, None, or (nested) container with "
+                        f"those types as leaves, but got {out_axes}.")
+
+    def specs(axes):
+        return tree_util.tree_map(lambda a: _axis_spec(axis_name, a), axes,
+                                  is_leaf=lambda a: a is None)
+    wrap = shard_map(in_specs=None if in_axes is _INFER else specs(in_axes),
+                     out_specs=specs(out_axes), axis_names={axis_name})
+    return wrap if f is None else wrap(f)
+
+
 # --- pmap ---------------------------------------------------------------------------------
 
 def _axis_spec(name, axis):
