@@ -85,8 +85,8 @@ def _manual_axis_names(mesh, axis_names):
     free = frozenset(mesh.axis_names) - manual
     names = frozenset(axis_names) or free
     if not names <= frozenset(mesh.axis_names):
-        raise ValueError(f"shard_map requires axis_names={set(names)} to be a subset of "
-                         f"mesh.axis_names={set(mesh.axis_names)}")
+        raise ValueError(f"shard_map requires axis_names={names} to be a subset of "
+                         f"mesh.axis_names={frozenset(mesh.axis_names)}")
     if names & manual:
         raise ValueError(f"shard_map axis_names={set(names)} names mesh axes "
                          f"{set(names & manual)} that an enclosing shard_map already made "
@@ -195,7 +195,9 @@ def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_
 def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(),
               check_vma=True, check_rep=None):
     """Map f over the blocks of its arguments, one per device of the mesh; see JAX's
-    shard_map.  in_specs=None infers each argument's spec from its sharding."""
+    shard_map.  in_specs=None infers each argument's spec from its sharding.
+    axis_names: the mesh axes that are manual (default: all, or inside another
+    shard_map's body all those it left automatic); XLA partitions f over the others."""
     if f is None:
         return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                    axis_names=axis_names, check_vma=check_vma,
@@ -227,7 +229,14 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
 
 # --- smap -------------------------------------------------------------------------------
 
-_INFER = object()  # smap's in_axes left out: each argument's own layout over the axis
+class _Infer:
+    """smap's in_axes left out: each argument's own layout over the axis."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+_INFER = _Infer()
 
 
 def smap(f=None, /, *, in_axes=_INFER, out_axes, axis_name):
@@ -238,12 +247,12 @@ def smap(f=None, /, *, in_axes=_INFER, out_axes, axis_name):
         raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got "
                         f"{axis_name}")
     if in_axes is not _INFER and in_axes is not None and not isinstance(in_axes, (int, tuple)):
-        raise TypeError(f"smap in_axes must be an int, None, jax.sharding.Infer, or a tuple "
-                        f"of entries corresponding to the positional arguments passed to "
-                        f"the function, but got {in_axes}.")
+        raise TypeError(f"smap in_axes must be an int, None, or a tuple of entries "
+                        f"corresponding to the positional arguments passed to the "
+                        f"function, but got {in_axes}.")
     if in_axes is not _INFER and not all(isinstance(a, int)
                                          for a in tree_util.tree_leaves(in_axes)):
-        raise TypeError(f"smap in_axes must be an int, None, jax.sharding.Infer, or (nested) "
+        raise TypeError(f"smap in_axes must be an int, None, or (nested) "
                         f"container with those types as leaves, but got {in_axes}.")
     if not all(isinstance(a, int) for a in tree_util.tree_leaves(out_axes)):
         raise TypeError(f"smap out_axes must be an int, None, or (nested) container with "
