@@ -124,6 +124,24 @@ def test_some_axes_manual_under_vmap(meshes):
     _close(fg.vmap(ours, in_axes=(0, None))(xs, W), jax.vmap(theirs, in_axes=(0, None))(xs, W))
 
 
+def test_control_flow_jit_and_collectives_in_a_partial_body(meshes):
+    def make(shard_map, lx, np_, mesh, p):
+        def f(a):
+            h = (fg.jit if lx is lax else jax.jit)(lambda b: np_.sin(b) * 3)(a)
+            h = lx.cond(a.sum() > 0, lambda: h + 1, lambda: h - 1)
+            init = lx.pcast(np_.zeros(a.shape[0]), ("y",), to="varying")
+            c, ys = lx.scan(lambda c, r: (c + r, c * r), init, h.T)
+            ring = [(i, (i + 1) % 4) for i in range(4)]
+            return (lx.psum(c, "y")[None], ys.T, lx.ppermute(a, "y", ring),
+                    lx.psum_scatter(a, "y", scatter_dimension=0, tiled=True),
+                    lx.all_to_all(a, "y", 0, 0, tiled=True))
+        return shard_map(f, mesh=mesh, in_specs=p(None, "y"),
+                         out_specs=(p(), p(None, "y"), p(None, "y"), p("y"), p(None, "y")),
+                         axis_names={"y"})
+    ours, theirs = _both(meshes, make)
+    _check_values_and_grads(ours, theirs, X)
+
+
 # --- nested ----------------------------------------------------------------------------
 
 def _nested(shard_map, lx, np_, mesh, p):
@@ -254,6 +272,17 @@ def test_nested_shard_map_over_an_axis_already_manual_is_rejected(meshes):
         f(X)
 
 
+def test_nested_specs_may_name_its_own_manual_axes_only(meshes):
+    def make(shard_map, lx, np_, mesh, p):
+        def outer(a):
+            return shard_map(lambda b: b, in_specs=p("x", "y"), out_specs=p(None, "y"),
+                             axis_names={"y"})(a)
+        return shard_map(outer, mesh=mesh, in_specs=p("x"), out_specs=p("x"),
+                         axis_names={"x"})
+    got, want = _same_error(meshes, make, X)
+    assert got == want and "in_specs refers to 'x'" in got
+
+
 def test_nested_shard_map_over_another_mesh_is_rejected(meshes):
     fm, _ = meshes((2, 4), ("x", "y"))
     other, _ = meshes((4, 2), ("x", "y"))
@@ -285,6 +314,14 @@ def test_smap_matches_jax(meshes):
         _close(fg.jit(ours)(X, 2.0), want)
         got_text = fg.jit(ours).lower(X, 2.0).as_text()
     assert _manual_computations(got_text) == _manual_computations(want_text)
+
+
+def test_smap_infers_in_axes_from_the_argument_layout(meshes):
+    fm, _ = meshes((2, 4), ("x", "y"))
+    xs = fg.device_put(X, fg.NamedSharding(fm, P("x", "y")))
+    with fg.set_mesh(fm):
+        out = fg.smap(lambda a: lax.psum(a, "x"), out_axes=None, axis_name="x")(xs)
+    np.testing.assert_allclose(out, X[:4] + X[4:], rtol=1e-5)
 
 
 @pytest.mark.parametrize("kwargs", [dict(axis_name=("y",)), dict(in_axes=[0]),
