@@ -101,7 +101,8 @@ def _shard_map_lowering(ctx, avals_in, avals_out, *args, jaxpr, mesh, manual_axe
                          f"manual only axes the enclosing ones left automatic")
     return emit_manual_computation(
         ctx, mesh, manual_axes, args, in_specs, avals_in, out_specs, avals_out,
-        jaxpr.in_avals, jaxpr.out_avals, lambda inner, names: lower_closed_body(inner, jaxpr, names))
+        jaxpr.in_avals, jaxpr.out_avals,
+        lambda inner, names: lower_closed_body(inner, jaxpr, names))
 
 
 shard_map_p = declare("shard_map", _shard_map_shape, None, _shard_map_lowering,

@@ -5,9 +5,10 @@ its manual mesh axes are named, so collectives find their sizes) and binds the
 shard_map primitive.  With axis_names, only those mesh axes are manual and XLA
 partitions the body over the others; a shard_map inside the body makes manual some
 of the axes left automatic (the enclosing mesh and manual axes are per-thread context
-while a body is traced).  smap is shard_map over one mesh axis with vmap-style axes.  pmap maps a function over a leading (or in_axes) axis with one device per
-element: a jitted shard_map over a one-axis mesh whose body drops and re-adds the
-mapped axis, as JAX's newer pmap is built."""
+while a body is traced).  smap is shard_map over one mesh axis with vmap-style axes.
+pmap maps a function over a leading (or in_axes) axis with one device per element: a
+jitted shard_map over a one-axis mesh whose body drops and re-adds the mapped axis, as
+JAX's newer pmap is built."""
 import contextvars
 import functools
 
