@@ -24,7 +24,7 @@ from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, lineari
                                      value_and_grad, vjp)
 from funcgraph.transforms.ad import jacrev as jacobian
 from funcgraph.transforms.vmap import vmap
-from funcgraph.transforms.shard_map import pmap, shard_map
+from funcgraph.transforms.shard_map import pmap, shard_map, smap
 from funcgraph.transforms.custom_derivatives import (closure_convert, custom_gradient,
                                                     custom_jvp, custom_vjp)
 from funcgraph.transforms.linear_transpose import linear_transpose
@@ -57,7 +57,7 @@ __all__ = [
     "jacobian", "tree", "typeof",
     "debug_infs", "debug_nans", "log_compiles", "default_matmul_precision",
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
-    "custom_derivatives", "pmap", "shard_map",
+    "custom_derivatives", "pmap", "shard_map", "smap",
     "copy_to_host_async", "enable_x64", "explain_cache_misses", "float0", "P",
     "print_environment_info",
 ]

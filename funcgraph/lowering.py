@@ -9,6 +9,7 @@ import numpy as np
 
 from funcgraph import backend, core, dtypes
 from funcgraph.ir import Literal
+from funcgraph.sharding import NamedSharding
 
 lowering_rules = {}
 
@@ -190,6 +191,7 @@ class ModuleBuilder:
         self.devices = devices
         self.meshes = {}  # Mesh -> symbol
         self.manual_mesh = None  # the Mesh of the shard_map body being lowered
+        self.manual_axes = frozenset()  # its axes that are manual there (nested: all)
         self.channels = 0  # channel handles of the collectives emitted so far
 
     def fresh(self):
@@ -215,9 +217,9 @@ class ModuleBuilder:
         self.channels += 1
         return f"#stablehlo.channel_handle<handle = {self.channels}, type = 1>"
 
-    def sharding_attr(self, sharding, aval):
+    def sharding_attr(self, sharding, aval, open_dims=False):
         """`#sdy.sharding<...>` of a NamedSharding on a value of type aval."""
-        return sharding.sdy_text(self.mesh_symbol(sharding.mesh), len(aval.shape))
+        return sharding.sdy_text(self.mesh_symbol(sharding.mesh), len(aval.shape), open_dims)
 
     def text(self):
         partitions = len(self.devices) if self.devices is not None else 1
@@ -226,6 +228,48 @@ class ModuleBuilder:
         return (f"module @funcgraph attributes {{mhlo.num_partitions = {partitions} : i32, "
                 f"mhlo.num_replicas = 1 : i32}} {{\n" + "\n".join(meshes + self.functions)
                 + "\n}\n")
+
+
+def _sharding_list(module, mesh, specs, avals, open_dims):
+    """`#sdy.sharding_per_value<[...]>` of global values split as specs say."""
+    entries = [module.sharding_attr(NamedSharding(mesh, s), a, open_dims)[len("#sdy.sharding"):]
+               for s, a in zip(specs, avals, strict=True)]
+    return "#sdy.sharding_per_value<[" + ", ".join(entries) + "]>"
+
+
+def emit_manual_computation(ctx, mesh, axes, operands, in_specs, avals_in, out_specs,
+                            avals_out, block_avals_in, block_avals_out, lower_body):
+    """Shardy's `sdy.manual_computation` making the mesh axes `axes` manual (on top of
+    those an enclosing one made manual): operands enter split as in_specs say, and
+    `lower_body(inner ctx, block names) -> result names` writes the per-device region.
+    With other mesh axes left automatic, every dimension stays open to the partitioner
+    (as jax marks them).  Returns the result names."""
+    module = ctx.module
+    module.mesh_symbol(mesh)
+    open_dims = set(axes) != set(mesh.axis_names)
+    inner = LoweringContext(module, ctx.name_stack)
+    inner.indent = ctx.indent + "    "
+    args = [ctx.fresh() for _ in block_avals_in]
+    outer = module.manual_mesh, module.manual_axes
+    module.manual_mesh, module.manual_axes = mesh, outer[1] | frozenset(axes)
+    try:
+        outs = lower_body(inner, args)
+    finally:
+        module.manual_mesh, module.manual_axes = outer
+    types = ", ".join(tensor_type(a) for a in block_avals_out)
+    inner.lines.append(f'{inner.indent}"sdy.return"({", ".join(outs)}) : ({types}) -> ()')
+    body = "\n".join(inner.lines)
+    if args:
+        header = "^bb0(" + ", ".join(f"{n}: {tensor_type(a)}" for n, a in
+                                     zip(args, block_avals_in, strict=True)) + "):"
+        body = ctx.indent + "  " + header + "\n" + body
+    region = "{\n" + body + "\n" + ctx.indent + "}"
+    names = ", ".join(f'"{a}"' for a in mesh.axis_names if a in axes)
+    attrs = {"in_shardings": _sharding_list(module, mesh, in_specs, avals_in, open_dims),
+             "out_shardings": _sharding_list(module, mesh, out_specs, avals_out, open_dims),
+             "manual_axes": f"#sdy<manual_axes{{{names}}}>"}
+    return ctx.op("sdy.manual_computation", list(operands), avals_in, list(avals_out), attrs,
+                  [region])
 
 
 def lower_closed_body(ctx, closed, arg_names):

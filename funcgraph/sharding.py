@@ -311,11 +311,13 @@ class NamedSharding(Sharding):
                 for b, n, t in zip(block, global_shape, tiles, strict=True))
         return result
 
-    def sdy_text(self, mesh_symbol, ndim):
+    def sdy_text(self, mesh_symbol, ndim, open_dims=False):
         """The Shardy sharding attribute of a rank-ndim value: `#sdy.sharding<@mesh,
-        [{"x"}, {}]>` (every dimension closed: nothing but what the spec says)."""
+        [{"x"}, {}]>` (every dimension closed: nothing but what the spec says), or with
+        open_dims `[{"x", ?}, {?}]` (the partitioner may split dimensions further)."""
         self._check_rank(ndim)
-        dims = ", ".join("{" + ", ".join(f'"{a}"' for a in self.spec.axes_of(d)) + "}"
+        dims = ", ".join("{" + ", ".join([f'"{a}"' for a in self.spec.axes_of(d)]
+                                         + (["?"] if open_dims else [])) + "}"
                          for d in range(ndim))
         return f"#sdy.sharding<@{mesh_symbol}, [{dims}]>"
 

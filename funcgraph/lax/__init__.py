@@ -39,7 +39,7 @@ from funcgraph.lax._windowed import reduce, reduce_window, reduce_window_shape_t
 from funcgraph.lax._fft import fft, FftType
 from funcgraph.lax._collectives import (all_gather, all_to_all, axis_index, axis_size, pcast,
                                         pmax, pmean, pmin, ppermute, pshuffle, psum,
-                                        psum_scatter)
+                                        psum_scatter, pswapaxes)
 from funcgraph.lax._control_flow import (
     associative_scan, cond, fori_loop, map, optimization_barrier, scan, switch, while_loop)
 from funcgraph.lax import linalg

@@ -1,5 +1,5 @@
 """Collectives over named axes (of vmap, shard_map or pmap): psum, pmax, pmin, pmean,
-all_gather, psum_scatter, ppermute, all_to_all, axis_index, axis_size."""
+all_gather, psum_scatter, ppermute, all_to_all, pswapaxes, axis_index, axis_size."""
 import math
 
 from funcgraph import core, tree_util
@@ -116,6 +116,13 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                                     axis_size=size)
         return _move_axis(swapped, 0, concat)
     return tree_util.tree_map(exchange, x)
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swap the named axis with x's axis `axis` (of the named axis's size): lane i gets
+    the i-th chunks of every lane, stacked along `axis`; all_to_all(x, axis_name, axis,
+    axis)."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
 def pcast(x, axis_name, *, to):

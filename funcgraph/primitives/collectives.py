@@ -19,12 +19,14 @@ from funcgraph.interpreters.eval import direct_impls
 from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import transpose_rules
+from funcgraph.lowering import emit_manual_computation
 from funcgraph.primitives.base import move_batch_dim, reduce_sum_p, reshape_p
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.elementwise import mul_p
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.reductions import reduce_max_p, reduce_min_p
 from funcgraph.primitives.structural import concatenate_p, iota_p, slice_p
+from funcgraph.sharding import PartitionSpec
 
 
 def _names(axis_name):
@@ -41,9 +43,9 @@ def _unbound(prim):
 
 
 def _manual_mesh(ctx, name, axis_name):
-    """The mesh of the shard_map body being lowered, which must have the named axes."""
+    """The mesh of the shard_map body being lowered, whose named axes must be manual."""
     mesh = ctx.module.manual_mesh
-    missing = [n for n in _names(axis_name) if mesh is None or n not in mesh.axis_names]
+    missing = [n for n in _names(axis_name) if n not in ctx.module.manual_axes]
     if missing:
         raise NameError(f"unbound axis name: {missing[0]!r} in {name}: collectives must be "
                         f"inside vmap(..., axis_name=...) or shard_map over a mesh with "
@@ -425,8 +427,15 @@ batching_rules[pvary_p] = _same_dim_batch(pvary_p)
 # --- axis_index ----------------------------------------------------------------------
 
 def _axis_index_lowering(ctx, avals_in, avals_out, axis_name):
-    """The partition id's coordinate along the named mesh axes (row-major mesh order)."""
+    """The partition id's coordinate along the named mesh axes (row-major mesh order).
+    Where some mesh axes are still automatic, read it in a region manual over them, as
+    jax does (the partition id is only a per-device value where every axis is manual)."""
     mesh = _manual_mesh(ctx, "axis_index", axis_name)
+    automatic = tuple(a for a in mesh.axis_names if a not in ctx.module.manual_axes)
+    if automatic:
+        return emit_manual_computation(
+            ctx, mesh, automatic, [], [], [], [PartitionSpec()], avals_out, [], avals_out,
+            lambda inner, _: [_axis_index_lowering(inner, avals_in, avals_out, axis_name)])[0]
     grid = _partition_grid(ctx, mesh)
     if not np.array_equal(grid.ravel(), np.arange(grid.size)):
         raise NotImplementedError("axis_index in a program whose device order differs from "

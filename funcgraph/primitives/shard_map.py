@@ -1,15 +1,19 @@
 """shard_map: a per-device program over the blocks of its arguments.
 
-Params: `jaxpr` (a const-free ClosedJaxpr over the per-device blocks), `mesh`, and
-`in_specs` / `out_specs` (one PartitionSpec per input / output: how the global value is
-split into blocks over the mesh axes; axes a spec leaves out see the same block on
-every device).  It lowers to Shardy's `sdy.manual_computation` with every mesh axis
-manual, and the collectives of the body to StableHLO's over the mesh.
+Params: `jaxpr` (a const-free ClosedJaxpr over the per-device blocks), `mesh`,
+`manual_axes` (the mesh axes it makes manual, in mesh order: all of them, or some, the
+others staying automatic: XLA partitions the body over those, which sees values whole
+along them; inside another shard_map's body, axes the enclosing ones left automatic),
+and `in_specs` / `out_specs` (one PartitionSpec per input / output, naming manual axes
+only: how the global value is split into blocks over them; manual axes a spec leaves
+out see the same block on every device).  It lowers to Shardy's
+`sdy.manual_computation` over its manual axes, and the collectives of the body to
+StableHLO's over the mesh.
 
 Differentiation follows JAX's rule for programs whose replication is not tracked
 (check_vma=False): psum transposes to psum, so the cotangent of an output replicated
-over mesh axes is divided by their size, and the cotangent of an input replicated over
-mesh axes is summed over them.  Both are exact for outputs that really are replicated.
+over manual axes is divided by their size, and the cotangent of an input replicated over
+manual axes is summed over them.  Both are exact for outputs that really are replicated.
 (lax.pcast(..., to="varying") transposes to psum, as in JAX, for gradients taken
 inside a body; a shard_map holding one is not differentiated through.)"""
 import math
@@ -25,14 +29,14 @@ from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
-from funcgraph.lowering import LoweringContext, lower_closed_body, tensor_type
+from funcgraph.lowering import emit_manual_computation, lower_closed_body
 from funcgraph.primitives.base import reshape_p
 from funcgraph.primitives.call import merge_tangents
 from funcgraph.primitives.collectives import psum_p
 from funcgraph.primitives.elementwise import div_p
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import batch_jaxpr, jvp_jaxpr, partial_eval_jaxpr
-from funcgraph.sharding import NamedSharding, PartitionSpec
+from funcgraph.sharding import PartitionSpec
 
 
 def tiles(mesh, spec, ndim):
@@ -66,13 +70,14 @@ def global_aval(aval, mesh, spec, what):
     return aval.update(shape=shape)
 
 
-def unmentioned(mesh, spec):
-    """The mesh axes (in mesh order) a spec does not split over."""
+def unmentioned(mesh, spec, axes=None):
+    """The mesh axes (in mesh order; of `axes` only, when given) a spec does not split
+    over."""
     used = {a for d in range(len(spec)) for a in spec.axes_of(d)}
-    return tuple(a for a in mesh.axis_names if a not in used)
+    return tuple(a for a in mesh.axis_names if a not in used and (axes is None or a in axes))
 
 
-def _shard_map_shape(*avals, jaxpr, mesh, in_specs, out_specs, check_vma):
+def _shard_map_shape(*avals, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma):
     blocks = [block_aval(a, mesh, s, f"in_specs[{i}]")
               for i, (a, s) in enumerate(zip(avals, in_specs, strict=True))]
     expected = jaxpr.in_avals
@@ -86,46 +91,18 @@ def _shard_map_shape(*avals, jaxpr, mesh, in_specs, out_specs, check_vma):
 
 # --- lowering ----------------------------------------------------------------------------
 
-def _sharding_list(module, mesh, specs, avals):
-    """`#sdy.sharding_per_value<[...]>` of global values split as specs say."""
-    entries = [module.sharding_attr(NamedSharding(mesh, s), a)[len("#sdy.sharding"):]
-               for s, a in zip(specs, avals, strict=True)]
-    return "#sdy.sharding_per_value<[" + ", ".join(entries) + "]>"
-
-
-def _body_region(ctx, jaxpr, mesh):
-    """The region of the manual computation: the body over blocks, then sdy.return."""
-    module = ctx.module
-    inner = LoweringContext(module, ctx.name_stack)
-    inner.indent = ctx.indent + "    "
-    args = [ctx.fresh() for _ in jaxpr.in_avals]
-    outer_mesh, module.manual_mesh = module.manual_mesh, mesh
-    try:
-        outs = lower_closed_body(inner, jaxpr, args)
-    finally:
-        module.manual_mesh = outer_mesh
-    types = ", ".join(tensor_type(a) for a in jaxpr.out_avals)
-    inner.lines.append(f'{inner.indent}"sdy.return"({", ".join(outs)}) : ({types}) -> ()')
-    body = "\n".join(inner.lines)
-    if not args:
-        return "{\n" + body + "\n" + ctx.indent + "}"
-    header = "^bb0(" + ", ".join(f"{n}: {tensor_type(a)}"
-                                 for n, a in zip(args, jaxpr.in_avals, strict=True)) + "):"
-    return "{\n" + ctx.indent + "  " + header + "\n" + body + "\n" + ctx.indent + "}"
-
-
-def _shard_map_lowering(ctx, avals_in, avals_out, *args, jaxpr, mesh, in_specs, out_specs,
-                        check_vma):
-    if ctx.module.manual_mesh is not None:
-        raise NotImplementedError("shard_map inside the body of another shard_map")
-    module = ctx.module
-    module.mesh_symbol(mesh)
-    axes = ", ".join(f'"{a}"' for a in mesh.axis_names)
-    attrs = {"in_shardings": _sharding_list(module, mesh, in_specs, avals_in),
-             "out_shardings": _sharding_list(module, mesh, out_specs, avals_out),
-             "manual_axes": f"#sdy<manual_axes{{{axes}}}>"}
-    return ctx.op("sdy.manual_computation", list(args), avals_in, list(avals_out), attrs,
-                  [_body_region(ctx, jaxpr, mesh)])
+def _shard_map_lowering(ctx, avals_in, avals_out, *args, jaxpr, mesh, manual_axes, in_specs,
+                        out_specs, check_vma):
+    enclosing = ctx.module.manual_mesh
+    if enclosing is not None and (enclosing != mesh or ctx.module.manual_axes & set(manual_axes)):
+        raise ValueError(f"a shard_map over the mesh axes {manual_axes} of {mesh} inside the "
+                         f"body of a shard_map over {tuple(ctx.module.manual_axes)} of "
+                         f"{enclosing}: a nested shard_map must use the same mesh and make "
+                         f"manual only axes the enclosing ones left automatic")
+    return emit_manual_computation(
+        ctx, mesh, manual_axes, args, in_specs, avals_in, out_specs, avals_out,
+        jaxpr.in_avals, jaxpr.out_avals,
+        lambda inner, names: lower_closed_body(inner, jaxpr, names))
 
 
 shard_map_p = declare("shard_map", _shard_map_shape, None, _shard_map_lowering,
@@ -142,19 +119,19 @@ def _cached(jaxpr, key, make):
     return table[key]
 
 
-def _params(jaxpr, mesh, in_specs, out_specs, check_vma):
-    return dict(jaxpr=jaxpr, mesh=mesh, in_specs=tuple(in_specs), out_specs=tuple(out_specs),
-                check_vma=check_vma)
+def _params(jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma):
+    return dict(jaxpr=jaxpr, mesh=mesh, manual_axes=manual_axes, in_specs=tuple(in_specs),
+                out_specs=tuple(out_specs), check_vma=check_vma)
 
 
-def _shard_map_direct(*args, jaxpr, mesh, in_specs, out_specs, check_vma):
+def _shard_map_direct(*args, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma):
     """Eagerly: the program of this one equation, compiled over the mesh."""
-    params = _params(jaxpr, mesh, in_specs, out_specs, check_vma)
+    params = _params(jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma)
     avals = [core.get_aval(a) for a in args]
 
     def make():
         return trace_flat(lambda *xs: shard_map_p.bind(*xs, **params), avals)
-    program = _cached(jaxpr, ("eager", mesh, tuple(in_specs), tuple(out_specs),
+    program = _cached(jaxpr, ("eager", mesh, manual_axes, tuple(in_specs), tuple(out_specs),
                               tuple(avals)), make)
     return compiled_eval["jaxpr"](program, list(args))
 
@@ -164,22 +141,24 @@ direct_impls[shard_map_p] = _shard_map_direct
 
 # --- differentiation --------------------------------------------------------------------
 
-def _shard_map_jvp(primals, tangents, jaxpr, mesh, in_specs, out_specs, check_vma):
+def _shard_map_jvp(primals, tangents, jaxpr, mesh, manual_axes, in_specs, out_specs,
+                   check_vma):
     mask = tuple(not is_zero(t) for t in tangents)
     body, out_mask = _cached(jaxpr, ("jvp", mask), lambda: jvp_jaxpr(jaxpr, mask))
     specs_in = list(in_specs) + [s for s, m in zip(in_specs, mask, strict=True) if m]
     specs_out = list(out_specs) + [s for s, m in zip(out_specs, out_mask, strict=True) if m]
     outs = shard_map_p.bind(*primals, *[t for t in tangents if not is_zero(t)],
-                            **_params(body, mesh, specs_in, specs_out, check_vma))
+                            **_params(body, mesh, manual_axes, specs_in, specs_out, check_vma))
     n = len(out_specs)
     out_avals = [global_aval(a, mesh, s, "out_specs")
                  for a, s in zip(jaxpr.out_avals, out_specs, strict=True)]
     return outs[:n], merge_tangents(outs[n:], out_mask, out_avals)
 
 
-def _residual_spec(mesh):
-    """Residuals travel with a leading axis of size 1 per device, split over every axis."""
-    return PartitionSpec(tuple(mesh.axis_names))
+def _residual_spec(manual_axes):
+    """Residuals travel with a leading axis of size 1 per device, split over every
+    manual axis."""
+    return PartitionSpec(tuple(manual_axes))
 
 
 def _with_leading_axis(x):
@@ -215,25 +194,26 @@ def _split_bodies(jaxpr, unknowns):
 
 def _shard_map_partial_eval(trace, args, params):
     """Known inputs run the known part of the body now; the rest is staged."""
-    jaxpr, mesh = params["jaxpr"], params["mesh"]
+    jaxpr, mesh, axes = params["jaxpr"], params["mesh"], params["manual_axes"]
     in_specs, out_specs = params["in_specs"], params["out_specs"]
     unknowns = tuple(trace.is_unknown(a) for a in args)
     known, unknown, out_unknowns, num_res = _cached(
         jaxpr, ("partial_eval", unknowns), lambda: _split_bodies(jaxpr, unknowns))
-    res_specs = [_residual_spec(mesh)] * num_res
+    res_specs = [_residual_spec(axes)] * num_res
     known_in = [s for s, u in zip(in_specs, unknowns, strict=True) if not u]
     known_out = [s for s, u in zip(out_specs, out_unknowns, strict=True) if not u]
     with core.set_trace(trace.parent):
         known_outs = shard_map_p.bind(
             *[a for a, u in zip(args, unknowns, strict=True) if not u],
-            **_params(known, mesh, known_in, known_out + res_specs, params["check_vma"]))
+            **_params(known, mesh, axes, known_in, known_out + res_specs,
+                      params["check_vma"]))
     residuals = known_outs[len(known_outs) - num_res:]
     known_outs = iter(known_outs[:len(known_outs) - num_res])
     unknown_in = res_specs + [s for s, u in zip(in_specs, unknowns, strict=True) if u]
     unknown_out = [s for s, u in zip(out_specs, out_unknowns, strict=True) if u]
     staged = iter(trace.stage(
         shard_map_p, list(residuals) + [a for a, u in zip(args, unknowns, strict=True) if u],
-        _params(unknown, mesh, unknown_in, unknown_out, params["check_vma"])))
+        _params(unknown, mesh, axes, unknown_in, unknown_out, params["check_vma"])))
     return [next(staged) if u else next(known_outs) for u in out_unknowns]
 
 
@@ -244,9 +224,10 @@ def _uses_pvary(jaxpr):
         for e in jaxpr.eqns)
 
 
-def _backward_body(jaxpr, mesh, in_specs, out_specs, undefined, ct_mask):
+def _backward_body(jaxpr, mesh, manual_axes, in_specs, out_specs, undefined, ct_mask):
     """The per-device body of the transpose: (defined inputs, output cotangents) ->
-    input cotangents, scaled and summed over replicated axes as the module doc says."""
+    input cotangents, scaled and summed over replicated manual axes as the module doc
+    says."""
     inner = jaxpr.jaxpr
     if _uses_pvary(inner):
         raise NotImplementedError(
@@ -267,7 +248,7 @@ def _backward_body(jaxpr, mesh, in_specs, out_specs, undefined, ct_mask):
                 cts.append(Zero(aval))
                 continue
             ct = next(given)
-            replicas = math.prod(mesh.shape[a] for a in unmentioned(mesh, spec))
+            replicas = math.prod(mesh.shape[a] for a in unmentioned(mesh, spec, manual_axes))
             if replicas > 1 and dtypes.is_inexact(aval.dtype):
                 ct = div_p.bind(ct, np.array(replicas, aval.dtype))
             cts.append(ct)
@@ -275,7 +256,7 @@ def _backward_body(jaxpr, mesh, in_specs, out_specs, undefined, ct_mask):
         for ct, spec in zip(backward_pass(variant, list(xs[:n_defined]), cts), undefined_specs,
                             strict=True):
             ct = instantiate(ct)
-            axes = unmentioned(mesh, spec)
+            axes = unmentioned(mesh, spec, manual_axes)
             if axes and dtypes.is_inexact(core.get_aval(ct).dtype):
                 ct = psum_p.bind(ct, axis_name=axes)
             outs.append(ct)
@@ -285,18 +266,19 @@ def _backward_body(jaxpr, mesh, in_specs, out_specs, undefined, ct_mask):
     return trace_flat(backward, in_avals)
 
 
-def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma):
+def _shard_map_transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs,
+                         check_vma):
     undefined = tuple(is_undefined(a) for a in args)
     ct_mask = tuple(not is_zero(c) for c in cts)
     body = _cached(jaxpr, ("transpose", undefined, ct_mask), lambda: _backward_body(
-        jaxpr, mesh, in_specs, out_specs, undefined, ct_mask))
+        jaxpr, mesh, manual_axes, in_specs, out_specs, undefined, ct_mask))
     specs_in = [s for s, u in zip(in_specs, undefined, strict=True) if not u] + \
         [s for s, m in zip(out_specs, ct_mask, strict=True) if m]
     specs_out = [s for s, u in zip(in_specs, undefined, strict=True) if u]
     outs = iter(shard_map_p.bind(
         *[a for a, u in zip(args, undefined, strict=True) if not u],
         *[c for c in cts if not is_zero(c)],
-        **_params(body, mesh, specs_in, specs_out, check_vma)))
+        **_params(body, mesh, manual_axes, specs_in, specs_out, check_vma)))
     return [next(outs) if u else None for u in undefined]
 
 
@@ -314,14 +296,16 @@ def _spec_with_batch(spec, ndim, d):
     return PartitionSpec(*entries)
 
 
-def _shard_map_batch(axis_data, args, dims, jaxpr, mesh, in_specs, out_specs, check_vma):
+def _shard_map_batch(axis_data, args, dims, jaxpr, mesh, manual_axes, in_specs, out_specs,
+                     check_vma):
     body = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name),
                    lambda: batch_jaxpr(jaxpr, dims, axis_data))
     specs_in = [s if d is None else _spec_with_batch(s, a.ndim, d)
                 for s, d, a in zip(in_specs, dims, jaxpr.in_avals, strict=True)]
     specs_out = [_spec_with_batch(s, a.ndim, 0)
                  for s, a in zip(out_specs, jaxpr.out_avals, strict=True)]
-    outs = shard_map_p.bind(*args, **_params(body, mesh, specs_in, specs_out, check_vma))
+    outs = shard_map_p.bind(*args, **_params(body, mesh, manual_axes, specs_in, specs_out,
+                                             check_vma))
     return outs, [0] * len(outs)
 
 

@@ -1,10 +1,15 @@
-"""shard_map and pmap: per-device programs over pytrees, with JAX's signatures.
+"""shard_map, smap and pmap: per-device programs over pytrees, with JAX's signatures.
 
 shard_map traces its function once on the per-device blocks of its arguments (while
-the mesh axes are named, so collectives find their sizes) and binds the shard_map
-primitive.  pmap maps a function over a leading (or in_axes) axis with one device per
-element: a jitted shard_map over a one-axis mesh whose body drops and re-adds the
-mapped axis, as JAX's newer pmap is built."""
+its manual mesh axes are named, so collectives find their sizes) and binds the
+shard_map primitive.  With axis_names, only those mesh axes are manual and XLA
+partitions the body over the others; a shard_map inside the body makes manual some
+of the axes left automatic (the enclosing mesh and manual axes are per-thread context
+while a body is traced).  smap is shard_map over one mesh axis with vmap-style axes.
+pmap maps a function over a leading (or in_axes) axis with one device per element: a
+jitted shard_map over a one-axis mesh whose body drops and re-adds the mapped axis, as
+JAX's newer pmap is built."""
+import contextvars
 import functools
 
 import numpy as np
@@ -39,27 +44,70 @@ def _leaf_specs(specs, tree, what):
     return out
 
 
-def _inferred_specs(leaves, mesh):
-    """in_specs left out: each argument's own spec when it is laid out over the mesh."""
-    return [x._sharding.spec if type(x) is Array and isinstance(x._sharding, NamedSharding)
-            and x._sharding.mesh == mesh else PartitionSpec() for x in leaves]
+def _inferred_specs(leaves, mesh, manual):
+    """in_specs left out: each argument's own spec over the manual axes when it is laid
+    out over the mesh."""
+    return [_manual_part(x._sharding.spec, manual) if type(x) is Array and
+            isinstance(x._sharding, NamedSharding) and x._sharding.mesh == mesh
+            else PartitionSpec() for x in leaves]
+
+
+def _manual_part(spec, manual):
+    """spec with the automatic axes left out."""
+    return PartitionSpec(*[tuple(a for a in spec.axes_of(d) if a in manual) or None
+                           for d in range(len(spec))])
+
+
+# (mesh, its manual axes) of the shard_map bodies being traced in this thread.
+_enclosing = contextvars.ContextVar("shard_map_enclosing", default=(None, frozenset()))
 
 
 def _resolve_mesh(mesh):
-    mesh = get_mesh() if mesh is None else mesh
+    """The mesh given, else an enclosing shard_map's, else the one set by set_mesh."""
+    outer, _ = _enclosing.get()
+    if mesh is None:
+        mesh = get_mesh() if outer is None else outer
+    elif outer is not None and mesh != outer:
+        raise ValueError(f"The context mesh {outer} should match the mesh passed to "
+                         f"shard_map {mesh}")
     if not isinstance(mesh, Mesh) or mesh.empty:
         raise ValueError("shard_map requires a `mesh`: pass mesh=... or call it under "
                          "`with fg.set_mesh(mesh):`")
     return mesh
 
 
-def _check_specs(mesh, specs, what):
-    for s in specs:
-        for d in range(len(s)):
-            for a in s.axes_of(d):
-                if a not in mesh.axis_names:
-                    raise ValueError(f"shard_map {what} {s} names the axis {a!r}, which is "
-                                     f"not in the mesh {mesh}")
+def _manual_axis_names(mesh, axis_names):
+    """The axes this shard_map makes manual, in mesh order: axis_names, or every axis
+    an enclosing shard_map left automatic."""
+    if not isinstance(axis_names, (set, frozenset)):
+        raise TypeError(f"`axis_names` argument of shard_map should be of type `frozenset` "
+                        f"or `set`. Got type: {type(axis_names)}")
+    _, manual = _enclosing.get()
+    free = frozenset(mesh.axis_names) - manual
+    names = frozenset(axis_names) or free
+    if not names <= frozenset(mesh.axis_names):
+        raise ValueError(f"shard_map requires axis_names={names} to be a subset of "
+                         f"mesh.axis_names={frozenset(mesh.axis_names)}")
+    if names & manual:
+        raise ValueError(f"shard_map axis_names={set(names)} names mesh axes "
+                         f"{set(names & manual)} that an enclosing shard_map already made "
+                         f"manual; a nested shard_map makes manual only axes it left "
+                         f"automatic ({set(free)})")
+    if not names:
+        raise ValueError(f"shard_map inside a shard_map over every axis of the mesh "
+                         f"{mesh}: no automatic axis is left to make manual")
+    return tuple(a for a in mesh.axis_names if a in names)
+
+
+def _check_specs(specs, manual, what):
+    """jax's error for specs that split over an axis that is not manual."""
+    refs = [f"  {what}{tree_util.keystr(path)} refers to {a!r}"
+            for path, s in tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec)[0]
+            if _is_spec(s) for d in range(len(s)) for a in s.axes_of(d) if a not in manual]
+    if refs:
+        raise ValueError(f"shard_map {what} argument must refer to an axis marked as manual "
+                         f"({frozenset(manual)}), but:\n\n" + "\n\n".join(refs) +
+                         f"\n\nCheck the {what} values passed to shard_map.")
 
 
 # Collectives after which a value no longer varies along the axes they name.
@@ -97,13 +145,14 @@ def varying_axes(jaxpr, in_varying):
     return [read(x) for x in jaxpr.outvars]
 
 
-def _check_replication(fun, body, mesh, in_specs, out_specs):
-    """jax's check_vma error: an out_spec that leaves out a mesh axis along which the
+def _check_replication(fun, body, mesh, manual, in_specs, out_specs):
+    """jax's check_vma error: an out_spec that leaves out a manual axis along which the
     output may vary."""
-    ins = [frozenset(mesh.axis_names) - frozenset(unmentioned(mesh, s)) for s in in_specs]
+    ins = [frozenset(manual) - frozenset(unmentioned(mesh, s, manual)) for s in in_specs]
     for i, (varying, spec) in enumerate(zip(varying_axes(body.jaxpr, ins), out_specs,
                                             strict=True)):
-        missing = [a for a in unmentioned(mesh, spec) if varying is not None and a in varying]
+        missing = [a for a in unmentioned(mesh, spec, manual)
+                   if varying is not None and a in varying]
         if missing:
             axes = ", ".join(repr(a) for a in missing)
             raise ValueError(
@@ -119,29 +168,37 @@ def _check_replication(fun, body, mesh, in_specs, out_specs):
 
 
 def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_vma=True,
-                   fun=None):
-    """Run flat_fun(*blocks) on every device; `out_specs_of(out_tree)` gives one spec
-    per output leaf once the function has been traced.  Returns the output leaves."""
+                   fun=None, manual=None):
+    """Run flat_fun(*blocks) on every device, manual over the mesh axes `manual` (all
+    when None); `out_specs_of(out_tree)` gives one spec per output leaf once the function
+    has been traced.  Returns the output leaves."""
+    manual = tuple(mesh.axis_names) if manual is None else manual
     leaves = [as_operand(x) for x in leaves]
-    _check_specs(mesh, in_specs, "in_specs")
     blocks = [block_aval(core.get_aval(x), mesh, s, f"in_specs[{i}]")
               for i, (x, s) in enumerate(zip(leaves, in_specs, strict=True))]
-    with manual_axes(dict(mesh.shape)):
-        body = trace_flat(flat_fun, blocks)
+    _, outer_manual = _enclosing.get()
+    token = _enclosing.set((mesh, outer_manual | frozenset(manual)))
+    try:
+        with manual_axes({a: mesh.shape[a] for a in manual}):
+            body = trace_flat(flat_fun, blocks)
+    finally:
+        _enclosing.reset(token)
     body, consts = const_free(body)
     out_specs = out_specs_of(store.out_tree)
-    _check_specs(mesh, out_specs, "out_specs")
     specs_in = (PartitionSpec(),) * len(consts) + tuple(in_specs)
     if check_vma:
-        _check_replication(fun or flat_fun, body, mesh, specs_in, out_specs)
-    return shard_map_p.bind(*consts, *leaves, jaxpr=body, mesh=mesh, in_specs=specs_in,
-                            out_specs=tuple(out_specs), check_vma=check_vma)
+        _check_replication(fun or flat_fun, body, mesh, manual, specs_in, out_specs)
+    return shard_map_p.bind(*consts, *leaves, jaxpr=body, mesh=mesh, manual_axes=manual,
+                            in_specs=specs_in, out_specs=tuple(out_specs),
+                            check_vma=check_vma)
 
 
 def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(),
               check_vma=True, check_rep=None):
     """Map f over the blocks of its arguments, one per device of the mesh; see JAX's
-    shard_map.  in_specs=None infers each argument's spec from its sharding."""
+    shard_map.  in_specs=None infers each argument's spec from its sharding.
+    axis_names: the mesh axes that are manual (default: all, or inside another
+    shard_map's body all those it left automatic); XLA partitions f over the others."""
     if f is None:
         return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                    axis_names=axis_names, check_vma=check_vma,
@@ -153,21 +210,61 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     @functools.wraps(f)
     def mapped(*args):
         m = _resolve_mesh(mesh)
-        if axis_names and set(axis_names) != set(m.axis_names):
-            raise NotImplementedError(f"shard_map over some mesh axes only (axis_names="
-                                      f"{set(axis_names)} of {m.axis_names}) is not "
-                                      f"supported yet: every mesh axis is manual")
+        manual = _manual_axis_names(m, axis_names)
+        if in_specs is not None:
+            _check_specs(in_specs, manual, "in_specs")
+        _check_specs(out_specs, manual, "out_specs")
         leaves, in_tree = flatten_args(args)
-        specs = _inferred_specs(leaves, m) if in_specs is None else \
+        specs = _inferred_specs(leaves, m, manual) if in_specs is None else \
             _leaf_specs(in_specs, tuple(args), "in_specs")
         flat_fun, store = flatten_fun(f, in_tree)
 
         def out_specs_of(out_tree):
             return _leaf_specs(out_specs, tree_util.tree_unflatten(
                 out_tree, [0] * out_tree.num_leaves), "out_specs")
-        outs = shard_map_flat(flat_fun, store, leaves, m, specs, out_specs_of, check, f)
+        outs = shard_map_flat(flat_fun, store, leaves, m, specs, out_specs_of, check, f,
+                              manual)
         return tree_util.tree_unflatten(store.out_tree, outs)
     return mapped
+
+
+# --- smap -------------------------------------------------------------------------------
+
+class _Infer:
+    """smap's in_axes left out: each argument's own layout over the axis."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+_INFER = _Infer()
+
+
+def smap(f=None, /, *, in_axes=_INFER, out_axes, axis_name):
+    """shard_map manual over the one mesh axis axis_name of the context mesh (the other
+    axes stay automatic), with vmap-style axes: in_axes / out_axes say which array axis
+    is split over it (None: not split); see JAX's smap."""
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got "
+                        f"{axis_name}")
+    if in_axes is not _INFER and in_axes is not None and not isinstance(in_axes, (int, tuple)):
+        raise TypeError(f"smap in_axes must be an int, None, or a tuple of entries "
+                        f"corresponding to the positional arguments passed to the "
+                        f"function, but got {in_axes}.")
+    if in_axes is not _INFER and not all(isinstance(a, int)
+                                         for a in tree_util.tree_leaves(in_axes)):
+        raise TypeError(f"smap in_axes must be an int, None, or (nested) "
+                        f"container with those types as leaves, but got {in_axes}.")
+    if not all(isinstance(a, int) for a in tree_util.tree_leaves(out_axes)):
+        raise TypeError(f"smap out_axes must be an int, None, or (nested) container with "
+                        f"those types as leaves, but got {out_axes}.")
+
+    def specs(axes):
+        return tree_util.tree_map(lambda a: _axis_spec(axis_name, a), axes,
+                                  is_leaf=lambda a: a is None)
+    wrap = shard_map(in_specs=None if in_axes is _INFER else specs(in_axes),
+                     out_specs=specs(out_axes), axis_names={axis_name})
+    return wrap if f is None else wrap(f)
 
 
 # --- pmap ---------------------------------------------------------------------------------
