@@ -124,6 +124,25 @@ def eager_chain():
                        rounds=7, repeat=50)
 
 
+def _exact_chain(np_mod, x):
+    for _ in range(10):
+        x = np_mod.maximum(x * 0.5 + 1.0, x - 2.0)
+    return x
+
+
+@benchmark("eager chain of exact ops (arithmetic, max)", 0.3)
+def eager_exact_chain():
+    """Ops whose NumPy results are bit-exact with XLA's run on NumPy eagerly; the
+    transcendental ops of the chain above run compiled (docs/concepts.md)."""
+    x_fg = fnp.asarray(np.linspace(0, 1, 16, dtype=np.float32))
+    x_jax = jnp.asarray(np.linspace(0, 1, 16, dtype=np.float32))
+    np.testing.assert_array_equal(np.asarray(_exact_chain(fnp, x_fg)),
+                                  np.asarray(_exact_chain(jnp, x_jax)))
+    return interleaved(lambda: _exact_chain(fnp, x_fg),
+                       lambda: _exact_chain(jnp, x_jax).block_until_ready(),
+                       rounds=7, repeat=50)
+
+
 def _long_program(np_mod):
     def f(x, y):
         for _ in range(1000):
