@@ -183,8 +183,9 @@ def _export_traced(traced, name, platforms, disabled_checks):
     out_tree = traced.out_tree.tree
     placement = traced.placement
     in_shardings, out_shardings, devices = _named_shardings(placement, closed)
-    text = export_module_text(closed, f"jit_{name}", len(platforms) > 1,
-                              _result_names(out_tree), in_shardings, out_shardings, devices)
+    text, nr_devices = export_module_text(closed, f"jit_{name}", len(platforms) > 1,
+                                          _result_names(out_tree), in_shardings,
+                                          out_shardings, devices)
     _check_custom_calls(text, disabled_checks)
     in_avals = [a.strip_weak_type() for a in closed.in_avals]
     out_avals = [a.strip_weak_type() for a in closed.out_avals]
@@ -194,7 +195,7 @@ def _export_traced(traced, name, platforms, disabled_checks):
 
     return Exported(
         fun_name=name, in_tree=traced.in_tree, in_avals=in_avals, out_tree=out_tree,
-        out_avals=out_avals, nr_devices=len(devices) if devices else 1,
+        out_avals=out_avals, nr_devices=nr_devices,
         in_named_shardings=[_sharding_record(s) for s in in_shardings],
         out_named_shardings=[_sharding_record(s) for s in out_shardings],
         platforms=platforms, ordered_effects=(),
@@ -282,7 +283,8 @@ def export_module_text(closed, module_name, platform_index, result_names,
     jaxpr's constants inside it, and private functions for the calls in it.  Over
     several devices, the arguments and results with a NamedSharding carry it as a
     Shardy sharding over the module's mesh (the others are left to XLA's propagation,
-    as jax leaves unspecified ones)."""
+    as jax leaves unspecified ones).  Returns (text, number of devices): those of the
+    shardings given, else of the sharding constraints inside, else 1."""
     module = ModuleBuilder(devices)
     ctx = LoweringContext(module)
     jaxpr = closed.jaxpr
@@ -313,7 +315,7 @@ def export_module_text(closed, module_name, platform_index, result_names,
               f' : () -> ()' for mesh, symbol in module.meshes.items()]
     return (f"module @{name} attributes {{jax.uses_shape_polymorphism = {polymorphic}, "
             f"mhlo.num_partitions = {partitions} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
-            + "\n".join(meshes + [main] + module.functions) + "\n}\n")
+            + "\n".join(meshes + [main] + module.functions) + "\n}\n"), partitions
 
 
 def _sharding_attr(module, sharding, aval, inner=False):

@@ -203,3 +203,18 @@ def test_jax_artifact_with_shard_map_and_constraints_inside(meshes):
     got = ours.call(fg.device_put(A, ours.in_shardings_jax(fm)[0]))
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
     assert _layouts([got]) == _layouts([want])
+
+
+def test_export_with_sharding_constraints_inside_runs_over_their_mesh(meshes):
+    fm, jm = meshes((4, 2), ("x", "y"))
+    f = fg.jit(lambda a: fg.lax.with_sharding_constraint(a * 2, NamedSharding(fm, P("x"))) + 1)
+    j = jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, js.NamedSharding(jm, JP("x")))
+                + 1)
+    fexp = export.export(f)(fg.ShapeDtypeStruct(A.shape, A.dtype))
+    jexp = jexport.export(j)(jax.ShapeDtypeStruct(A.shape, A.dtype))
+    assert fexp.nr_devices == jexp.nr_devices == 8
+    assert fexp.in_shardings_jax(fm) == (None,) and jexp.in_shardings_jax(jm) == (None,)
+    assert _mesh_line(fexp.mlir_module()) == _mesh_line(jexp.mlir_module())
+    placed = jax.device_put(A, js.NamedSharding(jm, JP("x")))
+    got = jexport.deserialize(fexp.serialize()).call(placed)
+    np.testing.assert_allclose(np.asarray(got), A * 2 + 1)
