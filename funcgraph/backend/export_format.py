@@ -295,8 +295,7 @@ def hlo_sharding(sharding, ndim):
     `in_shardings_hlo` of a deserialized Exported): the devices of the mesh, in its
     order, tiled along each dimension by the axes splitting it, replicated over the
     axes that split none."""
-    from jax._src.lib import xla_client
-    _jax()
+    xla_client = _jax().xla_client
     names, sizes = list(sharding.axis_names), list(sharding.axis_sizes)
     per_dim = [() if p is None else (p,) if isinstance(p, str) else tuple(p)
                for p in list(sharding.partitions) + [None] * (ndim - len(sharding.partitions))]
