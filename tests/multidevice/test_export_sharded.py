@@ -218,3 +218,20 @@ def test_export_with_sharding_constraints_inside_runs_over_their_mesh(meshes):
     placed = jax.device_put(A, js.NamedSharding(jm, JP("x")))
     got = jexport.deserialize(fexp.serialize()).call(placed)
     np.testing.assert_allclose(np.asarray(got), A * 2 + 1)
+
+
+def test_arguments_placed_otherwise_are_laid_out_as_exported(meshes):
+    """Arguments on the mesh's devices but laid out otherwise (replicated, split along
+    another axis) are constrained to the exported shardings, as jax does."""
+    fexp, jexp, fm, jm = _exports(meshes)
+    blob = fexp.serialize()
+    ours, theirs = export.deserialize(blob), jexport.deserialize(blob)
+    fargs = [fg.device_put(A, NamedSharding(fm, P(None, "y"))),
+             fg.device_put(B, NamedSharding(fm, P("x")))]
+    jargs = [jax.device_put(A, js.NamedSharding(jm, JP(None, "y"))),
+             jax.device_put(B, js.NamedSharding(jm, JP("x")))]
+    want = theirs.call(*jargs)
+    for got in (ours.call(*fargs), fg.jit(ours.call)(*fargs)):
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+        assert _layouts(got) == _layouts(want)
