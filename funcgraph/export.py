@@ -230,7 +230,7 @@ def _sharding_record(sharding):
         sharding.memory_kind)
 
 
-def abstract_mesh_text(record):
+def _abstract_mesh_text(record):
     """jax's text of the abstract mesh of a sharding record."""
     axes = ", ".join(f"{n!r}: {k}" for n, k in zip(record.axis_names, record.axis_sizes,
                                                    strict=True))
@@ -251,7 +251,7 @@ def _sharding_on(record, mesh):
             or tuple(mesh.axis_names) != tuple(record.axis_names)
             or tuple(t.name for t in mesh.axis_types) != tuple(record.axis_types)):
         raise ValueError(f"NamedSharding new mesh {mesh} does not match the mesh used for "
-                         f"export {abstract_mesh_text(record)}.")
+                         f"export {_abstract_mesh_text(record)}.")
     return NamedSharding(mesh, PartitionSpec(*record.partitions))
 
 
