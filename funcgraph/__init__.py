@@ -8,16 +8,17 @@ from funcgraph.config import (
     config, debug_infs, debug_nans, default_device, default_matmul_precision, disable_jit,
     enable_x64, explain_cache_misses, log_compiles)
 from funcgraph import core, dtypes, ir
-from funcgraph.array import Array
+from funcgraph.array import Array, Shard
 from funcgraph.core import get_aval as typeof
 from funcgraph.dtypes import float0
 from funcgraph import errors, lax, numpy, tree, tree_util
 from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
     block_until_ready, copy_to_host_async, default_backend, device_count, device_get, device_put, devices,
-    effects_barrier, local_device_count, local_devices, make_array_from_callback,
+    effects_barrier, host_count, host_id, host_ids, local_device_count, local_devices,
+    make_array_from_callback, make_array_from_process_local_data,
     make_array_from_single_device_arrays, print_environment_info, process_count,
-    process_index)
+    process_index, process_indices)
 from funcgraph import sharding
 from funcgraph.sharding import NamedSharding, P, make_mesh, set_mesh
 from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
@@ -59,5 +60,6 @@ __all__ = [
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
     "custom_derivatives", "pmap", "shard_map", "smap",
     "copy_to_host_async", "enable_x64", "explain_cache_misses", "float0", "P",
-    "print_environment_info",
+    "print_environment_info", "Shard", "host_count", "host_id", "host_ids",
+    "make_array_from_process_local_data", "process_indices",
 ]

@@ -5,6 +5,7 @@ import os
 import platform
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 
@@ -40,6 +41,34 @@ def process_index(backend=None):
 
 def process_count(backend=None):
     return spmd.process_count()
+
+
+def process_indices(backend=None):
+    """The indices of every process: [0, ..., process_count() - 1]."""
+    return list(range(spmd.process_count()))
+
+
+def _renamed(old, new):
+    warnings.warn(f"funcgraph.{old} has been renamed to funcgraph.{new} (as in jax). This "
+                  f"alias will eventually be removed; please update your code.", stacklevel=3)
+
+
+def host_count(backend=None):
+    """Deprecated alias of process_count (jax's)."""
+    _renamed("host_count", "process_count")
+    return process_count(backend)
+
+
+def host_id(backend=None):
+    """Deprecated alias of process_index (jax's)."""
+    _renamed("host_id", "process_index")
+    return process_index(backend)
+
+
+def host_ids(backend=None):
+    """Deprecated alias of process_indices (jax's)."""
+    _renamed("host_ids", "process_indices")
+    return process_indices(backend)
 
 
 def default_backend():
@@ -97,6 +126,78 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
         return put_sharded(pieces[0].reshape(shape), sharding)
     buf = spmd.put_pieces(shape, dtype, sharding._backend_sharding(), pieces, list(indices))
     return Array(None, aval, buf, sharding)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """The Arrays laid out as `sharding` (a tree prefix of local_data) from the data this
+    process holds: each dimension of a leaf is either the whole global dimension, or
+    the blocks this process's devices address along it, in order.  With one process
+    the data is the whole array (global_shape, if given, must be its shape), as jax."""
+    leaves, tree = tree_util.tree_flatten(local_data)
+    shardings = [resolve(s, "make_array_from_process_local_data") for s in
+                 tree_util.prefix_leaves(sharding, local_data, _is_sharding_leaf,
+                                         "make_array_from_process_local_data sharding")]
+    shapes = tree_util.prefix_leaves(global_shape, local_data, _is_shape_leaf,
+                                     "make_array_from_process_local_data global_shape")
+    leaves = [np.asarray(x) for x in leaves]
+    if spmd.process_count() == 1:
+        for shape, data in zip(shapes, leaves, strict=True):
+            if shape is not None and tuple(shape) != data.shape:
+                raise ValueError(f"When calling `make_array_from_process_local_data` on a "
+                                 f"single process, global_shape should be None or equal to "
+                                 f"local_data.shape.Got global_shape={shape} and "
+                                 f"local_data.shape={data.shape}.")
+        return tree_util.tree_unflatten(
+            tree, [_put(x, s) for x, s in zip(leaves, shardings, strict=True)])
+    return tree_util.tree_unflatten(tree, [
+        _from_process_local(x, s, shape)
+        for x, s, shape in zip(leaves, shardings, shapes, strict=True)])
+
+
+def _is_sharding_leaf(x):
+    return x is None or isinstance(x, (Sharding, PartitionSpec))
+
+
+def _is_shape_leaf(x):
+    return x is None or isinstance(x, tuple)
+
+
+def _addressed_starts(sharding, shape):
+    """Per dimension: the sorted distinct block starts over all devices, and over this
+    process's devices."""
+    every = sharding.devices_indices_map(shape)
+    here = sharding.addressable_devices_indices_map(shape)
+
+    def starts(indices, d):
+        return sorted({index[d].start or 0 for index in indices.values()})
+    return ([starts(every, d) for d in range(len(shape))],
+            [starts(here, d) for d in range(len(shape))])
+
+
+def _from_process_local(data, sharding, global_shape):
+    """One leaf of make_array_from_process_local_data over several processes."""
+    if global_shape is None:
+        probe = (sharding.num_devices,) * data.ndim  # divisible by any tiling
+        every, here = _addressed_starts(sharding, probe)
+        global_shape = tuple(n * len(e) // len(h) for n, e, h in
+                             zip(data.shape, every, here, strict=True))
+    global_shape = tuple(global_shape)
+    _, here = _addressed_starts(sharding, global_shape)
+    block = sharding.shard_shape(global_shape)
+    whole = [n == g for n, g in zip(data.shape, global_shape, strict=True)]
+    for d, (n, g) in enumerate(zip(data.shape, global_shape, strict=True)):
+        if not whole[d] and n != len(here[d]) * block[d]:
+            raise ValueError(f"Invalid host data, each dimension should match either global "
+                             f"or process shape. In dimension {d}, the process data has {n} "
+                             f"elements. Process addresses {len(here[d]) * block[d]} elements "
+                             f"and global_shape={global_shape}.")
+
+    def local_block(index):
+        return data[tuple(s if whole[d] else
+                          slice(here[d].index(s.start or 0) * block[d],
+                                (here[d].index(s.start or 0) + 1) * block[d])
+                          for d, s in enumerate(index))]
+    return make_array_from_callback(global_shape, sharding, local_block)
 
 
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):

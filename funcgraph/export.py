@@ -16,6 +16,7 @@ from funcgraph.backend import export_format
 from funcgraph.interpreters.eval import eval_closed_jaxpr
 from funcgraph.lowering import LoweringContext, ModuleBuilder, lower_jaxpr_body, tensor_type
 from funcgraph.primitives.exported import call_exported_p
+from funcgraph.sharding import Mesh, NamedSharding, PartitionSpec
 from funcgraph.transforms.ad import vjp as _vjp
 from funcgraph.transforms.api_util import flatten_args
 from funcgraph.transforms.custom_derivatives import custom_vjp
@@ -70,14 +71,21 @@ class Exported:
     def __init__(self, *, fun_name, in_tree, in_avals, out_tree, out_avals, nr_devices,
                  platforms, ordered_effects, unordered_effects, disabled_safety_checks,
                  mlir_module_serialized, calling_convention_version, module_kept_var_idx,
-                 uses_global_constants, get_vjp=None):
+                 uses_global_constants, get_vjp=None, in_named_shardings=None,
+                 out_named_shardings=None, in_shardings_hlo=None, out_shardings_hlo=None):
         self.fun_name = fun_name
         self.in_tree = in_tree
         self.in_avals = tuple(in_avals)
         self.out_tree = out_tree
         self.out_avals = tuple(out_avals)
-        self.in_shardings_hlo = (None,) * len(self.in_avals)
-        self.out_shardings_hlo = (None,) * len(self.out_avals)
+        # Per flat argument and result: its sharding as export_format.ShardingRecord (a
+        # NamedSharding over an abstract mesh), None where unspecified.  As in jax, the
+        # HloShardings are None on a fresh export and filled in by deserialize.
+        self._in_named_shardings = tuple(in_named_shardings or (None,) * len(self.in_avals))
+        self._out_named_shardings = tuple(out_named_shardings
+                                          or (None,) * len(self.out_avals))
+        self.in_shardings_hlo = tuple(in_shardings_hlo or (None,) * len(self.in_avals))
+        self.out_shardings_hlo = tuple(out_shardings_hlo or (None,) * len(self.out_avals))
         self.nr_devices = nr_devices
         self.platforms = tuple(platforms)
         self.ordered_effects = tuple(ordered_effects)
@@ -91,15 +99,15 @@ class Exported:
         self._vjp = None
         self._flat_call = None
 
-    # Shardings: funcgraph exports and calls single-device functions, whose arguments
-    # and results have unspecified (None) shardings.
-    @property
-    def in_shardings(self):
-        return self.in_shardings_hlo
+    def in_shardings_jax(self, mesh):
+        """The NamedSharding over `mesh` of each flat argument (None where unspecified),
+        to place arguments with device_put or give jit; `mesh` must have the exported
+        mesh's axis names, sizes and types (its devices may be any)."""
+        return tuple(_sharding_on(s, mesh) for s in self._in_named_shardings)
 
-    @property
-    def out_shardings(self):
-        return self.out_shardings_hlo
+    def out_shardings_jax(self, mesh):
+        """The NamedSharding over `mesh` of each flat result (None where unspecified)."""
+        return tuple(_sharding_on(s, mesh) for s in self._out_named_shardings)
 
     @property
     def disabled_checks(self):
@@ -173,23 +181,78 @@ def _export_traced(traced, name, platforms, disabled_checks):
                          f"{sorted(str(e) for e in closed.jaxpr.effects)} (host callbacks "
                          f"run Python, which a serialized module cannot carry)")
     out_tree = traced.out_tree.tree
-    text = export_module_text(closed, f"jit_{name}", len(platforms) > 1,
-                              _result_names(out_tree))
+    placement = traced.placement
+    in_shardings, out_shardings, devices = _named_shardings(placement, closed)
+    text, nr_devices = export_module_text(closed, f"jit_{name}", len(platforms) > 1,
+                                          _result_names(out_tree), in_shardings,
+                                          out_shardings, devices)
     _check_custom_calls(text, disabled_checks)
     in_avals = [a.strip_weak_type() for a in closed.in_avals]
     out_avals = [a.strip_weak_type() for a in closed.out_avals]
 
     def get_vjp(primal):
-        return _export_vjp(closed, primal)
+        return _export_vjp(closed, primal, in_shardings, out_shardings)
 
     return Exported(
         fun_name=name, in_tree=traced.in_tree, in_avals=in_avals, out_tree=out_tree,
-        out_avals=out_avals, nr_devices=1, platforms=platforms, ordered_effects=(),
+        out_avals=out_avals, nr_devices=nr_devices,
+        in_named_shardings=[_sharding_record(s) for s in in_shardings],
+        out_named_shardings=[_sharding_record(s) for s in out_shardings],
+        platforms=platforms, ordered_effects=(),
         unordered_effects=(), disabled_safety_checks=disabled_checks,
         mlir_module_serialized=export_format.module_to_portable(text),
         calling_convention_version=_CALLING_CONVENTION_VERSION,
         module_kept_var_idx=range(len(in_avals)),
         uses_global_constants=len(platforms) > 1, get_vjp=get_vjp)
+
+
+def _named_shardings(placement, closed):
+    """(the NamedSharding or None of each argument, of each result, the devices the
+    program runs on or None) from jit's in/out_shardings and committed arguments."""
+    if placement is None:
+        return [None] * len(closed.in_avals), [None] * len(closed.out_avals), None
+    ins = [s if isinstance(s, NamedSharding) else None for s in placement.in_shardings]
+    outs = [s if isinstance(s, NamedSharding) else None for s in placement.out_shardings]
+    return ins, outs, placement.devices
+
+
+def _sharding_record(sharding):
+    """The NamedSharding over an abstract mesh that jax stores for a funcgraph one."""
+    if sharding is None:
+        return None
+    mesh = sharding.mesh
+    first = mesh.local_devices[0] if mesh.size else None
+    device = None if first is None else (first.device_kind, getattr(first, "num_cores", None),
+                                         first.platform)
+    return export_format.ShardingRecord(
+        tuple(mesh.axis_names), tuple(int(n) for n in mesh.axis_sizes),
+        tuple(t.name for t in mesh.axis_types), device, tuple(sharding.spec),
+        sharding.memory_kind)
+
+
+def _abstract_mesh_text(record):
+    """jax's text of the abstract mesh of a sharding record."""
+    axes = ", ".join(f"{n!r}: {k}" for n, k in zip(record.axis_names, record.axis_sizes,
+                                                   strict=True))
+    text = f"AbstractMesh({axes}, axis_types=({', '.join(record.axis_types)})"
+    if record.device is not None:
+        kind, cores, platform = record.device
+        text += f", device_kind={kind}, num_cores={cores}, platform={platform}"
+    return text + ")"
+
+
+def _sharding_on(record, mesh):
+    """The NamedSharding of a sharding record over a concrete mesh like the exported one."""
+    if record is None:
+        return None
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"expected a funcgraph.sharding.Mesh, got {mesh!r}")
+    if (tuple(mesh.axis_sizes) != tuple(record.axis_sizes)
+            or tuple(mesh.axis_names) != tuple(record.axis_names)
+            or tuple(t.name for t in mesh.axis_types) != tuple(record.axis_types)):
+        raise ValueError(f"NamedSharding new mesh {mesh} does not match the mesh used for "
+                         f"export {_abstract_mesh_text(record)}.")
+    return NamedSharding(mesh, PartitionSpec(*record.partitions))
 
 
 def _check_custom_calls(text, disabled_checks):
@@ -213,38 +276,61 @@ def _mlir_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def export_module_text(closed, module_name, platform_index, result_names):
+def export_module_text(closed, module_name, platform_index, result_names,
+                       in_shardings=None, out_shardings=None, devices=None):
     """The StableHLO module jax's calling convention expects: a public @main taking (a
     platform index when exported for several platforms, then) the arguments, with the
-    jaxpr's constants inside it, and private functions for the calls in it."""
-    module = ModuleBuilder()
+    jaxpr's constants inside it, and private functions for the calls in it.  Over
+    several devices, the arguments and results with a NamedSharding carry it as a
+    Shardy sharding over the module's mesh (the others are left to XLA's propagation,
+    as jax leaves unspecified ones).  Returns (text, number of devices): those of the
+    shardings given, else of the sharding constraints inside, else 1."""
+    module = ModuleBuilder(devices)
     ctx = LoweringContext(module)
     jaxpr = closed.jaxpr
     consts = [ctx.constant(np.asarray(c), v.aval)
               for c, v in zip(closed.consts, jaxpr.constvars, strict=True)]
     args = [f"%arg{i}" for i in range(len(jaxpr.invars))]
     outs = lower_jaxpr_body(ctx, jaxpr, consts, args)
-    params = [f"{a}: {tensor_type(v.aval)}" for a, v in zip(args, jaxpr.invars, strict=True)]
+    in_shardings = in_shardings or [None] * len(args)
+    out_shardings = out_shardings or [None] * len(outs)
+    params = [f"{a}: {tensor_type(v.aval)}{_sharding_attr(module, s, v.aval)}"
+              for a, v, s in zip(args, jaxpr.invars, in_shardings, strict=True)]
     if platform_index:
         params.insert(0, '%platform_index: tensor<i32> {jax.global_constant = '
                          '"_platform_index"}')
     types = [tensor_type(v.aval) for v in jaxpr.outvars]
-    results = [f"{t} {{jax.result_info = {_mlir_string(n)}}}"
-               for t, n in zip(types, result_names, strict=True)]
+    results = [f"{t} {{jax.result_info = {_mlir_string(n)}"
+               f"{_sharding_attr(module, s, v.aval, inner=True)}}}"
+               for t, n, s, v in zip(types, result_names, out_shardings, jaxpr.outvars,
+                                     strict=True)]
     main = "\n".join(
         [f"  func.func public @main({', '.join(params)}) -> ({', '.join(results)}) {{"]
         + ctx.lines
         + [f'    "func.return"({", ".join(outs)}) : ({", ".join(types)}) -> ()', "  }"])
     polymorphic = "true" if platform_index else "false"
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in module_name)
+    partitions = len(module.devices) if module.devices is not None else 1
+    meshes = [f'  "sdy.mesh"() {{sym_name = "{symbol}", mesh = {mesh.sdy_text(module.devices)}}}'
+              f' : () -> ()' for mesh, symbol in module.meshes.items()]
     return (f"module @{name} attributes {{jax.uses_shape_polymorphism = {polymorphic}, "
-            f"mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n"
-            + "\n".join([main] + module.functions) + "\n}\n")
+            f"mhlo.num_partitions = {partitions} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
+            + "\n".join(meshes + [main] + module.functions) + "\n}\n"), partitions
 
 
-def _export_vjp(closed, primal):
+def _sharding_attr(module, sharding, aval, inner=False):
+    """The `sdy.sharding` attribute of an argument (` {...}`) or, inner, of a result
+    (`, ...` inside its attribute dictionary); empty when unspecified."""
+    if sharding is None:
+        return ""
+    attr = f"sdy.sharding = {module.sharding_attr(sharding, aval)}"
+    return f", {attr}" if inner else f" {{{attr}}}"
+
+
+def _export_vjp(closed, primal, in_shardings, out_shardings):
     """The Exported of the primal's VJP: (flat primals, flat output cotangents) -> flat
-    primal cotangents, as jax exports it."""
+    primal cotangents, as jax exports it: the primals and cotangents laid out as the
+    primal's arguments and results, the cotangents of the arguments as the arguments."""
     for aval in primal.in_avals + primal.out_avals:
         if not dtypes.is_float(aval.dtype) and not dtypes.is_complex(aval.dtype):
             raise NotImplementedError(
@@ -260,7 +346,10 @@ def _export_vjp(closed, primal):
 
     specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals + primal.out_avals]
     checks = primal.disabled_safety_checks
-    return export(jit(fun_vjp), platforms=primal.platforms, disabled_checks=checks)(*specs)
+    placed = any(s is not None for s in in_shardings + out_shardings)
+    fun = (jit(fun_vjp, in_shardings=tuple(in_shardings + out_shardings),
+               out_shardings=tuple(in_shardings)) if placed else jit(fun_vjp))
+    return export(fun, platforms=primal.platforms, disabled_checks=checks)(*specs)
 
 
 # --- calling -----------------------------------------------------------------------------
@@ -318,8 +407,8 @@ def _to_record(exp):
     return export_format.Record(
         fun_name=exp.fun_name, in_tree=_tree_to_plain(exp.in_tree),
         out_tree=_tree_to_plain(exp.out_tree), in_avals=_avals_to_plain(exp.in_avals),
-        out_avals=_avals_to_plain(exp.out_avals), in_shardings=exp.in_shardings_hlo,
-        out_shardings=exp.out_shardings_hlo, nr_devices=exp.nr_devices,
+        out_avals=_avals_to_plain(exp.out_avals), in_shardings=exp._in_named_shardings,
+        out_shardings=exp._out_named_shardings, nr_devices=exp.nr_devices,
         platforms=exp.platforms, ordered_effects=exp.ordered_effects,
         unordered_effects=exp.unordered_effects, disabled_checks=exp.disabled_checks,
         mlir_module_serialized=exp.mlir_module_serialized,
@@ -345,12 +434,20 @@ def _from_record(record):
         fun_name=record.fun_name, in_tree=_tree_from_plain(record.in_tree),
         in_avals=in_avals, out_tree=_tree_from_plain(record.out_tree), out_avals=out_avals,
         nr_devices=record.nr_devices, platforms=record.platforms,
+        in_named_shardings=record.in_shardings, out_named_shardings=record.out_shardings,
+        in_shardings_hlo=_hlo_shardings(record.in_shardings, in_avals),
+        out_shardings_hlo=_hlo_shardings(record.out_shardings, out_avals),
         ordered_effects=record.ordered_effects, unordered_effects=record.unordered_effects,
         disabled_safety_checks=[DisabledSafetyCheck(k, t) for k, t in record.disabled_checks],
         mlir_module_serialized=record.mlir_module_serialized,
         calling_convention_version=version, module_kept_var_idx=record.module_kept_var_idx,
         uses_global_constants=record.uses_global_constants,
         get_vjp=(lambda _: _from_record(vjp_record())) if vjp_record is not None else None)
+
+
+def _hlo_shardings(shardings, avals):
+    return tuple(None if s is None else export_format.hlo_sharding(s, len(a.shape))
+                 for s, a in zip(shardings, avals, strict=True))
 
 
 def _avals_to_plain(avals):

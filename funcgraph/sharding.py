@@ -20,7 +20,8 @@ from funcgraph import backend
 from funcgraph.backend import spmd
 
 __all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding",
-           "SingleDeviceSharding", "get_mesh", "make_mesh", "set_mesh"]
+           "SingleDeviceSharding", "get_mesh", "make_mesh", "make_single_device_sharding",
+           "set_mesh"]
 
 
 class AxisType(enum.Enum):
@@ -222,6 +223,11 @@ class SingleDeviceSharding(Sharding):
 
     def _backend_sharding(self):
         return spmd.single_device_sharding(self._device)
+
+
+def make_single_device_sharding(device, *, memory_kind=None):
+    """The SingleDeviceSharding of `device` (jax's constructor function)."""
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
 class NamedSharding(Sharding):

@@ -37,7 +37,9 @@ def _share_jax_compilations():
     def compile_once(backend, module, executable_devices, options, host_callbacks):
         if host_callbacks:
             return original(backend, module, executable_devices, options, host_callbacks)
-        key = (id(backend), str(module), len(executable_devices))
+        # The devices themselves, in order: a program loaded for one device assignment
+        # must not run on another (same module over a reordered mesh).
+        key = (id(backend), str(module), tuple(d.id for d in executable_devices))
         if key not in cache:
             cache[key] = original(backend, module, executable_devices, options, host_callbacks)
         return cache[key]

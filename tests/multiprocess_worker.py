@@ -95,7 +95,12 @@ def spanning_arrays(fg):
     pieces = [fg.device_put(values[index], device) for device, index in index_map.items()]
     assembled = fg.make_array_from_single_device_arrays(values.shape, split, pieces)
     placed = fg.device_put(values, split)
+    local = values.reshape(fg.process_count(), -1)[fg.process_index()]  # this process's rows
+    from_local = fg.make_array_from_process_local_data(split, local)
+    from_local_shaped = fg.make_array_from_process_local_data(split, local, values.shape)
     return {"device_put": float(total(placed)),
+            "process_local": float(total(from_local)),
+            "process_local_global_shape": float(total(from_local_shaped)),
             "single_device_arrays": float(total(assembled)),
             "host_argument": float(fg.jit(lambda a: a.sum(), in_shardings=replicated)(values)),
             "host_argument_split": _error(lambda: fg.jit(lambda a: a.sum(),

@@ -84,7 +84,7 @@ def test_fields_match_jax_export(mlp_export):
     assert exp.nr_devices == ref.nr_devices == 1
     assert exp.calling_convention_version == ref.calling_convention_version
     assert exp.in_shardings_hlo == ref.in_shardings_hlo == (None,) * 4
-    assert exp.out_shardings == ref.out_shardings_hlo == (None,) * 3
+    assert exp.out_shardings_hlo == ref.out_shardings_hlo == (None,) * 3
     assert exp.module_kept_var_idx == (0, 1, 2, 3)
     assert not exp.uses_global_constants and not exp.ordered_effects
     text = exp.mlir_module()

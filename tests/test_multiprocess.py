@@ -61,7 +61,8 @@ def test_two_processes_train_like_one_process_with_eight_devices():
         spanning = report["spanning"]
         assert spanning["addressable_shard_ids"] == report["local_ids"]
         assert spanning["fully_addressable"] is False
-        for way in ("device_put", "single_device_arrays", "host_argument"):
+        for way in ("device_put", "single_device_arrays", "host_argument", "process_local",
+                    "process_local_global_shape"):
             assert spanning[way] == float(np.arange(32).sum()), way
         # As in jax: a host value split across processes by jit's in_shardings is refused.
         assert "Passing non-trivial shardings for numpy inputs" in spanning["host_argument_split"]

@@ -11,14 +11,18 @@ The rest of funcgraph sees plain Python values only: a `Record` whose trees are 
 tuples (`("leaf",)`, `("none",)`, `("tuple", children)`, `("list", children)`,
 `("dict", keys, children)`, `("custom", name, auxdata, children)`) and whose abstract
 values are `(dims, dtype name)` with every dimension a string, as jax stores them.
+A sharding is None (unspecified) or a `ShardingRecord`: a NamedSharding over an
+abstract mesh (axis names, sizes and types, and the kind of device), as jax stores it.
 """
+import collections
 import functools
 import io
+import re
 import types
 
 import numpy as np
 
-from funcgraph.backend import _jax, _mlir_context
+from funcgraph.backend import _client, _jax, _mlir_context
 
 # The flatbuffer schema version jax stores in the header (newer readers accept 3 and
 # look for the fields added since).
@@ -33,6 +37,13 @@ _DTYPE_KINDS = {
 }
 
 _TREE_KINDS = ("leaf", "none", "tuple", "list", "dict", "custom")
+
+
+# A NamedSharding over an abstract mesh: axis_types are names ("Auto", "Explicit",
+# "Manual"), device is (device kind, number of cores or None, platform) or None,
+# partitions is a PartitionSpec's entries (None, an axis name or a tuple of them).
+ShardingRecord = collections.namedtuple(
+    "ShardingRecord", "axis_names axis_sizes axis_types device partitions memory_kind")
 
 
 def Record(**fields):
@@ -66,13 +77,15 @@ def _stablehlo():
 def module_to_portable(text):
     """The portable artifact (VHLO bytecode) of a StableHLO module's text, targeting the
     StableHLO version at least 4 weeks old (what jax targets, so consumers updated
-    monthly can read it)."""
+    monthly can read it).  jaxlib's serializer, as jax's: with the backend's mixed
+    serialization it carries the Shardy meshes and shardings of a sharded module."""
     stablehlo = _stablehlo()
     target = stablehlo.get_version_from_compatibility_requirement(
         stablehlo.StablehloCompatibilityRequirement.WEEK_4)
+    with_sdy = bool(getattr(_client(), "serialize_with_sdy", True))
     with _mlir_context():
         module = _jax().mlir_ir.Module.parse(text)
-        return bytes(stablehlo.serialize_portable_artifact(module, target))
+        return bytes(_jax_lib().mlir.serialize_portable_artifact(module, target, with_sdy))
 
 
 def _portable_to_module(artifact):
@@ -88,25 +101,61 @@ def portable_to_text(artifact):
 # Symbols of pasted functions start with this; the caller replaces it with a prefix
 # unique in its module.
 PLACEHOLDER = "__funcgraph_exported__"
+# References to the module's Shardy meshes become @MESH_PLACEHOLDER + mesh name; the
+# caller replaces each with the symbol of the host module's mesh over its devices.
+MESH_PLACEHOLDER = "__funcgraph_exported_mesh__"
+
+
+def replace_meshes(text, symbols):
+    """The pasted text with each mesh placeholder reference replaced: `symbols` maps
+    the exported module's mesh names to the host's mesh symbols."""
+    return re.sub(r"@" + MESH_PLACEHOLDER + r"([A-Za-z0-9_$.]+)",
+                  lambda m: "@" + symbols[m.group(1)], text)
+
+
+@functools.lru_cache(maxsize=64)
+def exported_meshes(artifact):
+    """The Shardy meshes of a portable artifact: (name, axis names, axis sizes) each."""
+    out = []
+    with _mlir_context():
+        for op in _portable_to_module(artifact).body.operations:
+            if op.operation.name != "sdy.mesh":
+                continue
+            name = _jax().mlir_ir.StringAttr(op.attributes["sym_name"]).value
+            text = str(op.attributes["mesh"])
+            if "device_ids" in text:
+                raise NotImplementedError(f"calling an exported module whose mesh {text} "
+                                          f"lists device ids is not supported")
+            axes = re.findall(r'"([^"]+)"\s*=\s*(\d+)', text)
+            out.append((name, tuple(n for n, _ in axes), tuple(int(k) for _, k in axes)))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=64)
 def portable_to_functions(artifact, prefix=PLACEHOLDER):
     """The functions of a portable artifact as generic-form text to paste into another
     module: every symbol renamed `prefix` + name and made private, so that they cannot
-    clash with the host module's.  Returns (text, main symbol, main's input types,
-    main's result types), the types as MLIR text."""
+    clash with the host module's; its Shardy meshes left out, their uses renamed
+    MESH_PLACEHOLDER + name (see exported_meshes).  Returns (text, main symbol, main's
+    input types, main's result types), the types as MLIR text."""
     with _mlir_context():
         module = _portable_to_module(artifact)
         ir = _jax().mlir_ir
         symbols = ir.SymbolTable(module.operation)
-        ops = list(module.body.operations)
+        ops = []
+        for op in list(module.body.operations):
+            if op.operation.name == "sdy.mesh":
+                name = ir.StringAttr(op.attributes["sym_name"]).value
+                ir.SymbolTable.replace_all_symbol_uses(name, MESH_PLACEHOLDER + name,
+                                                       module.operation)
+                continue
+            ops.append(op)
         names = []
         for op in ops:
             if op.operation.name != "func.func":
                 raise NotImplementedError(
                     f"calling an exported module holding a top-level "
-                    f"{op.operation.name} (e.g. a sharding mesh) is not supported")
+                    f"{op.operation.name} is not supported")
             names.append(ir.StringAttr(op.attributes["sym_name"]).value)
         for name in names:
             ir.SymbolTable.replace_all_symbol_uses(name, prefix + name, module.operation)
@@ -241,6 +290,27 @@ def unstable_custom_calls(text):
     return found
 
 
+def hlo_sharding(sharding, ndim):
+    """XLA's HloSharding of a ShardingRecord on a value of rank ndim (what jax gives as
+    `in_shardings_hlo` of a deserialized Exported): the devices of the mesh, in its
+    order, tiled along each dimension by the axes splitting it, replicated over the
+    axes that split none."""
+    xla_client = _jax().xla_client
+    names, sizes = list(sharding.axis_names), list(sharding.axis_sizes)
+    per_dim = [() if p is None else (p,) if isinstance(p, str) else tuple(p)
+               for p in list(sharding.partitions) + [None] * (ndim - len(sharding.partitions))]
+    used = [a for axes in per_dim for a in axes]
+    unused = [a for a in names if a not in used]
+    tiles = [int(np.prod([sizes[names.index(a)] for a in axes])) for axes in per_dim]
+    if int(np.prod(tiles)) == 1:
+        return xla_client.HloSharding.replicate()
+    replicas = int(np.prod([sizes[names.index(a)] for a in unused]))
+    dims = tiles + ([replicas] if replicas > 1 else [])
+    subgroups = [xla_client.OpSharding.Type.REPLICATED] if replicas > 1 else []
+    return xla_client.HloSharding.iota_tile(dims, sizes, [names.index(a) for a in used + unused],
+                                            subgroups)
+
+
 def default_platform():
     """The platform name exports target by default: 'cpu', 'cuda', 'rocm' or 'tpu'."""
     _jax()
@@ -309,9 +379,83 @@ def _write_aval(builder, aval):
     return fb.AbstractValueEnd(builder)
 
 
-def _write_unspecified_sharding(builder):
+def _mesh_of(sharding):
+    return sharding[:4]
+
+
+def _write_abstract_mesh(builder, mesh):
     fb = _schema()[1]
+    axis_names, axis_sizes, axis_types, device = mesh
+    fb.AbstractMeshStartAxisSizesVector(builder, len(axis_sizes))
+    for size in reversed(axis_sizes):
+        builder.PrependUint32(size)
+    sizes = builder.EndVector()
+    names = _strings_vector(builder, axis_names)
+    fb.AbstractMeshStartAxisTypesVector(builder, len(axis_types))
+    for kind in reversed(axis_types):
+        builder.PrependByte(getattr(fb.AxisType, kind))
+    kinds = builder.EndVector()
+    abstract_device = None
+    if device is not None:
+        device_kind, num_cores, platform = device
+        device_kind = builder.CreateString(device_kind)
+        platform = builder.CreateString(platform) if platform else None
+        fb.AbstractDeviceStart(builder)
+        fb.AbstractDeviceAddDeviceKind(builder, device_kind)
+        if num_cores is not None:
+            fb.AbstractDeviceAddNumCores(builder, num_cores)
+        if platform is not None:
+            fb.AbstractDeviceAddPlatform(builder, platform)
+        abstract_device = fb.AbstractDeviceEnd(builder)
+    fb.AbstractMeshStart(builder)
+    fb.AbstractMeshAddAxisSizes(builder, sizes)
+    fb.AbstractMeshAddAxisNames(builder, names)
+    fb.AbstractMeshAddAxisTypes(builder, kinds)
+    if abstract_device is not None:
+        fb.AbstractMeshAddAbstractDevice(builder, abstract_device)
+    return fb.AbstractMeshEnd(builder)
+
+
+def _write_partition_spec(builder, partitions):
+    fb = _schema()[1]
+    entries = []
+    for p in partitions:
+        axes = _strings_vector(builder, () if p is None else (p,) if isinstance(p, str) else p)
+        fb.PartitionSpecOneAxisStart(builder)
+        fb.PartitionSpecOneAxisAddAxes(builder, axes)
+        entries.append(fb.PartitionSpecOneAxisEnd(builder))
+    entries = _offsets_vector(builder, entries)
+    reduced, unreduced = _strings_vector(builder, ()), _strings_vector(builder, ())
+    fb.PartitionSpecStart(builder)
+    fb.PartitionSpecAddPartitions(builder, entries)
+    fb.PartitionSpecAddReduced(builder, reduced)
+    fb.PartitionSpecAddUnreduced(builder, unreduced)
+    return fb.PartitionSpecEnd(builder)
+
+
+def _write_named_sharding(builder, sharding, meshes):
+    """A NamedSharding table (its mesh written in full, as jax 0.10 still does for older
+    readers, and as an index into the unique meshes)."""
+    fb = _schema()[1]
+    mesh = _write_abstract_mesh(builder, _mesh_of(sharding))
+    spec = _write_partition_spec(builder, sharding.partitions)
+    kind = builder.CreateString(sharding.memory_kind) if sharding.memory_kind else None
+    fb.NamedShardingStart(builder)
+    fb.NamedShardingAddMesh(builder, mesh)
+    fb.NamedShardingAddSpec(builder, spec)
+    if kind is not None:
+        fb.NamedShardingAddMemoryKind(builder, kind)
+    fb.NamedShardingAddAbstractMeshIdx(builder, meshes.index(_mesh_of(sharding)))
+    return fb.NamedShardingEnd(builder)
+
+
+def _write_sharding(builder, sharding, meshes):
+    """A Sharding table: empty when unspecified, else holding a NamedSharding."""
+    fb = _schema()[1]
+    named = _write_named_sharding(builder, sharding, meshes) if sharding is not None else None
     fb.ShardingStart(builder)
+    if named is not None:
+        fb.ShardingAddNamedSharding(builder, named)
     return fb.ShardingEnd(builder)
 
 
@@ -339,21 +483,22 @@ def _u32_vector(builder, values):
 
 
 def _write_exported(builder, record, vjp_order):
-    """The Exported table of `record` (children written first, as flatbuffers need).
-    Only unspecified (None) shardings are written: funcgraph exports for one device."""
+    """The Exported table of `record` (children written first, as flatbuffers need),
+    with its shardings both per argument and as indices into the unique ones."""
     fb = _schema()[1]
-    if any(s is not None for s in record.in_shardings + record.out_shardings):
-        raise NotImplementedError("serializing an Exported with shardings is not supported")
     unique_avals = list(dict.fromkeys(record.in_avals + record.out_avals))
+    all_shardings = record.in_shardings + record.out_shardings
+    unique_shardings = list(dict.fromkeys(s for s in all_shardings if s is not None))
+    unique_meshes = list(dict.fromkeys(_mesh_of(s) for s in unique_shardings))
     fun_name = builder.CreateString(record.fun_name)
     in_tree = _write_tree(builder, record.in_tree)
     in_avals = _offsets_vector(builder, [_write_aval(builder, a) for a in record.in_avals])
     out_tree = _write_tree(builder, record.out_tree)
     out_avals = _offsets_vector(builder, [_write_aval(builder, a) for a in record.out_avals])
     in_shardings = _offsets_vector(
-        builder, [_write_unspecified_sharding(builder) for _ in record.in_avals])
+        builder, [_write_sharding(builder, s, unique_meshes) for s in record.in_shardings])
     out_shardings = _offsets_vector(
-        builder, [_write_unspecified_sharding(builder) for _ in record.out_avals])
+        builder, [_write_sharding(builder, s, unique_meshes) for s in record.out_shardings])
     ordered = _offsets_vector(builder, [_write_effect(builder, e)
                                         for e in record.ordered_effects])
     unordered = _offsets_vector(builder, [_write_effect(builder, e)
@@ -370,12 +515,16 @@ def _write_exported(builder, record, vjp_order):
                              "high-enough order")
         vjp = _write_exported(builder, record.vjp(), vjp_order - 1)
     uniques = _offsets_vector(builder, [_write_aval(builder, a) for a in unique_avals])
-    no_meshes = _offsets_vector(builder, [])
-    no_shardings = _offsets_vector(builder, [])
+    meshes = _offsets_vector(builder, [_write_abstract_mesh(builder, m)
+                                       for m in unique_meshes])
+    shardings = _offsets_vector(builder, [_write_named_sharding(builder, s, unique_meshes)
+                                          for s in unique_shardings])
     in_idxs = _u32_vector(builder, [unique_avals.index(a) for a in record.in_avals])
     out_idxs = _u32_vector(builder, [unique_avals.index(a) for a in record.out_avals])
-    in_sharding_idxs = _u32_vector(builder, [0] * len(record.in_avals))
-    out_sharding_idxs = _u32_vector(builder, [0] * len(record.out_avals))
+    in_sharding_idxs = _u32_vector(builder, [_sharding_index(s, unique_shardings)
+                                             for s in record.in_shardings])
+    out_sharding_idxs = _u32_vector(builder, [_sharding_index(s, unique_shardings)
+                                              for s in record.out_shardings])
 
     fb.ExportedStart(builder)
     fb.ExportedAddSerializationVersion(builder, _SERIALIZATION_VERSION_FIELD)
@@ -398,13 +547,18 @@ def _write_exported(builder, record, vjp_order):
     if vjp is not None:
         fb.ExportedAddVjp(builder, vjp)
     fb.ExportedAddUniqueAvals(builder, uniques)
-    fb.ExportedAddUniqueAbstractMeshes(builder, no_meshes)
-    fb.ExportedAddUniqueNamedShardings(builder, no_shardings)
+    fb.ExportedAddUniqueAbstractMeshes(builder, meshes)
+    fb.ExportedAddUniqueNamedShardings(builder, shardings)
     fb.ExportedAddInAvalsIdxs(builder, in_idxs)
     fb.ExportedAddOutAvalsIdxs(builder, out_idxs)
     fb.ExportedAddInShardingsIdxs(builder, in_sharding_idxs)
     fb.ExportedAddOutShardingsIdxs(builder, out_sharding_idxs)
     return fb.ExportedEnd(builder)
+
+
+def _sharding_index(sharding, unique):
+    """0 for unspecified, else 1 + the index among the unique shardings (jax's)."""
+    return 0 if sharding is None else 1 + unique.index(sharding)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -446,30 +600,61 @@ def _read_aval(aval):
     return dims, _DTYPE_NAMES[kind]
 
 
-def _read_named_sharding(sharding):
-    """(mesh axis names and sizes, partition spec) of a NamedSharding table."""
-    mesh = sharding.Mesh()
-    axes = tuple((mesh.AxisNames(i).decode(), mesh.AxisSizes(i))
-                 for i in range(mesh.AxisNamesLength())) if mesh is not None else ()
+_AXIS_TYPE_NAMES = None
+
+
+def _read_abstract_mesh(mesh):
+    global _AXIS_TYPE_NAMES
+    fb = _schema()[1]
+    if _AXIS_TYPE_NAMES is None:
+        _AXIS_TYPE_NAMES = {v: k for k, v in vars(fb.AxisType).items() if not k.startswith("_")}
+    device = mesh.AbstractDevice()
+    if device is not None:
+        platform = device.Platform()
+        device = (device.DeviceKind().decode(), device.NumCores(),
+                  platform.decode() if platform else None)
+    return (tuple(mesh.AxisNames(i).decode() for i in range(mesh.AxisNamesLength())),
+            tuple(mesh.AxisSizes(i) for i in range(mesh.AxisSizesLength())),
+            tuple(_AXIS_TYPE_NAMES[mesh.AxisTypes(i)] for i in range(mesh.AxisTypesLength())),
+            device)
+
+
+def _read_named_sharding(sharding, meshes):
+    """The ShardingRecord of a NamedSharding table (its mesh from the unique meshes when
+    the artifact has them)."""
+    mesh = (meshes[sharding.AbstractMeshIdx()] if meshes
+            else _read_abstract_mesh(sharding.Mesh()))
     spec = sharding.Spec()
+    if spec.ReducedLength() or spec.UnreducedLength():
+        raise NotImplementedError("deserializing a sharding with reduced or unreduced mesh "
+                                  "axes (jax's sharding-in-types) is not supported")
     partitions = []
     for i in range(spec.PartitionsLength()):
         one = spec.Partitions(i)
         names = tuple(one.Axes(j).decode() for j in range(one.AxesLength()))
         partitions.append(None if not names else names[0] if len(names) == 1 else names)
-    return axes, tuple(partitions)
+    kind = sharding.MemoryKind()
+    return ShardingRecord(*mesh, tuple(partitions), kind.decode() if kind else None)
+
+
+def _read_sharding(table, meshes):
+    named = table.NamedSharding()
+    if named is not None:
+        return _read_named_sharding(named, meshes)
+    if not table.HloShardingProtoIsNone():
+        raise NotImplementedError("deserializing an HloSharding (exports made by jax before "
+                                  "2026, without named shardings) is not supported")
+    return None
 
 
 def _read_shardings(exp, idxs_length, idx, table_length, table):
-    named = [_read_named_sharding(exp.UniqueNamedShardings(i))
-             for i in range(exp.UniqueNamedShardingsLength())]
+    meshes = [_read_abstract_mesh(exp.UniqueAbstractMeshes(i))
+              for i in range(exp.UniqueAbstractMeshesLength())]
     if idxs_length():
+        named = [_read_named_sharding(exp.UniqueNamedShardings(i), meshes)
+                 for i in range(exp.UniqueNamedShardingsLength())]
         return tuple(None if idx(i) == 0 else named[idx(i) - 1] for i in range(idxs_length()))
-    out = []
-    for i in range(table_length()):
-        s = table(i).NamedSharding()
-        out.append(None if s is None else _read_named_sharding(s))
-    return tuple(out)
+    return tuple(_read_sharding(table(i), meshes) for i in range(table_length()))
 
 
 def _read_exported(exp):

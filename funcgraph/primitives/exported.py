@@ -6,18 +6,29 @@ fun_name, in_tree, in_avals, out_avals, platforms, effects, module_kept_var_idx,
 disabled_checks, mlir_module_serialized).  The shape rule checks the operands against
 the exported types with jax's messages; the lowering pastes the exported module's
 functions into the module being built (renamed, all private) and calls its @main,
-passing the platform index where the module was exported for several platforms.  A
+passing the platform index where the module was exported for several platforms.  An
+export for several devices runs only in a program over that many devices: its meshes
+become meshes over the program's devices (in their order), and its arguments and
+results are constrained to its shardings, as jax does.  A
 shape-polymorphic module (symbolic dimensions, from jax) is first specialized to the
 operands' static types by the backend (jaxlib's shape refinement), which also gives
 the result shapes.
-Eagerly it runs compiled.  Differentiation goes through the Exported's VJP function
+Eagerly it runs compiled, where its committed arguments are.  Differentiation goes through the Exported's VJP function
 (a custom_vjp in funcgraph.export), as in jax; like jax's, the primitive has no JVP
 and no batching rule."""
+import weakref
+
+import numpy as np
+
 from funcgraph import core, dtypes, tree_util
+from funcgraph.array import default_device
 from funcgraph.backend import export_format
 from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.eval import compiled_eval, device_values, direct_impls
+from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lowering import tensor_type
 from funcgraph.primitives.helpers import declare
+from funcgraph.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 
 def argument_descriptor(in_tree, index, dim=None):
@@ -135,10 +146,53 @@ def _exported_functions(module, exported, avals_in):
         name = "".join(c if c.isalnum() else "_" for c in exported.fun_name)
         prefix = f"call_exported_{name}_{len(module.function_names)}_"
         text, entry, types_in, types_out = _functions(exported, avals_in)
+        meshes = export_format.exported_meshes(exported.mlir_module_serialized)
+        if meshes:
+            text = export_format.replace_meshes(text, {
+                mesh_name: module.mesh_symbol(_program_mesh(module, names, sizes))
+                for mesh_name, names, sizes in meshes})
         module.functions.append(text.replace(export_format.PLACEHOLDER, prefix))
         entry = entry.replace(export_format.PLACEHOLDER, prefix)
         found = module.function_names[key] = (entry, list(types_in), list(types_out))
     return found
+
+
+def _program_mesh(module, names, sizes, types=None):
+    """A mesh of the given axes over the devices of the program being lowered, in their
+    order (one the module already uses when it has one such), as jax makes the exported
+    abstract mesh concrete over the devices of the computation calling it."""
+    devices = module.devices if module.devices is not None else (default_device(),)
+    for mesh in module.meshes:
+        if (mesh.axis_names == tuple(names) and tuple(mesh.axis_sizes) == tuple(sizes)
+                and mesh.local_devices == list(devices)
+                and (types is None or mesh.axis_types == types)):
+            return mesh
+    grid = np.empty(len(devices), dtype=object)
+    grid[:] = devices
+    return Mesh(grid.reshape(sizes), names, types)
+
+
+def _constrain(ctx, values, avals, records):
+    """Each value under a sharding constraint to its exported sharding (None: as it
+    is), over the program's devices."""
+    out = []
+    for x, aval, record in zip(values, avals, records, strict=True):
+        if record is not None:
+            types = tuple(AxisType[t] for t in record.axis_types)
+            mesh = _program_mesh(ctx.module, record.axis_names, record.axis_sizes, types)
+            sharding = NamedSharding(mesh, PartitionSpec(*record.partitions))
+            x = ctx.op("sdy.sharding_constraint", [x], [aval], aval,
+                       {"sharding": ctx.module.sharding_attr(sharding, aval)})
+        out.append(x)
+    return out
+
+
+def _check_device_count(module, exported):
+    count = len(module.devices) if module.devices is not None else 1
+    if exported.nr_devices != 1 and count != exported.nr_devices:
+        raise ValueError(f"Function {exported.fun_name} was exported for "
+                         f"{exported.nr_devices} devices and is called in a context with "
+                         f"{count} devices, which is not allowed.")
 
 
 def _call_exported_lowering(ctx, avals_in, avals_out, *args, exported):
@@ -146,11 +200,9 @@ def _call_exported_lowering(ctx, avals_in, avals_out, *args, exported):
         effects = exported.ordered_effects + exported.unordered_effects
         raise NotImplementedError(f"calling the exported function '{exported.fun_name}', "
                                   f"which has effects {effects}, is not supported")
-    if exported.nr_devices != 1:
-        raise NotImplementedError(f"calling the exported function '{exported.fun_name}', "
-                                  f"exported for {exported.nr_devices} devices, is not "
-                                  f"supported: funcgraph calls exports for one device")
+    _check_device_count(ctx.module, exported)
     index = _platform_index(exported)
+    args = _constrain(ctx, args, avals_in, exported._in_named_shardings)
     main, types_in, types_out = _exported_functions(ctx.module, exported, avals_in)
     operands = [args[i] for i in exported.module_kept_var_idx]
     if len(exported.platforms) > 1:
@@ -160,11 +212,36 @@ def _call_exported_lowering(ctx, avals_in, avals_out, *args, exported):
     if types_out != expected:
         raise ValueError(f"the exported module of '{exported.fun_name}' returns "
                          f"{types_out}, but its Exported declares {expected}")
-    return ctx.raw_op("func.call", operands, types_in, types_out, {"callee": f"@{main}"})
+    outs = ctx.raw_op("func.call", operands, types_in, types_out, {"callee": f"@{main}"})
+    return _constrain(ctx, outs, avals_out, exported._out_named_shardings)
 
 
 call_exported_p = declare("call_exported", _call_exported_shape_rule, None,
                           _call_exported_lowering, multiple_results=True)
+
+# Per Exported for several devices: its call traced once per argument types, kept so
+# that the compiled program is cached with it.
+_placed_calls = weakref.WeakKeyDictionary()
+
+
+def _call_exported_direct(*args, exported):
+    """Eagerly: compiled like any primitive without a NumPy version; an export for
+    several devices compiled where its committed arguments are (jax's error when they
+    are on fewer devices)."""
+    if exported.nr_devices == 1:
+        vals, avals = device_values(args)
+        return compiled_eval["primitive"](call_exported_p, avals, {"exported": exported},
+                                          vals)
+    avals = tuple(core.get_aval(a) for a in args)
+    calls = _placed_calls.setdefault(exported, {})
+    closed = calls.get(avals)
+    if closed is None:
+        closed = calls[avals] = trace_flat(
+            lambda *xs: list(call_exported_p.bind(*xs, exported=exported)), avals)
+    return compiled_eval["jaxpr"](closed, list(args))
+
+
+direct_impls[call_exported_p] = _call_exported_direct
 
 
 def _call_exported_batching(axis_data, args, dims, exported):

@@ -609,7 +609,7 @@ class JitFunction:
         avals = tuple(map(core.get_aval, leaves))
         closed, out_tree = self._trace(statics, in_tree, avals, what)
         placement = None
-        if what == "jit":
+        if what in ("jit", "export"):
             names = [f"args[{i}]" for i in range(len(avals))]
             committed = placing.committed_shardings(leaves)
             if self._placed or any(s is not None for s in committed):
