@@ -21,8 +21,8 @@ from funcgraph.api import (
     process_index, process_indices)
 from funcgraph import sharding
 from funcgraph.sharding import NamedSharding, P, make_mesh, set_mesh
-from funcgraph.transforms.ad import (grad, hessian, jacfwd, jacrev, jvp, linearize,
-                                     value_and_grad, vjp)
+from funcgraph.transforms.ad import (fwd_and_bwd, grad, hessian, jacfwd, jacrev, jvp,
+                                     linearize, value_and_grad, vjp)
 from funcgraph.transforms.ad import jacrev as jacobian
 from funcgraph.transforms.vmap import vmap
 from funcgraph.transforms.shard_map import pmap, shard_map, smap
@@ -50,7 +50,7 @@ __all__ = [
     "devices", "disable_jit", "ensure_compile_time_eval", "errors", "eval_shape", "grad",
     "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "local_devices",
     "make_jaxpr", "named_call", "named_scope", "nn", "numpy", "random", "remat", "tree_util",
-    "value_and_grad", "vjp", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
+    "value_and_grad", "vjp", "fwd_and_bwd", "vmap", "ConcretizationTypeError", "UnexpectedTracerError",
     "debug", "distributed", "effects_barrier", "experimental", "export", "pure_callback",
     "default_device", "device_count", "local_device_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_mesh", "NamedSharding", "process_count",

@@ -12,8 +12,9 @@ from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.jvp import jvp_flat
 from funcgraph.interpreters.partial_eval import PartialEvalTrace
 from funcgraph.interpreters.transpose import backward_pass
-from funcgraph.ir import var_name
+from funcgraph.ir import ClosedJaxpr, var_name
 from funcgraph.transforms.api_util import flatten_fun
+from funcgraph.transforms.jit import jit
 from funcgraph.transforms.vmap import vmap
 
 
@@ -52,8 +53,14 @@ class LinearMap:
         self.in_mask = in_mask      # which inputs are jaxpr invars
         self.out_avals = out_avals
         self.out_mask = out_mask    # which outputs are jaxpr outvars (others are zero)
-        self.residuals = [Residual(core.get_aval(c), s)
-                          for c, s in core.safe_zip(closed.consts, sources)]
+        self.sources = sources
+        self.residuals = [Residual(v.aval, s)
+                          for v, s in core.safe_zip(closed.jaxpr.constvars, sources)]
+
+    def with_residual_values(self, values):
+        """The same map with other values of its residuals (a pytree's new leaves)."""
+        return LinearMap(ClosedJaxpr(self.jaxpr.jaxpr, values), self.in_avals, self.in_mask,
+                         self.out_avals, self.out_mask, self.sources)
 
     def __call__(self, tangents):
         ins = [t for t, m in core.safe_zip(tangents, self.in_mask) if m]
@@ -170,14 +177,16 @@ class Pullback:
     """The function vjp returns: maps output cotangents to input cotangents.
 
     `.residuals` lists what the backward pass keeps alive, and `.jaxpr` is the
-    linear (tangent) jaxpr that the pullback transposes."""
+    linear (tangent) jaxpr that the pullback transposes.  A pullback is a pytree whose
+    leaves are the residuals' values, as jax's is: a jitted function can return one,
+    and a jitted backward pass can take one (fwd_and_bwd)."""
 
-    def __init__(self, linear, primals_tree, primal_leaves, out_tree, out_leaves):
+    def __init__(self, linear, primals_tree, out_tree, out_avals):
         self.linear = linear
         self.primals_tree = primals_tree
-        self.primal_leaves = primal_leaves
         self.out_tree = out_tree
-        self.out_avals = [core.get_aval(o) for o in out_leaves]
+        self.out_avals = out_avals
+        self.static = None  # its pytree structure, made when first flattened
 
     @property
     def residuals(self):
@@ -220,14 +229,69 @@ class Pullback:
         return tree_util.tree_unflatten(self.primals_tree, cts_in)
 
 
+def _flatten_pullback(pullback):
+    # The static part is the pullback with its residual values left out, one object per
+    # vjp (handed on by unflatten), so that calls taking pullbacks of one vjp share jit's
+    # cache entries; holding no values, it keeps none alive.
+    static = pullback.static
+    if static is None:
+        linear = pullback.linear
+        static = pullback.static = Pullback(
+            linear.with_residual_values([None] * len(linear.jaxpr.consts)),
+            pullback.primals_tree, pullback.out_tree, pullback.out_avals)
+    return pullback.linear.jaxpr.consts, static
+
+
+def _unflatten_pullback(static, values):
+    pullback = Pullback(static.linear.with_residual_values(list(values)), static.primals_tree,
+                        static.out_tree, static.out_avals)
+    pullback.static = static
+    return pullback
+
+
+tree_util.register_pytree_node(Pullback, _flatten_pullback, _unflatten_pullback)
+
+
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), pullback): pullback(cotangent) -> cotangents of primals (a tuple)."""
     p_leaves, p_tree, flat, store = _flatten_positional(fun, primals, has_aux)
     out_p, linear = linearize_flat(flat, p_leaves)
     out_tree = store.out_tree
-    pullback = Pullback(linear, p_tree, p_leaves, out_tree, out_p)
+    pullback = Pullback(linear, p_tree, out_tree, [core.get_aval(o) for o in out_p])
     out = tree_util.tree_unflatten(out_tree, out_p)
     return (out, pullback, store.aux) if has_aux else (out, pullback)
+
+
+def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
+    """(fwd, bwd): fwd(*args) is (fun(*args), residuals) (plus aux with has_aux) and
+    bwd(residuals, cotangent) the cotangents of the arguments argnums names, as jax's.
+    The residuals are the vjp pullback, a pytree: with jitted (the default) both are
+    jitted and bwd compiles once for every call of fwd with the same types."""
+    def fwd(*args):
+        _, nums = _normalize_positions(argnums, len(args))
+
+        def partial_fun(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff, strict=True):
+                full[i] = d
+            return fun(*full)
+        return vjp(partial_fun, *(args[i] for i in nums), has_aux=has_aux)
+
+    def bwd(residuals, cotangent):
+        cts = residuals(cotangent)
+        return cts[0] if isinstance(argnums, int) else cts
+    return (jit(fwd), jit(bwd)) if jitted else (fwd, bwd)
+
+
+def _normalize_positions(argnums, nargs):
+    """argnums as fwd_and_bwd takes them (jax's check and message for positions)."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not -nargs <= n < nargs:
+            raise ValueError(f"Positional argument indices, e.g. for `argnums`, must have "
+                             f"value greater than or equal to -len(args) and less than "
+                             f"len(args), but got value {n} for len(args) == {nargs}.")
+    return isinstance(argnums, int), tuple(n % nargs for n in nums)
 
 
 def _normalize_argnums(argnums, nargs, name):
