@@ -11,7 +11,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Lowest first.  A module belongs to the first entry that is it or a package above it.
 LAYERS = [
     ("config",),
-    ("dtypes", "tree_util", "tree", "backend"),
+    ("dtypes", "tree_util", "tree", "backend", "shape_poly"),
     ("core", "sharding"),
     ("array", "ir", "errors", "util"),
     ("interpreters",),
