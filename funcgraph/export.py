@@ -11,7 +11,7 @@ pytrees and abstract values, and nothing of jax.
 """
 import numpy as np
 
-from funcgraph import core, dtypes, shape_poly, tree_util
+from funcgraph import core, dtypes, export_poly, shape_poly, tree_util
 from funcgraph.backend import export_format
 from funcgraph.interpreters.eval import eval_closed_jaxpr
 from funcgraph.lowering import LoweringContext, ModuleBuilder, lower_jaxpr_body, tensor_type
@@ -187,9 +187,18 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
 
     def do_export(*args_specs, **kwargs_specs):
         targets = tuple(platforms) if platforms is not None else (default_export_platform(),)
-        traced = fun_jit._trace_for("export", args_specs, kwargs_specs)
+        if _has_symbolic_dims((args_specs, kwargs_specs)):
+            with core.symbolic_tracing():
+                traced = fun_jit._trace_for("export", args_specs, kwargs_specs)
+        else:
+            traced = fun_jit._trace_for("export", args_specs, kwargs_specs)
         return _export_traced(traced, fun_jit.name, targets, tuple(disabled_checks))
     return do_export
+
+
+def _has_symbolic_dims(specs):
+    return any(not shape_poly.is_constant_shape(getattr(leaf, "shape", ()))
+               for leaf in tree_util.tree_leaves(specs))
 
 
 def _export_traced(traced, name, platforms, disabled_checks):
@@ -218,7 +227,8 @@ def _export_traced(traced, name, platforms, disabled_checks):
         mlir_module_serialized=export_format.module_to_portable(text),
         calling_convention_version=_CALLING_CONVENTION_VERSION,
         module_kept_var_idx=range(len(in_avals)),
-        uses_global_constants=len(platforms) > 1, get_vjp=get_vjp)
+        uses_global_constants=len(platforms) > 1 or export_poly.is_symbolic_avals(in_avals),
+        get_vjp=get_vjp)
 
 
 def _check_custom_calls(text, disabled_checks):
@@ -246,6 +256,9 @@ def export_module_text(closed, module_name, platform_index, result_names):
     """The StableHLO module jax's calling convention expects: a public @main taking (a
     platform index when exported for several platforms, then) the arguments, with the
     jaxpr's constants inside it, and private functions for the calls in it."""
+    if export_poly.is_symbolic_avals(closed.in_avals):
+        return export_poly.symbolic_module_text(closed, module_name, platform_index,
+                                                result_names, _mlir_string)
     module = ModuleBuilder()
     ctx = LoweringContext(module)
     jaxpr = closed.jaxpr

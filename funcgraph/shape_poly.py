@@ -15,6 +15,10 @@ import re
 
 INF = math.inf
 
+# dim -> a traced int value of the dimension; set by funcgraph.primitives (which binds
+# the dimension_value primitive), since this module sits below them.
+as_array_hook = None
+
 
 class InconclusiveDimensionOperation(Exception):
     """A comparison or conversion of symbolic dimensions that cannot be decided."""
@@ -231,6 +235,13 @@ class DimExpr:
 
     def __bool__(self):
         return True  # a dimension is at least 1
+
+    def __jax_array__(self):
+        """The dimension as a value (an int array computed from the arguments' shapes
+        when the exported function runs)."""
+        if as_array_hook is None:
+            raise TypeError(f"the symbolic dimension {self} cannot be used as a value here")
+        return as_array_hook(self)
 
     def variables(self):
         """The names of the dimension variables the expression uses."""
@@ -531,3 +542,9 @@ def parse_shape(spec, scope, like=None):
         raise ValueError(f"polymorphic shape {spec!r} has {len(dims)} dimensions, but the "
                          f"actual shape {tuple(like)} has {len(like)}")
     return tuple(dims)
+
+
+def dims_tuple(shape):
+    """A shape with symbolic dimensions as a tuple of ints and DimExprs (the slow path of
+    the int conversions of shape arguments, taken when int() met a DimExpr)."""
+    return tuple(d if isinstance(d, DimExpr) else int(d) for d in shape)

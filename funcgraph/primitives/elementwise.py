@@ -60,6 +60,7 @@ def unary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
     prim = declare(name, _unary_shape_rule(name, kinds, out_dtype), np_fn,
                    lowering or _hlo_op_lowering(hlo_name))
     batching_rules[prim] = batch_elementwise(prim)
+    core.symbolic_dims_supported.add(prim)
     return prim
 
 
@@ -93,6 +94,7 @@ def binary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
     prim = declare(name, _binary_shape_rule(name, kinds, out_dtype), np_fn,
                    lowering or _hlo_binary_lowering(hlo_name))
     batching_rules[prim] = batch_elementwise(prim)
+    core.symbolic_dims_supported.add(prim)
     return prim
 
 
@@ -850,6 +852,7 @@ def _select_tree(ctx, which, pred_aval, cases, offset, out):
 
 
 select_n_p = declare("select_n", _select_n_shape, _select_n_impl, _select_n_lowering)
+core.symbolic_dims_supported.add(select_n_p)
 
 
 def _select_n_jvp(primals, tangents):
@@ -974,6 +977,7 @@ def _convert_lowering(ctx, avals_in, avals_out, x, new_dtype, weak_type=False):
 
 convert_element_type_p = declare("convert_element_type", _convert_shape, _convert_impl,
                                  _convert_lowering)
+core.symbolic_dims_supported.add(convert_element_type_p)
 
 
 def _convert_jvp(primals, tangents, new_dtype, weak_type=False):

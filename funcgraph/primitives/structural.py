@@ -3,10 +3,10 @@ iota.  broadcast_in_dim, reshape and transpose, which every family's rules bind,
 in base.py (and importable from here too)."""
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, shape_poly
 from funcgraph.array import scalar_array
 from funcgraph.core import ShapedArray
-from funcgraph.interpreters.ad_util import instantiate, is_zero
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
@@ -39,6 +39,7 @@ squeeze_p = declare(
     "squeeze", _squeeze_shape, lambda x, dimensions: np.squeeze(x, tuple(dimensions)),
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
 # The transposes of squeeze and expand_dims are each other (defined once both exist).
+core.symbolic_dims_supported.add(squeeze_p)
 
 
 def _squeeze_batch(axis_data, args, dims, dimensions):
@@ -64,6 +65,7 @@ def _expand_dims_shape(x, dimensions):
 expand_dims_p = declare(
     "expand_dims", _expand_dims_shape, lambda x, dimensions: np.expand_dims(x, tuple(dimensions)),
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
+core.symbolic_dims_supported.add(expand_dims_p)
 deflinear_unary(squeeze_p, lambda ct, aval, dimensions: expand_dims_p.bind(
     ct, dimensions=tuple(sorted(dimensions))))
 deflinear_unary(expand_dims_p, lambda ct, aval, dimensions: squeeze_p.bind(
@@ -301,6 +303,11 @@ def _concatenate_shape(*operands, dimension):
             raise TypeError(f"concatenate along dimension {dimension} needs operands whose shapes "
                             f"agree except along that dimension, got {first.str_short()} and "
                             f"{other.str_short()}")
+    if not all(type(o.shape[dimension]) is int for o in operands):
+        raise NotImplementedError(
+            f"concatenate along dimension {dimension}, which is symbolic in "
+            f"{', '.join(o.str_short() for o in operands)}: funcgraph concatenates symbolic "
+            f"shapes only along constant dimensions")
     shape = list(first.shape)
     shape[dimension] = sum(o.shape[dimension] for o in operands)
     return ShapedArray(tuple(shape), first.dtype, all(o.weak_type for o in operands))
@@ -311,6 +318,9 @@ concatenate_p = declare(
     lambda *xs, dimension: np.concatenate(xs, axis=dimension),
     lambda ctx, ai, ao, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs), ai, ao[0],
                                                {"dimension": f"{int(dimension)} : i64"}))
+
+
+core.symbolic_dims_supported.add(concatenate_p)
 
 
 def _concatenate_jvp(primals, tangents, dimension):
@@ -378,3 +388,35 @@ iota_p = declare(
     lambda ctx, ai, ao, *, dtype, shape, dimension: ctx.op(
         "stablehlo.iota", [], [], ao[0], {"iota_dimension": f"{int(dimension)} : i64"}))
 # iota has no operands, so it is never differentiated.
+core.symbolic_dims_supported.add(iota_p)  # stablehlo.iota becomes dynamic_iota
+
+
+# --- dimension_value: a symbolic dimension used as a value (x / x.shape[0]) ---------
+
+def _dimension_value_impl(*, dim):
+    raise NotImplementedError(f"the symbolic dimension {dim} has no value outside "
+                              f"funcgraph.export (it is known only when the exported "
+                              f"function runs)")
+
+
+dimension_value_p = declare(
+    "dimension_value",
+    lambda *, dim: core.aval_of_python_scalar(1),
+    _dimension_value_impl,
+    lambda ctx, ai, ao, *, dim: _convert_dim(ctx, ctx.dim_value(dim), ao[0]))
+core.symbolic_dims_supported.add(dimension_value_p)
+shape_poly.as_array_hook = lambda dim: dimension_value_p.bind(dim=dim)
+
+
+def _convert_dim(ctx, value, aval):
+    scalar = ShapedArray((), dtypes.int32)
+    return value if aval.dtype == dtypes.int32 else ctx.op("stablehlo.convert", [value],
+                                                           [scalar], aval)
+
+
+def _dimension_value_jvp(primals, tangents, *, dim):
+    out = dimension_value_p.bind(dim=dim)
+    return out, Zero(tangent_aval(core.get_aval(out)))
+
+
+jvp_rules[dimension_value_p] = _dimension_value_jvp
