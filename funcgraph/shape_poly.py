@@ -233,6 +233,8 @@ class DimExpr:
             f"Symbolic dimension '{self}' used in a context that requires a constant"
             + _INCONCLUSIVE_HINT)
 
+    __index__ = __int__
+
     def __bool__(self):
         return True  # a dimension is at least 1
 

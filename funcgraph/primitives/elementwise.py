@@ -283,6 +283,7 @@ def _round_lowering(ctx, avals_in, avals_out, x, rounding_method=0):
 
 round_p = declare("round", lambda x, rounding_method=0: (check_dtype("round", x, (FLOAT,)), x)[1],
                   _round_impl, _round_lowering)
+core.symbolic_dims_supported.add(round_p)
 defjvp_zero(round_p)
 batching_rules[round_p] = batch_elementwise(round_p)
 
@@ -376,6 +377,7 @@ def _abs_shape(x):
 
 abs_p = declare("abs", _abs_shape, np.abs,
                 lambda ctx, ai, ao, x: ctx.op("stablehlo.abs", [x], ai, ao[0]))
+core.symbolic_dims_supported.add(abs_p)
 
 
 def _abs_tangent(t, x, out):
@@ -452,6 +454,7 @@ def _conj_lowering(ctx, avals_in, avals_out, x):
 
 
 conj_p = declare("conj", _conj_shape, _conj_impl, _conj_lowering)
+core.symbolic_dims_supported.add(conj_p)
 # A real operand became x + 0i: its cotangent is the real part of ct.
 deflinear_unary(conj_p, lambda ct, aval: conj_p.bind(ct) if dtypes.is_complex(aval.dtype)
                 else real_p.bind(ct))
@@ -506,6 +509,7 @@ def _integer_pow_lowering(ctx, avals_in, avals_out, x, y):
 
 integer_pow_p = declare("integer_pow", _integer_pow_shape, _integer_pow_impl,
                         _integer_pow_lowering)
+core.symbolic_dims_supported.add(integer_pow_p)
 
 
 def _integer_pow_derivative(x, out, y):
@@ -688,6 +692,7 @@ def _pow_lowering(ctx, avals_in, avals_out, x, y):
 
 
 pow_p = declare("pow", _pow_shape, None, _pow_lowering)
+core.symbolic_dims_supported.add(pow_p)
 
 
 def _pow_x_tangent(t, x, y, out):
@@ -913,6 +918,7 @@ def _clamp_impl(lo, x, hi):
 
 clamp_p = declare("clamp", _clamp_shape, _clamp_impl,
                   lambda ctx, ai, ao, lo, x, hi: ctx.op("stablehlo.clamp", [lo, x, hi], ai, ao[0]))
+core.symbolic_dims_supported.add(clamp_p)
 
 
 def _where_else_zero(pred, t):
@@ -1057,6 +1063,7 @@ batching_rules[bitcast_convert_type_p] = _bitcast_batch
 
 # --- copy ------------------------------------------------------------------------
 copy_p = declare("copy", lambda x: x, np.copy, lambda ctx, ai, ao, x: x)
+core.symbolic_dims_supported.add(copy_p)
 deflinear_unary(copy_p, lambda ct, aval: copy_p.bind(ct))
 batching_rules[copy_p] = batch_elementwise(copy_p)
 simplify_rules[copy_p] = unchanged_operand
