@@ -170,7 +170,8 @@ def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
     out = []
     for leaf, spec in zip(leaves, specs, strict=True):
         shape = tuple(leaf.shape) if hasattr(leaf, "shape") else np.shape(leaf)
-        dtype = leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
+        dtype = dtypes.canonicalize(np.dtype(leaf.dtype if hasattr(leaf, "dtype")
+                                             else np.result_type(leaf)))
         if spec is not None:
             shape = shape_poly.parse_shape(spec, scope, like=shape)
         out.append(ShapeDtypeStruct(shape, dtype))

@@ -115,8 +115,9 @@ class _DimOps:
         """Whether truncation rounded toward +inf: a nonzero remainder and signs of a
         and b that differ."""
         zero = self.constant(0)
-        signs = self._compare(self._compare(a, zero, "LT"), self._compare(b, zero, "LT"),
-                              "NE")
+        signs = self.ctx.op("stablehlo.xor", [self._compare(a, zero, "LT"),
+                                              self._compare(b, zero, "LT")],
+                            [self.flag] * 2, self.flag)
         nonzero = self._compare(rem, zero, "NE")
         return self.ctx.op("stablehlo.and", [signs, nonzero], [self.flag] * 2, self.flag)
 
