@@ -16,7 +16,8 @@ from funcgraph.backend import export_format
 from funcgraph.interpreters.eval import eval_closed_jaxpr
 from funcgraph.lowering import LoweringContext, ModuleBuilder, lower_jaxpr_body, tensor_type
 from funcgraph.primitives.exported import call_exported_p
-from funcgraph.shape_poly import InconclusiveDimensionOperation, SymbolicScope, is_symbolic_dim
+from funcgraph.shape_poly import (  # noqa: F401 (InconclusiveDimensionOperation: jax.core's)
+    InconclusiveDimensionOperation, SymbolicScope, is_symbolic_dim)
 from funcgraph.transforms.ad import vjp as _vjp
 from funcgraph.transforms.api_util import flatten_args
 from funcgraph.transforms.custom_derivatives import custom_vjp
@@ -25,8 +26,7 @@ from funcgraph.transforms.jit import JitFunction, ShapeDtypeStruct, jit, optimiz
 __all__ = ["DisabledSafetyCheck", "Exported", "call", "default_export_platform",
            "deserialize", "export", "maximum_supported_calling_convention_version",
            "minimum_supported_calling_convention_version", "symbolic_shape",
-           "symbolic_args_specs", "SymbolicScope", "is_symbolic_dim",
-           "InconclusiveDimensionOperation"]
+           "symbolic_args_specs", "SymbolicScope", "is_symbolic_dim"]
 
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10

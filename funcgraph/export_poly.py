@@ -28,7 +28,7 @@ def dimension_variables(in_avals):
         for axis, d in enumerate(aval.shape):
             if shape_poly.is_symbolic_dim(d):
                 used |= d.variables()
-                if shape_poly._is_var(d):
+                if shape_poly.is_variable(d):
                     found.setdefault(str(d), (i, axis))
     missing = sorted(used - set(found))
     if missing:
@@ -83,13 +83,17 @@ def _main_text(module, in_avals, variables, platform_index, types, results):
     specs = ", ".join(f"args[{i}].shape = ({', '.join(map(str, a.shape))})"
                       for i, a in enumerate(in_avals))
     for name, (i, axis) in variables.items():
-        low = module_scope_lower_bound(in_avals, name)
+        low, high = _bounds(in_avals, name)
+        obtained = (f"Using the following polymorphic shapes specifications: {specs}. "
+                    f"Obtained dimension variables: '{name}' = {{0}} from specification "
+                    f"'{name}' for dimension args[{i}].shape[{axis}] (= {{0}}), . {_HELP}")
         _assert(ctx, values[name], ctx.dim_value(low), "GE",
                 f"Input shapes do not match the polymorphic shapes specification. Expected "
-                f"value >= {low} for dimension variable '{name}'. Using the following "
-                f"polymorphic shapes specifications: {specs}. Obtained dimension variables: "
-                f"'{name}' = {{0}} from specification '{name}' for dimension "
-                f"args[{i}].shape[{axis}] (= {{0}}), . {_HELP}", [values[name]])
+                f"value >= {low} for dimension variable '{name}'. {obtained}", [values[name]])
+        if high != shape_poly.INF:
+            _assert(ctx, values[name], ctx.dim_value(high), "LE",
+                    f"Input shapes do not match the symbolic shape constraint {name} <= "
+                    f"{high}. {obtained}", [values[name]])
     for i, aval in enumerate(in_avals):
         for axis, d in enumerate(aval.shape):
             if shape_poly.is_symbolic_dim(d) and variables.get(str(d)) != (i, axis):
@@ -102,7 +106,7 @@ def _main_text(module, in_avals, variables, platform_index, types, results):
                         f"following polymorphic shapes specifications: {specs}. {_HELP}",
                         [size, ctx.dim_value(d)])
     module.dim_values = saved
-    operands = lead[:0] + (["%arg0"] if platform_index else []) + list(values.values()) + args
+    operands = (["%arg0"] if platform_index else []) + list(values.values()) + args
     in_types = (["tensor<i32>"] if platform_index else []) + ["tensor<i32>"] * len(values) \
         + [tensor_type(a) for a in in_avals]
     outs = ctx.raw_op("func.call", operands, in_types, types, {"callee": f"@{_INNER}"})
@@ -112,12 +116,14 @@ def _main_text(module, in_avals, variables, platform_index, types, results):
         + [f'    "func.return"({", ".join(outs)}) : ({", ".join(types)}) -> ()', "  }"])
 
 
-def module_scope_lower_bound(in_avals, name):
+def _bounds(in_avals, name):
+    """The least and greatest values of a variable: (1, inf), or what its scope's
+    constraints say."""
     for aval in in_avals:
         for d in aval.shape:
             if shape_poly.is_symbolic_dim(d) and str(d) == name:
-                return d._scope.var_bounds(name)[0]
-    return 1
+                return d._scope.var_bounds(name)
+    return 1, shape_poly.INF
 
 
 def _assert(ctx, lhs, rhs, direction, message, error_operands):

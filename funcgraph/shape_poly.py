@@ -9,7 +9,6 @@ is answered when it holds or fails for every value of the variables (each at lea
 or the lower bound a constraint gives), else it raises InconclusiveDimensionOperation,
 as jax does.  `str` writes jax's syntax, which the export format stores and jax parses.
 """
-import itertools
 import math
 import re
 
@@ -35,13 +34,10 @@ _INCONCLUSIVE_HINT = (
 class SymbolicScope:
     """The variables of one export share a scope, which holds their constraints
     ("b >= 16", "b <= 64"): expressions of different scopes do not mix."""
-    _ids = itertools.count()
-
     def __init__(self, constraints=()):
         if isinstance(constraints, str):
             raise ValueError("The symbolic constraints should be a sequence of strings. "
                              f"Got {constraints!r}")
-        self.id = next(self._ids)
         self.constraints = tuple(constraints)
         self.lower = {}
         self.upper = {}
@@ -60,9 +56,9 @@ class SymbolicScope:
         if op == "<=":
             left, right = right, left
         lhs, rhs = _parse_dim(left, self, text), _parse_dim(right, self, text)
-        if _is_var(lhs) and isinstance(rhs, int):  # v >= k
+        if is_variable(lhs) and isinstance(rhs, int):  # v >= k
             self.lower[lhs._var] = max(self.lower.get(lhs._var, 1), rhs)
-        elif isinstance(lhs, int) and _is_var(rhs):  # k >= v
+        elif isinstance(lhs, int) and is_variable(rhs):  # k >= v
             self.upper[rhs._var] = min(self.upper.get(rhs._var, INF), lhs)
         else:
             raise NotImplementedError(f"funcgraph: only constraints between one dimension "
@@ -291,7 +287,8 @@ def _is_dim(x):
     return isinstance(x, (int, DimExpr)) and not isinstance(x, bool)
 
 
-def _is_var(e):
+def is_variable(e):
+    """Whether e is one dimension variable alone (`b`, not `2*b`)."""
     return isinstance(e, DimExpr) and len(e._terms) == 1 and e._terms[0][1] == 1 \
         and len(e._terms[0][0]) == 1 and e._terms[0][0][0][1] == 1 \
         and isinstance(e._terms[0][0][0][0], str)
@@ -339,7 +336,7 @@ def _atom_str(atom):
     return atom if isinstance(atom, str) else f"{atom[0]}({atom[1]}, {atom[2]})"
 
 
-def _bounds_of(x, scope):
+def _bounds_of(x):
     return x.bounds() if isinstance(x, DimExpr) else (x, x)
 
 
@@ -351,7 +348,7 @@ def _atom_bounds(atom, scope):
         return -INF, INF
     if kind == "mod":
         return 0, divisor - 1
-    lo, hi = _bounds_of(dividend, scope)
+    lo, hi = _bounds_of(dividend)
     return (lo // divisor if lo != -INF else -INF), (hi // divisor if hi != INF else INF)
 
 
@@ -370,7 +367,7 @@ def _compare(a, b, op):
         return NotImplemented
     diff = a - b if op in (">=", ">") else b - a  # decide diff >= 0 or diff > 0
     strict = op in (">", "<")
-    lo, hi = _bounds_of(diff, None)
+    lo, hi = _bounds_of(diff)
     if (lo > 0) if strict else (lo >= 0):
         return True
     if (hi <= 0) if strict else (hi < 0):
@@ -391,7 +388,8 @@ def _evaluate_atom(atom, env, ops):
 
 # --- parsing jax's syntax ------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\s*(?:(?P<num>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\.\.\.|[-+*^(),]))")
+_TOKEN = re.compile(r"\s*(?:(?P<num>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+                    r"|(?P<op>\.\.\.|[-+*^(),]))")
 
 
 def _tokens(text, spec):
@@ -485,7 +483,7 @@ def _parse_dim(text, scope, spec):
     value = parser.dim()
     if parser.pos != len(parser.tokens):
         raise ValueError(f"syntax error in symbolic shape {spec!r}: unexpected "
-                         f"{parser.peek()[1]!r} after {text[:0]}a dimension")
+                         f"{parser.peek()[1]!r} after a dimension")
     return value
 
 

@@ -18,8 +18,8 @@ LAYERS = [
     ("lowering",),
     ("primitives",),
     ("passes", "lax"),
-    ("transforms", "api", "ad_checkpoint", "callback", "distributed", "experimental", "export", "export_poly",
-     "sharding_display", "custom_derivatives", "custom_batching"),
+    ("transforms", "api", "ad_checkpoint", "callback", "distributed", "experimental", "export",
+     "export_poly", "sharding_display", "custom_derivatives", "custom_batching"),
     ("debugging", "debug"),  # debug re-exports debugging's find_nonfinite
     ("numpy",),
     ("special_math",),
