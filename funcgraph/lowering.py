@@ -203,14 +203,21 @@ class LoweringContext:
     def _dynamic_form(self, name, operands, avals_in, aval_out):
         """The dynamic form of a static op whose result has symbolic dimensions: the
         result shape becomes an operand computed from the dimension variables."""
-        shape = [self.dim_value(d) for d in aval_out.shape]
+        extent, extent_aval = self.shape_tensor(aval_out.shape)
+        return _DYNAMIC_FORMS[name], list(operands) + [extent], list(avals_in) + [extent_aval]
+
+    def shape_tensor(self, dims):
+        """A `tensor<Nxi32>` of dimensions (ints and DimExprs), and its aval."""
+        aval = core.ShapedArray((len(dims),), dtypes.int32)
+        if shape_poly.is_constant_shape(dims):
+            return self.constant(np.array(dims, np.int32), aval), aval
         scalar, one = core.ShapedArray((), dtypes.int32), core.ShapedArray((1,), dtypes.int32)
-        pieces = [self.op("stablehlo.reshape", [d], [scalar], one) for d in shape]
-        shape_aval = core.ShapedArray((len(shape),), dtypes.int32)
-        extent = pieces[0] if len(pieces) == 1 else self.op(
-            "stablehlo.concatenate", pieces, [one] * len(pieces), shape_aval,
-            {"dimension": "0 : i64"})
-        return _DYNAMIC_FORMS[name], list(operands) + [extent], list(avals_in) + [shape_aval]
+        pieces = [self.op("stablehlo.reshape", [self.dim_value(d)], [scalar], one)
+                  for d in dims]
+        if len(pieces) == 1:
+            return pieces[0], aval
+        return self.op("stablehlo.concatenate", pieces, [one] * len(pieces), aval,
+                       {"dimension": "0 : i64"}), aval
 
     def dim_value(self, dim):
         """The SSA name of a `tensor<i32>` holding a dimension (an int or a DimExpr of

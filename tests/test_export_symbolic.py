@@ -301,9 +301,20 @@ def test_concatenate_along_a_symbolic_dimension_is_refused():
         export.export(fg.jit(lambda x: fnp.concatenate([x, x], axis=0)))(_spec("b, 4"))
 
 
-def test_slicing_a_symbolic_dimension_is_inconclusive():
-    with pytest.raises(fg.errors.InconclusiveDimensionOperation):
+def test_slicing_constant_dimensions():
+    _pair(lambda x: x[:, :2] * 2 + x[:, 2:] + x[:, 1:2], lambda x: x[:, :2] * 2 + x[:, 2:]
+          + x[:, 1:2], "b, 4")
+    exp = _pair(lambda x: x[:, 1] + x[:, ::2].sum(axis=1), lambda x: x[:, 1]
+                + x[:, ::2].sum(axis=1), "b, 4")
+    assert "stablehlo.real_dynamic_slice" in exp.mlir_module()
+
+
+def test_slicing_a_symbolic_dimension_is_refused():
+    with pytest.raises(NotImplementedError, match="slices symbolic dimensions only whole"):
         export.export(fg.jit(lambda x: x[1:]))(_spec("b, 4"))
+    with pytest.raises(NotImplementedError, match="slice: dimension 0 of f32\\[b,4\\] is "
+                                                  "symbolic"):
+        export.export(fg.jit(lambda x: fg.lax.slice(x, (1, 0), (x.shape[0], 4))))(_spec("b, 4"))
 
 
 def test_a_variable_only_inside_an_expression_is_refused():

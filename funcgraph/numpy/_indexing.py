@@ -181,7 +181,11 @@ def _check_mask(mask, shape, dim):
 
 def _entry(kind, value, size):
     if kind == "slice":
-        if type(size) is not int and value == slice(None):  # a whole symbolic dimension
+        if type(size) is not int:  # symbolic (an export for every batch size)
+            if value != slice(None):
+                raise NotImplementedError(
+                    f"indexing: the slice {value} of the symbolic dimension {size}; funcgraph "
+                    f"slices symbolic dimensions only whole (:)")
             return _Slice(0, 1, size)
         start, stop, step = value.indices(size)
         length = len(range(start, stop, step))

@@ -236,6 +236,11 @@ def _slice_shape(x, start_indices, limit_indices, strides=None):
     shape = []
     for d, (start, limit, stride, size) in enumerate(zip(start_indices, limit_indices, strides,
                                                          x.shape)):
+        if type(size) is not int and (start, limit, stride) != (0, size, 1):
+            raise NotImplementedError(
+                f"slice: dimension {d} of {x.str_short()} is symbolic; funcgraph slices "
+                f"symbolic dimensions only whole (start_indices={start_indices}, "
+                f"limit_indices={limit_indices})")
         if not 0 <= start <= limit <= size:
             raise TypeError(f"slice: dimension {d} of {x.str_short()} cannot be sliced from "
                             f"{start} to {limit}; need 0 <= start <= limit <= {size} "
@@ -251,12 +256,17 @@ def _slice_impl(x, start_indices, limit_indices, strides=None):
 
 def _slice_lowering(ctx, avals_in, avals_out, x, start_indices, limit_indices, strides=None):
     strides = (1,) * len(start_indices) if strides is None else strides
+    if not shape_poly.is_constant_shape(limit_indices):  # a symbolic operand, sliced whole
+        operands = [ctx.shape_tensor(v) for v in (start_indices, limit_indices, strides)]
+        return ctx.op("stablehlo.real_dynamic_slice", [x] + [t for t, _ in operands],
+                      avals_in + [a for _, a in operands], avals_out[0])
     return ctx.op("stablehlo.slice", [x], avals_in, avals_out[0],
                   {"start_indices": i64_array(start_indices),
                    "limit_indices": i64_array(limit_indices), "strides": i64_array(strides)})
 
 
 slice_p = declare("slice", _slice_shape, _slice_impl, _slice_lowering)
+core.symbolic_dims_supported.add(slice_p)  # slices of constant dimensions
 
 
 def _slice_transpose(ct, aval, start_indices, limit_indices, strides=None):
