@@ -464,17 +464,25 @@ shape_rules = {}
 symbolic_dims_supported = set()
 
 
+_symbolic_depth = 0  # how many symbolic_tracing contexts are open (one global read)
+
+
 class symbolic_tracing:
     """Context manager around tracing with symbolic dimensions: while one is active (in
     any thread), a primitive outside symbolic_dims_supported that meets a symbolic
     dimension is a clear error rather than a wrong shape or a crash inside its rule."""
-    active = 0
 
     def __enter__(self):
-        symbolic_tracing.active += 1
+        global _symbolic_depth
+        _symbolic_depth += 1
 
     def __exit__(self, *exc):
-        symbolic_tracing.active -= 1
+        global _symbolic_depth
+        _symbolic_depth -= 1
+
+    @staticmethod
+    def is_active():
+        return _symbolic_depth > 0
 
 
 def _check_symbolic(prim, avals, params):
@@ -491,7 +499,7 @@ def _check_symbolic(prim, avals, params):
 
 
 def abstract_eval(prim, avals, params):
-    if symbolic_tracing.active:
+    if _symbolic_depth:
         _check_symbolic(prim, avals, params)
     try:
         rule = shape_rules[prim]
