@@ -7,7 +7,8 @@ checks the shape constraints with `shape_assertion` custom calls, and calls
 import numpy as np
 
 from funcgraph import core, dtypes, shape_poly
-from funcgraph.lowering import LoweringContext, ModuleBuilder, lower_jaxpr_body, tensor_type
+from funcgraph.lowering import (
+    DimOps, LoweringContext, ModuleBuilder, lower_jaxpr_body, tensor_type)
 
 _I32 = core.ShapedArray((), dtypes.int32)
 _BOOL = core.ShapedArray((), dtypes.bool_)
@@ -21,21 +22,25 @@ def is_symbolic_avals(avals):
 
 
 def dimension_variables(in_avals):
-    """{variable: (argument index, axis)} of the first dimension that is the variable
-    alone, in the order of the variables' names (the inner function's order)."""
-    found, used = {}, set()
+    """{variable: (argument index, axis, k, c)}: the variable is (size - c) / k of that
+    argument dimension, the first that is the variable alone, else the first that is
+    k*v + c; in the order of the variables' names (the inner function's order)."""
+    alone, linear, used = {}, {}, set()
     for i, aval in enumerate(in_avals):
         for axis, d in enumerate(aval.shape):
             if shape_poly.is_symbolic_dim(d):
                 used |= d.variables()
-                if shape_poly.is_variable(d):
-                    found.setdefault(str(d), (i, axis))
+                solved = d.as_linear()
+                if solved is not None:
+                    name, k, c = solved
+                    (alone if (k, c) == (1, 0) else linear).setdefault(name, (i, axis, k, c))
+    found = {**linear, **alone}
     missing = sorted(used - set(found))
     if missing:
         raise NotImplementedError(
             f"funcgraph.export: the dimension variables {missing} appear in argument shapes "
-            f"only inside expressions; funcgraph needs each variable alone as some "
-            f"dimension of an argument (jax also solves linear expressions such as 2*b)")
+            f"only inside non-linear or multi-variable expressions; funcgraph needs each "
+            f"variable alone or as k*v + c in some dimension of an argument")
     return dict(sorted(found.items()))
 
 
@@ -76,13 +81,13 @@ def _main_text(module, in_avals, variables, platform_index, types, results):
         if platform_index else []
     args = [f"%arg{len(lead) + i}" for i in range(len(in_avals))]
     ctx = LoweringContext(module)
-    values = {name: ctx.op("stablehlo.get_dimension_size", [args[i]], [in_avals[i]], _I32,
-                           {"dimension": f"{axis} : i64"})
-              for name, (i, axis) in variables.items()}
-    saved, module.dim_values = module.dim_values, values
     specs = ", ".join(f"args[{i}].shape = ({', '.join(map(str, a.shape))})"
                       for i, a in enumerate(in_avals))
-    for name, (i, axis) in variables.items():
+    values = {name: _solve(ctx, args[i], in_avals[i], axis, k, c, name, specs)
+              for name, (i, axis, k, c) in variables.items()}
+    saved, module.dim_values = module.dim_values, values
+    defining = {(i, axis) for i, axis, _, _ in variables.values()}
+    for name, (i, axis, _, _) in variables.items():
         low, high = _bounds(in_avals, name)
         obtained = (f"Using the following polymorphic shapes specifications: {specs}. "
                     f"Obtained dimension variables: '{name}' = {{0}} from specification "
@@ -96,7 +101,7 @@ def _main_text(module, in_avals, variables, platform_index, types, results):
                     f"{high}. {obtained}", [values[name]])
     for i, aval in enumerate(in_avals):
         for axis, d in enumerate(aval.shape):
-            if shape_poly.is_symbolic_dim(d) and variables.get(str(d)) != (i, axis):
+            if shape_poly.is_symbolic_dim(d) and (i, axis) not in defining:
                 size = ctx.op("stablehlo.get_dimension_size", [args[i]], [aval], _I32,
                               {"dimension": f"{axis} : i64"})
                 _assert(ctx, size, ctx.dim_value(d), "EQ",
@@ -114,6 +119,23 @@ def _main_text(module, in_avals, variables, platform_index, types, results):
     return "\n".join(
         [f"  func.func public @main({', '.join(params)}) -> ({results}) {{"] + ctx.lines
         + [f'    "func.return"({", ".join(outs)}) : ({", ".join(types)}) -> ()', "  }"])
+
+
+def _solve(ctx, arg, aval, axis, k, c, name, specs):
+    """The value of a variable v from the argument dimension k*v + c that defines it
+    (asserting that the division is exact)."""
+    size = ctx.op("stablehlo.get_dimension_size", [arg], [aval], _I32,
+                  {"dimension": f"{axis} : i64"})
+    if (k, c) == (1, 0):
+        return size
+    ops = DimOps(ctx)
+    rest = ops.add(size, ops.constant(-c)) if c else size
+    remainder = ops.mod(rest, ops.constant(k))
+    _assert(ctx, remainder, ops.constant(0), "EQ",
+            f"Input shapes do not match the polymorphic shapes specification. Division had "
+            f"remainder {{0}} when computing the value of '{name}'. Using the following "
+            f"polymorphic shapes specifications: {specs}. {_HELP}", [remainder])
+    return ops.floordiv(rest, ops.constant(k))
 
 
 def _bounds(in_avals, name):

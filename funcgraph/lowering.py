@@ -84,7 +84,7 @@ _DYNAMIC_FORMS = {"stablehlo.broadcast_in_dim": "stablehlo.dynamic_broadcast_in_
                   "stablehlo.iota": "stablehlo.dynamic_iota"}
 
 
-class _DimOps:
+class DimOps:
     """The arithmetic of DimExpr.evaluate on `tensor<i32>` values (floor division and
     modulo rounding toward -inf, as Python's)."""
     scalar = core.ShapedArray((), dtypes.int32)
@@ -105,19 +105,20 @@ class _DimOps:
     def mul(self, a, b):
         return self._binary("stablehlo.multiply", a, b)
 
-    def _compare(self, a, b, direction):
-        return self.ctx.op("stablehlo.compare", [a, b], [self.scalar, self.scalar], self.flag,
+    def _compare(self, a, b, direction, aval=None, kind="SIGNED"):
+        aval = aval or self.scalar
+        return self.ctx.op("stablehlo.compare", [a, b], [aval, aval], self.flag,
                            {"comparison_direction": f"#stablehlo<comparison_direction "
                                                     f"{direction}>",
-                            "compare_type": "#stablehlo<comparison_type SIGNED>"})
+                            "compare_type": f"#stablehlo<comparison_type {kind}>"})
 
     def _rounds_up(self, a, b, rem):
         """Whether truncation rounded toward +inf: a nonzero remainder and signs of a
-        and b that differ."""
+        and b that differ (ops that jaxlib's shape refinement folds, so a computed
+        dimension stays static there)."""
         zero = self.constant(0)
-        signs = self.ctx.op("stablehlo.xor", [self._compare(a, zero, "LT"),
-                                              self._compare(b, zero, "LT")],
-                            [self.flag] * 2, self.flag)
+        signs = self._compare(self._compare(a, zero, "LT"), self._compare(b, zero, "LT"),
+                              "NE", self.flag, "UNSIGNED")
         nonzero = self._compare(rem, zero, "NE")
         return self.ctx.op("stablehlo.and", [signs, nonzero], [self.flag] * 2, self.flag)
 
@@ -230,7 +231,7 @@ class LoweringContext:
             raise NotImplementedError(f"lowering a symbolic dimension {dim}: the dimension "
                                       f"variables {sorted(missing)} are not known here (only "
                                       f"export's @main receives them)")
-        return dim.evaluate(env, _DimOps(self))
+        return dim.evaluate(env, DimOps(self))
 
     def constant(self, value, aval):
         if aval.shape:

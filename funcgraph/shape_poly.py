@@ -241,6 +241,18 @@ class DimExpr:
             raise TypeError(f"the symbolic dimension {self} cannot be used as a value here")
         return as_array_hook(self)
 
+    def as_linear(self):
+        """(variable, k, c) when the expression is k*v + c with k > 0, else None."""
+        var, k, c = None, 0, 0
+        for m, coeff in self._terms:
+            if not m:
+                c = coeff
+            elif var is None and len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], str):
+                var, k = m[0][0], coeff
+            else:
+                return None
+        return (var, k, c) if var is not None and k > 0 else None
+
     def variables(self):
         """The names of the dimension variables the expression uses."""
         names = set()

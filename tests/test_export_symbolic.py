@@ -317,9 +317,28 @@ def test_slicing_a_symbolic_dimension_is_refused():
         export.export(fg.jit(lambda x: fg.lax.slice(x, (1, 0), (x.shape[0], 4))))(_spec("b, 4"))
 
 
-def test_a_variable_only_inside_an_expression_is_refused():
-    with pytest.raises(NotImplementedError, match="only inside expressions"):
-        export.export(fg.jit(lambda x: x * 2.0))(_spec("2*b, 4"))
+def test_a_variable_only_inside_a_nonlinear_expression_is_refused():
+    with pytest.raises(NotImplementedError, match="non-linear or multi-variable"):
+        export.export(fg.jit(lambda x: x * 2.0))(_spec("b*c, 4"))
+
+
+def test_a_variable_solved_from_a_linear_dimension():
+    exp = export.export(fg.jit(lambda x: x.reshape(-1) * x.shape[0] + x.shape[0] // 2))(
+        _spec("2*b + 1, 4"))
+    assert str(exp.out_avals[0]) == "f32[8*b + 4]"
+    loaded = jax.export.deserialize(exp.serialize())
+
+    def f(x):
+        return x.reshape(-1) * x.shape[0] + x.shape[0] // 2
+    for n in (3, 7):
+        x = _f32(n, 4)
+        np.testing.assert_allclose(loaded.call(x), f(x), rtol=1e-6)
+        np.testing.assert_allclose(exp.call(x), f(x), rtol=1e-6)
+    with pytest.raises(ValueError, match="Division had remainder 1 when computing the value "
+                                         "of 'b'"):
+        loaded.call(np.ones((4, 4), np.float32))
+    with pytest.raises(ValueError, match="Expected value >= 1 for dimension variable 'b'"):
+        loaded.call(np.ones((1, 4), np.float32))
 
 
 def test_dimension_value_has_no_eager_value():
