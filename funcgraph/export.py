@@ -188,18 +188,9 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
 
     def do_export(*args_specs, **kwargs_specs):
         targets = tuple(platforms) if platforms is not None else (default_export_platform(),)
-        if _has_symbolic_dims((args_specs, kwargs_specs)):
-            with core.symbolic_tracing():
-                traced = fun_jit._trace_for("export", args_specs, kwargs_specs)
-        else:
-            traced = fun_jit._trace_for("export", args_specs, kwargs_specs)
+        traced = fun_jit._trace_for("export", args_specs, kwargs_specs)
         return _export_traced(traced, fun_jit.name, targets, tuple(disabled_checks))
     return do_export
-
-
-def _has_symbolic_dims(specs):
-    return any(not shape_poly.is_constant_shape(getattr(leaf, "shape", ()))
-               for leaf in tree_util.tree_leaves(specs))
 
 
 def _export_traced(traced, name, platforms, disabled_checks):

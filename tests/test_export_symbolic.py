@@ -345,3 +345,34 @@ def test_dimension_value_has_no_eager_value():
     (b,) = export.symbolic_shape("b")
     with pytest.raises(NotImplementedError, match="no value outside"):
         fnp.add(b, 1)
+
+
+def test_vjp_through_slices_of_constant_dimensions():
+    def f(w, x):
+        return (fnp.tanh(x[:, :2] @ w) * x[:, 3:]).sum()
+
+    def jax_f(w, x):
+        return (jnp.tanh(x[:, :2] @ w) * x[:, 3:]).sum()
+    exp = export.export(fg.jit(f))(fg.ShapeDtypeStruct((2, 1), np.float32), _spec("b, 4"))
+    loaded = jax.export.deserialize(exp.serialize(vjp_order=1))
+    w = _f32(2, 1)
+    for batch in (1, 5):
+        x = _f32(batch, 4)
+        want = jax.grad(jax_f, argnums=(0, 1))(w, x)
+        for got in (jax.grad(loaded.call, argnums=(0, 1))(w, x),
+                    fg.grad(exp.call, argnums=(0, 1))(w, x)):
+            for g, t in zip(got, want, strict=True):
+                np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-6)
+
+
+# --- symbolic shapes outside export ------------------------------------------------------
+
+def test_eval_shape_with_symbolic_dimensions_as_jax():
+    w = np.ones((4, 3), np.float32)
+    ours = fg.eval_shape(lambda x: (x @ w).reshape(-1), _spec("b, 4"))
+    theirs = jax.eval_shape(lambda x: (x @ w).reshape(-1), _jspec("b, 4"))
+    assert str(ours.shape) == str(theirs.shape) == "(3*b,)"
+    assert str(_spec("b, 4").size) == "4*b"
+    with pytest.raises(NotImplementedError, match="'cumsum'"):
+        fg.eval_shape(lambda x: fnp.cumsum(x, 0), _spec("b, 4"))
+    assert "f32[b,4]" in str(fg.make_jaxpr(lambda x: x.sum(0))(_spec("b, 4")))

@@ -137,6 +137,10 @@ def _pad_shape(x, padding_value, padding_config):
             raise TypeError(f"pad: each entry of padding_config must be (low, high, interior), "
                             f"got {triple!r}")
         low, high, interior = triple
+        if type(size) is not int and tuple(triple) != (0, 0, 0):
+            raise NotImplementedError(
+                f"pad: dimension {len(shape)} of {x.str_short()} is symbolic; funcgraph pads "
+                f"only constant dimensions (padding_config={padding_config})")
         if interior < 0:
             raise ValueError(f"pad: interior padding must be >= 0, got padding_config "
                              f"{padding_config}")
@@ -170,6 +174,7 @@ def _pad_lowering(ctx, avals_in, avals_out, x, padding_value, padding_config):
 
 
 pad_p = declare("pad", _pad_shape, _pad_impl, _pad_lowering)
+core.symbolic_dims_supported.add(pad_p)  # padding constant dimensions (slice's transpose)
 
 
 def _pad_jvp(primals, tangents, padding_config):
