@@ -474,12 +474,7 @@ def emit_call(ctx, closed, name_hint, args, avals_in, avals_out):
     it has ordered effects; returns the result names.  In an export with symbolic
     dimensions the body is inlined, where the dimension variables are in scope."""
     if ctx.module.dim_values is not None and not has_ordered_effects(closed.jaxpr):
-        jaxpr = closed.jaxpr
-        names = list(args)
-        consts = [ctx.constant(np.asarray(c), v.aval)
-                  for c, v in core.safe_zip(closed.consts, jaxpr.constvars)]
-        return lower_jaxpr_body(ctx, jaxpr, consts + names[:len(jaxpr.constvars) - len(consts)],
-                                names[len(jaxpr.constvars) - len(consts):])
+        return lower_closed_body(ctx, closed, list(args))
     symbol = call_function(ctx, closed, name_hint)
     if not has_ordered_effects(closed.jaxpr):
         return ctx.op("func.call", list(args), avals_in, list(avals_out),

@@ -376,3 +376,18 @@ def test_eval_shape_with_symbolic_dimensions_as_jax():
     with pytest.raises(NotImplementedError, match="'cumsum'"):
         fg.eval_shape(lambda x: fnp.cumsum(x, 0), _spec("b, 4"))
     assert "f32[b,4]" in str(fg.make_jaxpr(lambda x: x.sum(0))(_spec("b, 4")))
+
+
+def test_symbolic_export_for_several_platforms():
+    def f(x):
+        return fnp.tanh(x).sum(axis=0) / x.shape[0]
+    exp = export.export(fg.jit(f), platforms=("cpu", "cuda"))(_spec("b, 4"))
+    text = exp.mlir_module()
+    assert '@main(%arg0: tensor<i32> {jax.global_constant = "_platform_index"}' in text
+    assert ('@_wrapped_jax_export_main(%arg0: tensor<i32> {jax.global_constant = '
+            '"_platform_index"}, %arg1: tensor<i32> {jax.global_constant = "b"}') in text
+    loaded = jax.export.deserialize(exp.serialize())
+    x = _f32(5, 4)
+    want = jnp.tanh(x).sum(axis=0) / 5
+    np.testing.assert_allclose(loaded.call(x), want, rtol=1e-6)
+    np.testing.assert_allclose(exp.call(x), want, rtol=1e-6)
