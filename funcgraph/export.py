@@ -250,7 +250,7 @@ def export_module_text(closed, module_name, platform_index, result_names):
     jaxpr's constants inside it, and private functions for the calls in it."""
     if export_poly.is_symbolic_avals(closed.in_avals):
         return export_poly.symbolic_module_text(closed, module_name, platform_index,
-                                                result_names, _mlir_string)
+                                                result_names)
     module = ModuleBuilder()
     ctx = LoweringContext(module)
     jaxpr = closed.jaxpr

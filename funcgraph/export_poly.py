@@ -8,7 +8,7 @@ import numpy as np
 
 from funcgraph import core, dtypes, shape_poly
 from funcgraph.lowering import (
-    DimOps, LoweringContext, ModuleBuilder, lower_jaxpr_body, tensor_type)
+    DimOps, LoweringContext, ModuleBuilder, lower_jaxpr_body, mlir_string, tensor_type)
 
 _I32 = core.ShapedArray((), dtypes.int32)
 _BOOL = core.ShapedArray((), dtypes.bool_)
@@ -44,7 +44,7 @@ def dimension_variables(in_avals):
     return dict(sorted(found.items()))
 
 
-def symbolic_module_text(closed, module_name, platform_index, result_names, mlir_string):
+def symbolic_module_text(closed, module_name, platform_index, result_names):
     """The module text (see the module docstring)."""
     jaxpr = closed.jaxpr
     in_avals = [v.aval for v in jaxpr.invars]
@@ -149,11 +149,12 @@ def _bounds(in_avals, name):
 
 
 def _assert(ctx, lhs, rhs, direction, message, error_operands):
+    """A `shape_assertion` that `lhs direction rhs`, with jax's message, whose `{i}`
+    the shape refinement fills with error_operands[i]."""
     ok = ctx.op("stablehlo.compare", [lhs, rhs], [_I32, _I32], _BOOL,
                 {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
                  "compare_type": "#stablehlo<comparison_type SIGNED>"})
-    text = message.replace("\\", "\\\\").replace('"', '\\"')
     ctx.raw_op("stablehlo.custom_call", [ok] + error_operands,
                ["tensor<i1>"] + ["tensor<i32>"] * len(error_operands), [],
                {"call_target_name": '"shape_assertion"', "api_version": "2 : i32",
-                "error_message": f'"{text}"', "has_side_effect": "true"})
+                "error_message": mlir_string(message), "has_side_effect": "true"})

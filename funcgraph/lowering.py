@@ -369,14 +369,15 @@ def name_location(names, eqn):
     """JAX's location of an op: a NameLoc `loc("outer/inner/mul"("file.py":7:0))` of the
     named_scope names and the primitive, around the user's source line when known (XLA
     keeps the name as the op's metadata op_name)."""
-    name = _mlir_string("/".join(names + (eqn.prim.name,)))
+    name = mlir_string("/".join(names + (eqn.prim.name,)))
     if eqn.source:
         file, line, _ = eqn.source
-        return f" loc({name}({_mlir_string(file)}:{line}:0))"
+        return f" loc({name}({mlir_string(file)}:{line}:0))"
     return f" loc({name})"
 
 
-def _mlir_string(text):
+def mlir_string(text):
+    """text as an MLIR string literal."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
