@@ -391,3 +391,23 @@ def test_symbolic_export_for_several_platforms():
     want = jnp.tanh(x).sum(axis=0) / 5
     np.testing.assert_allclose(loaded.call(x), want, rtol=1e-6)
     np.testing.assert_allclose(exp.call(x), want, rtol=1e-6)
+
+
+def test_integer_labels_with_one_hot_and_gather_named():
+    def loss(w, x, y):
+        return -(nn.log_softmax(x @ w) * nn.one_hot(y, 3)).sum(axis=1).mean()
+
+    def jax_loss(w, x, y):
+        return -(jax.nn.log_softmax(x @ w) * jax.nn.one_hot(y, 3)).sum(axis=1).mean()
+    args = (np.zeros((4, 3), np.float32), np.zeros((2, 4), np.float32), np.zeros(2, np.int32))
+    specs = export.symbolic_args_specs(args, (None, "b, 4", "b"))
+    exp = export.export(fg.jit(loss))(*specs)
+    loaded = jax.export.deserialize(exp.serialize())
+    w = _f32(4, 3)
+    for n in (1, 6):
+        x, y = _f32(n, 4), RNG.integers(0, 3, n).astype(np.int32)
+        np.testing.assert_allclose(loaded.call(w, x, y), jax_loss(w, x, y), rtol=1e-6)
+        np.testing.assert_allclose(exp.call(w, x, y), jax_loss(w, x, y), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="primitive 'gather'"):
+        export.export(fg.jit(lambda x, y: fnp.take_along_axis(x, y[:, None], axis=1)))(
+            *specs[1:])
