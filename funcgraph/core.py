@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import dtypes, shape_poly
 from funcgraph.config import config as _config
 
 
@@ -459,8 +459,48 @@ def canonical_numpy(x):
 # both use it.
 shape_rules = {}
 
+# The primitives whose shape rules and lowerings handle symbolic dimensions
+# (shape_poly.DimExpr, in shapes exported for every batch size); each block adds its own.
+symbolic_dims_supported = set()
+
+
+_symbolic_depth = 0  # how many symbolic_tracing contexts are open (one global read)
+
+
+class symbolic_tracing:
+    """Context manager around tracing with symbolic dimensions: while one is active (in
+    any thread), a primitive outside symbolic_dims_supported that meets a symbolic
+    dimension is a clear error rather than a wrong shape or a crash inside its rule."""
+
+    def __enter__(self):
+        global _symbolic_depth
+        _symbolic_depth += 1
+
+    def __exit__(self, *exc):
+        global _symbolic_depth
+        _symbolic_depth -= 1
+
+    @staticmethod
+    def is_active():
+        return _symbolic_depth > 0
+
+
+def _check_symbolic(prim, avals, params):
+    if prim in symbolic_dims_supported:
+        return
+    symbolic = [a.str_short() for a in avals if not shape_poly.is_constant_shape(a.shape)]
+    symbolic += [f"{k}={v}" for k, v in params.items() if type(v) is tuple
+                 and any(shape_poly.is_symbolic_dim(d) for d in v)]
+    if symbolic:
+        raise NotImplementedError(
+            f"primitive '{prim.name}' does not support symbolic dimensions yet (given "
+            f"{', '.join(symbolic)}); export the function with concrete shapes instead "
+            f"(docs/export.md lists the primitives that do)")
+
 
 def abstract_eval(prim, avals, params):
+    if _symbolic_depth:
+        _check_symbolic(prim, avals, params)
     try:
         rule = shape_rules[prim]
     except KeyError:

@@ -5,6 +5,7 @@ import sys
 from funcgraph.core import (  # noqa: F401
     ConcretizationTypeError, FuncgraphError, MissingRuleError, TracerArrayConversionError,
     UnexpectedTracerError)
+from funcgraph.shape_poly import InconclusiveDimensionOperation  # noqa: F401
 
 
 def _entry_frame(package):

@@ -11,11 +11,13 @@ pytrees and abstract values, and nothing of jax.
 """
 import numpy as np
 
-from funcgraph import core, dtypes, tree_util
+from funcgraph import core, dtypes, export_poly, shape_poly, tree_util
 from funcgraph.backend import export_format
 from funcgraph.interpreters.eval import eval_closed_jaxpr
 from funcgraph.lowering import LoweringContext, ModuleBuilder, lower_jaxpr_body, tensor_type
 from funcgraph.primitives.exported import call_exported_p
+from funcgraph.shape_poly import (  # noqa: F401 (InconclusiveDimensionOperation: jax.core's)
+    InconclusiveDimensionOperation, SymbolicScope, is_symbolic_dim)
 from funcgraph.sharding import Mesh, NamedSharding, PartitionSpec
 from funcgraph.transforms.ad import vjp as _vjp
 from funcgraph.transforms.api_util import flatten_args
@@ -24,7 +26,8 @@ from funcgraph.transforms.jit import JitFunction, ShapeDtypeStruct, jit, optimiz
 
 __all__ = ["DisabledSafetyCheck", "Exported", "call", "default_export_platform",
            "deserialize", "export", "maximum_supported_calling_convention_version",
-           "minimum_supported_calling_convention_version", "symbolic_shape"]
+           "minimum_supported_calling_convention_version", "symbolic_shape",
+           "symbolic_args_specs", "SymbolicScope", "is_symbolic_dim"]
 
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
@@ -151,9 +154,36 @@ def default_export_platform():
 
 
 def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None):
-    raise NotImplementedError(
-        "funcgraph.export.symbolic_shape: shape polymorphism (symbolic dimensions) is not "
-        "implemented yet; export once per concrete shape (see docs/export.md)")
+    """The shape (ints and symbolic dimensions) of jax's syntax: "b, 2*b, 784".  The
+    variables live in `scope` (a new one holding `constraints` such as "b >= 16" when
+    not given); `_` takes the dimension of `like`."""
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot use both `scope` and `constraints`")
+    return shape_poly.parse_shape(shape_spec, scope, like)
+
+
+def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
+    """ShapeDtypeStructs for `args` (a pytree of arrays) with the shapes given by
+    `shapes_specs`: one string for every leaf, or a pytree prefix of strings (None:
+    the leaf's own shape); all in one scope."""
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot use both `scope` and `constraints`")
+    leaves, tree = tree_util.tree_flatten(args)
+    specs = tree_util.prefix_leaves(shapes_specs, args, lambda s: s is None or isinstance(s, str),
+                                    "symbolic_args_specs shapes_specs")
+    out = []
+    for leaf, spec in zip(leaves, specs, strict=True):
+        shape = tuple(leaf.shape) if hasattr(leaf, "shape") else np.shape(leaf)
+        dtype = dtypes.canonicalize(np.dtype(leaf.dtype if hasattr(leaf, "dtype")
+                                             else np.result_type(leaf)))
+        if spec is not None:
+            shape = shape_poly.parse_shape(spec, scope, like=shape)
+        out.append(ShapeDtypeStruct(shape, dtype))
+    return tree_util.tree_unflatten(tree, out)
 
 
 def export(fun_jit, *, platforms=None, disabled_checks=()):
@@ -203,7 +233,8 @@ def _export_traced(traced, name, platforms, disabled_checks):
         mlir_module_serialized=export_format.module_to_portable(text),
         calling_convention_version=_CALLING_CONVENTION_VERSION,
         module_kept_var_idx=range(len(in_avals)),
-        uses_global_constants=len(platforms) > 1, get_vjp=get_vjp)
+        uses_global_constants=len(platforms) > 1 or export_poly.is_symbolic_avals(in_avals),
+        get_vjp=get_vjp)
 
 
 def _named_shardings(placement, closed):
@@ -284,7 +315,14 @@ def export_module_text(closed, module_name, platform_index, result_names,
     several devices, the arguments and results with a NamedSharding carry it as a
     Shardy sharding over the module's mesh (the others are left to XLA's propagation,
     as jax leaves unspecified ones).  Returns (text, number of devices): those of the
-    shardings given, else of the sharding constraints inside, else 1."""
+    shardings given, else of the sharding constraints inside, else 1.  With symbolic
+    dimensions, export_poly builds the module (for one device)."""
+    if export_poly.is_symbolic_avals(closed.in_avals):
+        if devices is not None and len(devices) > 1:
+            raise NotImplementedError("exporting with symbolic dimensions for several "
+                                      "devices is not supported")
+        return export_poly.symbolic_module_text(closed, module_name, platform_index,
+                                                result_names), 1
     module = ModuleBuilder(devices)
     ctx = LoweringContext(module)
     jaxpr = closed.jaxpr

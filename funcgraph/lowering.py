@@ -7,7 +7,7 @@ import nothing from jax; the backend parses and compiles the module.
 """
 import numpy as np
 
-from funcgraph import backend, core, dtypes
+from funcgraph import backend, core, dtypes, shape_poly
 from funcgraph.ir import Literal
 from funcgraph.sharding import NamedSharding
 
@@ -28,7 +28,8 @@ _ELEMENT_TYPES = {
 
 
 def tensor_type(aval):
-    dims = "".join(f"{d}x" for d in aval.shape)
+    """`tensor<2x?x3xf32>`: a symbolic dimension (shape_poly.DimExpr) is dynamic, `?`."""
+    dims = "".join(f"{d}x" if type(d) is int else "?x" for d in aval.shape)
     return f"tensor<{dims}{_ELEMENT_TYPES[aval.dtype]}>"
 
 
@@ -77,6 +78,64 @@ def dense_array(value, dtype):
 
 TOKEN_TYPE = "!stablehlo.token"
 
+# Static ops whose result type fixes the result shape, and their dynamic forms, which
+# take the shape as a last operand: what they become when that shape is symbolic.
+_DYNAMIC_FORMS = {"stablehlo.broadcast_in_dim": "stablehlo.dynamic_broadcast_in_dim",
+                  "stablehlo.reshape": "stablehlo.dynamic_reshape",
+                  "stablehlo.iota": "stablehlo.dynamic_iota"}
+
+
+class DimOps:
+    """The arithmetic of DimExpr.evaluate on `tensor<i32>` values (floor division and
+    modulo rounding toward -inf, as Python's)."""
+    scalar = core.ShapedArray((), dtypes.int32)
+    flag = core.ShapedArray((), dtypes.bool_)
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def constant(self, value):
+        return self.ctx.constant(np.array(value, np.int32), self.scalar)
+
+    def _binary(self, name, a, b):
+        return self.ctx.op(name, [a, b], [self.scalar, self.scalar], self.scalar)
+
+    def add(self, a, b):
+        return self._binary("stablehlo.add", a, b)
+
+    def mul(self, a, b):
+        return self._binary("stablehlo.multiply", a, b)
+
+    def _compare(self, a, b, direction, aval=None, kind="SIGNED"):
+        aval = aval or self.scalar
+        return self.ctx.op("stablehlo.compare", [a, b], [aval, aval], self.flag,
+                           {"comparison_direction": f"#stablehlo<comparison_direction "
+                                                    f"{direction}>",
+                            "compare_type": f"#stablehlo<comparison_type {kind}>"})
+
+    def _rounds_up(self, a, b, rem):
+        """Whether truncation rounded toward +inf: a nonzero remainder and signs of a
+        and b that differ (ops that jaxlib's shape refinement folds, so a computed
+        dimension stays static there)."""
+        zero = self.constant(0)
+        signs = self._compare(self._compare(a, zero, "LT"), self._compare(b, zero, "LT"),
+                              "NE", self.flag, "UNSIGNED")
+        nonzero = self._compare(rem, zero, "NE")
+        return self.ctx.op("stablehlo.and", [signs, nonzero], [self.flag] * 2, self.flag)
+
+    def floordiv(self, a, b):
+        q = self._binary("stablehlo.divide", a, b)
+        fix = self._rounds_up(a, b, self._binary("stablehlo.remainder", a, b))
+        lower = self._binary("stablehlo.subtract", q, self.constant(1))
+        return self.ctx.op("stablehlo.select", [fix, lower, q],
+                           [self.flag, self.scalar, self.scalar], self.scalar)
+
+    def mod(self, a, b):
+        r = self._binary("stablehlo.remainder", a, b)
+        fix = self._rounds_up(a, b, r)
+        return self.ctx.op("stablehlo.select", [fix, self.add(r, b), r],
+                           [self.flag, self.scalar, self.scalar], self.scalar)
+
 
 class LoweringContext:
     """Collects the ops of one function body and names SSA values.
@@ -124,6 +183,8 @@ class LoweringContext:
         Returns the result name, or a list of names when avals_out is a list."""
         single = not isinstance(avals_out, (list, tuple))
         outs = [avals_out] if single else list(avals_out)
+        if name in _DYNAMIC_FORMS and not shape_poly.is_constant_shape(outs[0].shape):
+            name, operands, avals_in = self._dynamic_form(name, operands, avals_in, outs[0])
         result = self.fresh()
         lhs = f"{result}:{len(outs)} = " if len(outs) > 1 else (f"{result} = " if outs else "")
         text = f'{lhs}"{name}"({", ".join(operands)})'
@@ -140,6 +201,38 @@ class LoweringContext:
         if len(outs) == 1:
             return [result]
         return [f"{result}#{i}" for i in range(len(outs))]
+
+    def _dynamic_form(self, name, operands, avals_in, aval_out):
+        """The dynamic form of a static op whose result has symbolic dimensions: the
+        result shape becomes an operand computed from the dimension variables."""
+        extent, extent_aval = self.shape_tensor(aval_out.shape)
+        return _DYNAMIC_FORMS[name], list(operands) + [extent], list(avals_in) + [extent_aval]
+
+    def shape_tensor(self, dims):
+        """A `tensor<Nxi32>` of dimensions (ints and DimExprs), and its aval."""
+        aval = core.ShapedArray((len(dims),), dtypes.int32)
+        if shape_poly.is_constant_shape(dims):
+            return self.constant(np.array(dims, np.int32), aval), aval
+        scalar, one = core.ShapedArray((), dtypes.int32), core.ShapedArray((1,), dtypes.int32)
+        pieces = [self.op("stablehlo.reshape", [self.dim_value(d)], [scalar], one)
+                  for d in dims]
+        if len(pieces) == 1:
+            return pieces[0], aval
+        return self.op("stablehlo.concatenate", pieces, [one] * len(pieces), aval,
+                       {"dimension": "0 : i64"}), aval
+
+    def dim_value(self, dim):
+        """The SSA name of a `tensor<i32>` holding a dimension (an int or a DimExpr of
+        the variables the exported function receives, module.dim_values)."""
+        if type(dim) is int:
+            return self.constant(np.array(dim, np.int32), core.ShapedArray((), dtypes.int32))
+        env = self.module.dim_values
+        missing = dim.variables() - set(env or ())
+        if missing:
+            raise NotImplementedError(f"lowering a symbolic dimension {dim}: the dimension "
+                                      f"variables {sorted(missing)} are not known here (only "
+                                      f"export's @main receives them)")
+        return dim.evaluate(env, DimOps(self))
 
     def constant(self, value, aval):
         if aval.shape:
@@ -193,6 +286,7 @@ class ModuleBuilder:
         self.manual_mesh = None  # the Mesh of the shard_map body being lowered
         self.manual_axes = frozenset()  # its axes that are manual there (nested: all)
         self.channels = 0  # channel handles of the collectives emitted so far
+        self.dim_values = None  # dimension variable -> SSA name (exports with symbolic dims)
 
     def fresh(self):
         self.counter += 1
@@ -319,14 +413,15 @@ def name_location(names, eqn):
     """JAX's location of an op: a NameLoc `loc("outer/inner/mul"("file.py":7:0))` of the
     named_scope names and the primitive, around the user's source line when known (XLA
     keeps the name as the op's metadata op_name)."""
-    name = _mlir_string("/".join(names + (eqn.prim.name,)))
+    name = mlir_string("/".join(names + (eqn.prim.name,)))
     if eqn.source:
         file, line, _ = eqn.source
-        return f" loc({name}({_mlir_string(file)}:{line}:0))"
+        return f" loc({name}({mlir_string(file)}:{line}:0))"
     return f" loc({name})"
 
 
-def _mlir_string(text):
+def mlir_string(text):
+    """text as an MLIR string literal."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -421,7 +516,10 @@ def _sanitize(name):
 
 def emit_call(ctx, closed, name_hint, args, avals_in, avals_out):
     """`func.call` of a sub-jaxpr's function, passing it the ordered-effects token when
-    it has ordered effects; returns the result names."""
+    it has ordered effects; returns the result names.  In an export with symbolic
+    dimensions the body is inlined, where the dimension variables are in scope."""
+    if ctx.module.dim_values is not None and not has_ordered_effects(closed.jaxpr):
+        return lower_closed_body(ctx, closed, list(args))
     symbol = call_function(ctx, closed, name_hint)
     if not has_ordered_effects(closed.jaxpr):
         return ctx.op("func.call", list(args), avals_in, list(avals_out),

@@ -102,7 +102,8 @@ def _small_value(const, max_size):
 def _fold(eqn, invars, params, known, max_size, scalars_only):
     """The output values of eqn evaluated with its NumPy impl, or None to keep it."""
     for v in eqn.outvars:
-        if v.aval.size > max_size or (scalars_only and v.aval.shape):
+        size = v.aval.size  # not an int when symbolic (an export for every batch size)
+        if type(size) is not int or size > max_size or (scalars_only and v.aval.shape):
             return None
     args = [np.asarray(x.val) if type(x) is Literal else known[x] for x in invars]
     try:

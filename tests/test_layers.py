@@ -11,7 +11,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Lowest first.  A module belongs to the first entry that is it or a package above it.
 LAYERS = [
     ("config",),
-    ("dtypes", "tree_util", "tree", "backend"),
+    ("dtypes", "tree_util", "tree", "backend", "shape_poly"),
     ("core", "sharding"),
     ("array", "ir", "errors", "util"),
     ("interpreters",),
@@ -19,7 +19,7 @@ LAYERS = [
     ("primitives",),
     ("passes", "lax"),
     ("transforms", "api", "ad_checkpoint", "callback", "distributed", "experimental", "export",
-     "sharding_display", "custom_derivatives", "custom_batching"),
+     "export_poly", "sharding_display", "custom_derivatives", "custom_batching"),
     ("debugging", "debug"),  # debug re-exports debugging's find_nonfinite
     ("numpy",),
     ("special_math",),

@@ -25,6 +25,7 @@ NO_JVP = {
 }
 NO_BATCHING = {
     "iota": "has no operands, so it is never batched",
+    "dimension_value": "has no operands, so it is never batched",
     "custom_lin": "is transposed (calling the user's bwd) before any batching could see it",
 }
 NO_LOWERING = {

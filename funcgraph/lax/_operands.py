@@ -2,7 +2,7 @@
 become Arrays (weakly typed for Python scalars), with no promotion or broadcasting."""
 import numpy as np
 
-from funcgraph import core
+from funcgraph import core, shape_poly
 from funcgraph.array import Array
 from funcgraph.errors import invalid_operand_error
 
@@ -12,6 +12,8 @@ def aval_of(x):
         return x.aval
     if core.is_python_scalar(x):
         return core.aval_of_python_scalar(x)
+    if type(x) is shape_poly.DimExpr:  # a symbolic dimension is a (weakly typed) int value
+        return core.aval_of_python_scalar(1)
     try:
         return core.aval_of_numpy(np.asarray(x))
     except TypeError:
@@ -24,6 +26,8 @@ def as_operand(x):
     if core.is_python_scalar(x):
         aval = core.aval_of_python_scalar(x)
         return Array(np.array(x, aval.dtype), aval)
+    if type(x) is shape_poly.DimExpr:
+        return x.__jax_array__()
     try:
         x = core.canonical_numpy(x)
     except TypeError:

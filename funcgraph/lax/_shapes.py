@@ -1,4 +1,5 @@
 """Shape operations: broadcast_in_dim, broadcast, reshape, transpose, squeeze, expand_dims."""
+from funcgraph import shape_poly
 from funcgraph.lax._operands import as_operand
 from funcgraph.primitives import structural as st
 
@@ -22,7 +23,7 @@ def reshape(x, new_sizes, dimensions=None):
     x = as_operand(x)
     if dimensions is not None:
         x = transpose(x, dimensions)
-    new_sizes = tuple(int(d) for d in new_sizes)
+    new_sizes = shape_poly.dims_tuple(new_sizes)
     if x.aval.shape == new_sizes:
         return x
     return st.reshape_p.bind(x, new_sizes=new_sizes, dimensions=None)

@@ -3,7 +3,7 @@ import operator
 
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, shape_poly
 from funcgraph.array import Array
 from funcgraph.lax._elementwise import add, clamp, convert_element_type, lt, select
 from funcgraph.lax._operands import as_operand
@@ -17,6 +17,8 @@ from funcgraph.primitives.slicing import (
 def _ints(name, values):
     try:
         return tuple(operator.index(v) for v in values)
+    except shape_poly.InconclusiveDimensionOperation:
+        return shape_poly.dims_tuple(values)
     except TypeError:
         raise TypeError(f"{name} must be a sequence of Python ints (static values), got "
                         f"{values!r}") from None

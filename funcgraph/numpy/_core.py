@@ -5,7 +5,7 @@ import operator
 
 import numpy as np
 
-from funcgraph import core, dtypes, lax
+from funcgraph import core, dtypes, lax, shape_poly
 from funcgraph.array import Array
 from funcgraph.core import Tracer
 from funcgraph.errors import calling_function, invalid_operand_error
@@ -22,6 +22,8 @@ def aval_of(x):
         return x.aval
     if t in core.PYTHON_SCALARS:
         return core.aval_of_python_scalar(x)
+    if t is shape_poly.DimExpr:  # a symbolic dimension is a (weakly typed) int value
+        return core.aval_of_python_scalar(1)
     try:
         return core.aval_of_numpy(np.asarray(x))
     except (TypeError, ValueError):
@@ -54,6 +56,8 @@ def convert(x, dtype, weak_type=False):
     t = type(x)
     if t in core.PYTHON_SCALARS:
         return python_scalar_array(x, dtype, weak_type)
+    if t is shape_poly.DimExpr:
+        x = asarray_operand(x)
     if t is Array and not aval.shape:
         # A concrete scalar converts now, so the IR shows a typed literal, not an equation.
         value = impl_rules[ew.convert_element_type_p](x._value, new_dtype=dtype)
@@ -222,6 +226,8 @@ def shape_arg(shape):
         return (int(shape),)
     try:
         return tuple(int(d) for d in shape)
+    except shape_poly.InconclusiveDimensionOperation:
+        return shape_poly.dims_tuple(shape)
     except TypeError:
         where = calling_function("funcgraph.numpy") or "funcgraph.numpy"
         raise TypeError(f"{where}: shape must be an int or a tuple of ints (static values), "

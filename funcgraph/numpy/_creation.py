@@ -1,7 +1,7 @@
 """Arrays made from shapes: zeros, ones, full, empty (and their *_like), arange, eye."""
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, lax, shape_poly
 from funcgraph.array import Array
 from funcgraph.interpreters.eval import is_eager
 from funcgraph.numpy._core import (
@@ -82,11 +82,22 @@ def arange(start, stop=None, step=None, dtype=None):
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
+    if shape_poly.is_symbolic_dim(stop):
+        return _symbolic_arange(start, stop, step, dtype)
     value = np.arange(start, stop, step)
     if dtype is None:
         dtype = dtypes.default_int() if value.dtype.kind in "iu" else dtypes.default_float()
     value = value.astype(dtypes.canonicalize(np.dtype(dtype)))
     return Array(value, core.aval_of_numpy(value))
+
+
+def _symbolic_arange(start, stop, step, dtype):
+    """arange(b) of a symbolic length: an iota (start 0 and step 1 only)."""
+    if start != 0 or step != 1:
+        raise NotImplementedError(f"arange with a symbolic stop ({stop}) supports only start=0 "
+                                  f"and step=1, got start={start}, step={step}")
+    dtype = dtypes.default_int() if dtype is None else dtypes.canonicalize(np.dtype(dtype))
+    return lax.iota(dtype, stop)
 
 
 def eye(N, M=None, k=0, dtype=None):

@@ -181,6 +181,12 @@ def _check_mask(mask, shape, dim):
 
 def _entry(kind, value, size):
     if kind == "slice":
+        if type(size) is not int:  # symbolic (an export for every batch size)
+            if value != slice(None):
+                raise NotImplementedError(
+                    f"indexing: the slice {value} of the symbolic dimension {size}; funcgraph "
+                    f"slices symbolic dimensions only whole (:)")
+            return _Slice(0, 1, size)
         start, stop, step = value.indices(size)
         length = len(range(start, stop, step))
         return _Slice(start if length else 0, step if length > 1 else 1, length)

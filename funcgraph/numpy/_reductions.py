@@ -1,5 +1,6 @@
 """Reductions: sum, prod, max, min, all, any, mean, var, std."""
 import builtins
+import math
 
 import numpy as np
 
@@ -125,13 +126,15 @@ def _mean(a, dtype, axis, keepdims, where):
     aval = aval_of(a)
     axes = canonical_axes(axis, aval.ndim)
     if where is None:
-        count = int(np.prod([aval.shape[i] for i in axes]))
+        count = math.prod(aval.shape[i] for i in axes)
     else:
         count = sum(broadcast_to(where, aval.shape), axis=axis, keepdims=keepdims)
     if dtype is None:
         dtype = dtypes.to_inexact(aval.dtype, aval.weak_type)
     total = sum(astype(a, dtype), axis=axis, keepdims=keepdims, where=where)
-    return total / count if where is not None else total / _scalar(count, dtype)
+    if where is not None or type(count) is not int:  # a symbolic count is a traced value
+        return total / count
+    return total / _scalar(count, dtype)
 
 
 def _scalar(value, dtype):

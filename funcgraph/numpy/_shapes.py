@@ -1,5 +1,7 @@
 """Shapes and axes: shape, reshape, transpose, moveaxis, squeeze, expand_dims, broadcast_to,
 atleast_*d."""
+import math
+
 import numpy as np
 
 from funcgraph import lax
@@ -31,11 +33,11 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     if shape.count(-1) > 1:
         raise ValueError(f"reshape: can only specify one unknown dimension, got {shape}")
     if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1]))
+        known = math.prod(d for d in shape if d != -1)
         if known == 0 or total % known:
             raise ValueError(f"cannot reshape array of size {total} into shape {shape}")
         shape = tuple(total // known if d == -1 else d for d in shape)
-    if int(np.prod(shape)) != total:
+    if math.prod(shape) != total:
         raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {total}) "
                          f"into shape {shape}")
     return lax.reshape(a, shape)

@@ -3,6 +3,8 @@ and reduce_sum, each with all of its rules, and the helpers made of them alone
 (move_batch_dim, the reduction family, the zeros hook of the differentiation
 interpreters).  They bind only one another: broadcast_in_dim transposes to reduce_sum
 and back, and reshape batches through transpose."""
+import math
+
 import numpy as np
 
 from funcgraph import core, dtypes
@@ -48,6 +50,7 @@ def _broadcast_in_dim_lowering(ctx, avals_in, avals_out, x, shape, broadcast_dim
 
 broadcast_in_dim_p = declare("broadcast_in_dim", _broadcast_in_dim_shape, _broadcast_in_dim_impl,
                              _broadcast_in_dim_lowering)
+core.symbolic_dims_supported.add(broadcast_in_dim_p)  # stablehlo.op makes it dynamic
 
 
 def _broadcast_in_dim_transpose(ct, aval, shape, broadcast_dimensions):
@@ -93,9 +96,9 @@ ad_ops["zeros"] = _zeros
 
 def _reshape_shape(x, new_sizes, dimensions=None):
     new_sizes = shape_tuple("reshape", new_sizes)
-    if int(np.prod(new_sizes)) != x.size:
+    if math.prod(new_sizes) != x.size:
         raise TypeError(f"reshape: cannot reshape {x.str_short()} ({x.size} elements) into "
-                        f"shape {new_sizes} ({int(np.prod(new_sizes))} elements)")
+                        f"shape {new_sizes} ({math.prod(new_sizes)} elements)")
     if dimensions is not None:
         raise NotImplementedError("reshape with dimensions= (use transpose first)")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
@@ -104,6 +107,7 @@ def _reshape_shape(x, new_sizes, dimensions=None):
 reshape_p = declare(
     "reshape", _reshape_shape, lambda x, new_sizes, dimensions=None: np.reshape(x, new_sizes),
     lambda ctx, ai, ao, x, new_sizes, dimensions=None: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
+core.symbolic_dims_supported.add(reshape_p)  # when the sizes' products are equal polynomials
 deflinear_unary(reshape_p, lambda ct, aval, new_sizes, dimensions=None: reshape_p.bind(
     ct, new_sizes=aval.shape, dimensions=None))
 
@@ -132,6 +136,7 @@ transpose_p = declare(
     "transpose", _transpose_shape, lambda x, permutation: np.transpose(x, permutation),
     lambda ctx, ai, ao, x, permutation: ctx.op("stablehlo.transpose", [x], ai, ao[0],
                                                {"permutation": i64_array(permutation)}))
+core.symbolic_dims_supported.add(transpose_p)
 deflinear_unary(transpose_p, lambda ct, aval, permutation: transpose_p.bind(
     ct, permutation=tuple(int(i) for i in np.argsort(permutation))))
 
@@ -226,6 +231,7 @@ def reduction(name, np_fn, monoid, hlo_op, kinds):
 
     prim = declare(name, lambda x, axes: _reduced_shape(name, x, axes, kinds), impl, lower)
     batching_rules[prim] = reduce_axes_batch(prim)
+    core.symbolic_dims_supported.add(prim)
     return prim
 
 

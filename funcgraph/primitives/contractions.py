@@ -79,6 +79,7 @@ def _dot_general_lowering(ctx, avals_in, avals_out, x, y, dimension_numbers, pre
 
 dot_general_p = declare("dot_general", _dot_general_shape, _dot_general_impl,
                         _dot_general_lowering)
+core.symbolic_dims_supported.add(dot_general_p)
 
 
 def _dot_general_jvp(primals, tangents, dimension_numbers, precision=None,

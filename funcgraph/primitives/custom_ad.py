@@ -41,6 +41,7 @@ def _eval_call(*args, call_jaxpr, **params):
 
 def _declare_call(name):
     prim = declare(name, _call_shape, None, _call_lowering, multiple_results=True)
+    core.symbolic_dims_supported.add(prim)  # lowered inline in symbolic exports
     direct_impls[prim] = _eval_call
     return prim
 
@@ -89,6 +90,7 @@ def _batched_call(call, axis_data, n_in):
 # --- stop_gradient -----------------------------------------------------------------
 
 stop_gradient_p = declare("stop_gradient", lambda x: x, lambda x: x, lambda ctx, ai, ao, x: x)
+core.symbolic_dims_supported.add(stop_gradient_p)
 
 
 def _stop_gradient_jvp(primals, tangents):

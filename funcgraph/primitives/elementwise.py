@@ -60,6 +60,7 @@ def unary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
     prim = declare(name, _unary_shape_rule(name, kinds, out_dtype), np_fn,
                    lowering or _hlo_op_lowering(hlo_name))
     batching_rules[prim] = batch_elementwise(prim)
+    core.symbolic_dims_supported.add(prim)
     return prim
 
 
@@ -93,6 +94,7 @@ def binary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
     prim = declare(name, _binary_shape_rule(name, kinds, out_dtype), np_fn,
                    lowering or _hlo_binary_lowering(hlo_name))
     batching_rules[prim] = batch_elementwise(prim)
+    core.symbolic_dims_supported.add(prim)
     return prim
 
 
@@ -281,6 +283,7 @@ def _round_lowering(ctx, avals_in, avals_out, x, rounding_method=0):
 
 round_p = declare("round", lambda x, rounding_method=0: (check_dtype("round", x, (FLOAT,)), x)[1],
                   _round_impl, _round_lowering)
+core.symbolic_dims_supported.add(round_p)
 defjvp_zero(round_p)
 batching_rules[round_p] = batch_elementwise(round_p)
 
@@ -374,6 +377,7 @@ def _abs_shape(x):
 
 abs_p = declare("abs", _abs_shape, np.abs,
                 lambda ctx, ai, ao, x: ctx.op("stablehlo.abs", [x], ai, ao[0]))
+core.symbolic_dims_supported.add(abs_p)
 
 
 def _abs_tangent(t, x, out):
@@ -450,6 +454,7 @@ def _conj_lowering(ctx, avals_in, avals_out, x):
 
 
 conj_p = declare("conj", _conj_shape, _conj_impl, _conj_lowering)
+core.symbolic_dims_supported.add(conj_p)
 # A real operand became x + 0i: its cotangent is the real part of ct.
 deflinear_unary(conj_p, lambda ct, aval: conj_p.bind(ct) if dtypes.is_complex(aval.dtype)
                 else real_p.bind(ct))
@@ -504,6 +509,7 @@ def _integer_pow_lowering(ctx, avals_in, avals_out, x, y):
 
 integer_pow_p = declare("integer_pow", _integer_pow_shape, _integer_pow_impl,
                         _integer_pow_lowering)
+core.symbolic_dims_supported.add(integer_pow_p)
 
 
 def _integer_pow_derivative(x, out, y):
@@ -686,6 +692,7 @@ def _pow_lowering(ctx, avals_in, avals_out, x, y):
 
 
 pow_p = declare("pow", _pow_shape, None, _pow_lowering)
+core.symbolic_dims_supported.add(pow_p)
 
 
 def _pow_x_tangent(t, x, y, out):
@@ -850,6 +857,7 @@ def _select_tree(ctx, which, pred_aval, cases, offset, out):
 
 
 select_n_p = declare("select_n", _select_n_shape, _select_n_impl, _select_n_lowering)
+core.symbolic_dims_supported.add(select_n_p)
 
 
 def _select_n_jvp(primals, tangents):
@@ -910,6 +918,7 @@ def _clamp_impl(lo, x, hi):
 
 clamp_p = declare("clamp", _clamp_shape, _clamp_impl,
                   lambda ctx, ai, ao, lo, x, hi: ctx.op("stablehlo.clamp", [lo, x, hi], ai, ao[0]))
+core.symbolic_dims_supported.add(clamp_p)
 
 
 def _where_else_zero(pred, t):
@@ -974,6 +983,7 @@ def _convert_lowering(ctx, avals_in, avals_out, x, new_dtype, weak_type=False):
 
 convert_element_type_p = declare("convert_element_type", _convert_shape, _convert_impl,
                                  _convert_lowering)
+core.symbolic_dims_supported.add(convert_element_type_p)
 
 
 def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
@@ -1053,6 +1063,7 @@ batching_rules[bitcast_convert_type_p] = _bitcast_batch
 
 # --- copy ------------------------------------------------------------------------
 copy_p = declare("copy", lambda x: x, np.copy, lambda ctx, ai, ao, x: x)
+core.symbolic_dims_supported.add(copy_p)
 deflinear_unary(copy_p, lambda ct, aval: copy_p.bind(ct))
 batching_rules[copy_p] = batch_elementwise(copy_p)
 simplify_rules[copy_p] = unchanged_operand

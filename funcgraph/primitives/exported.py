@@ -20,7 +20,7 @@ import weakref
 
 import numpy as np
 
-from funcgraph import core, dtypes, tree_util
+from funcgraph import core, dtypes, shape_poly, tree_util
 from funcgraph.array import default_device
 from funcgraph.backend import export_format
 from funcgraph.interpreters.batching import batching_rules
@@ -83,8 +83,9 @@ def _check_dimension_variables(exported, avals):
     seen = {}
     for i, (want, got) in enumerate(zip(exported.in_avals, avals, strict=True)):
         for dim, (w, g) in enumerate(zip(want.shape, got.shape, strict=True)):
-            if not (is_symbolic(w) and w.isidentifier()):
+            if not (is_symbolic(w) and str(w).isidentifier()):
                 continue
+            w = str(w)
             where = argument_descriptor(exported.in_tree, i, dim)
             if g < 1:
                 raise ValueError(f"Input shapes do not match the polymorphic shapes "
@@ -100,8 +101,8 @@ def _check_dimension_variables(exported, avals):
 
 def is_symbolic(dim):
     """Whether a dimension of an exported aval is symbolic (jax's shape polymorphism:
-    a string such as "b" or "2*b")."""
-    return isinstance(dim, str)
+    a string such as "b" or "2*b" when deserialized, a DimExpr when exported here)."""
+    return isinstance(dim, (str, shape_poly.DimExpr))
 
 
 def is_polymorphic(exported):

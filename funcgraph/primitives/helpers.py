@@ -4,7 +4,7 @@ rules of a primitive linear in its one operand, and the simplification rule of a
 operation that may change nothing."""
 import warnings
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, shape_poly
 from funcgraph.core import shape_rules
 from funcgraph.interpreters.ad_util import Zero, is_zero, tangent_aval
 from funcgraph.interpreters.eval import impl_rules
@@ -85,6 +85,8 @@ def shape_tuple(name, shape):
     """A static shape as a tuple of non-negative Python ints (a clear error otherwise)."""
     try:
         shape = tuple(int(d) for d in shape)
+    except shape_poly.InconclusiveDimensionOperation:
+        shape = shape_poly.dims_tuple(shape)
     except TypeError:
         raise TypeError(f"{name}: shape must be a tuple of Python ints, got {shape!r} "
                         f"(shapes must be static; use static_argnums for shapes passed to jit)")

@@ -195,6 +195,7 @@ def _argminmax(name, np_fn, direction, monoid):
     prim = declare(name, shape_rule, _argminmax_impl(np_fn),
                    _argminmax_lowering(direction, monoid))
     batching_rules[prim] = reduce_axes_batch(prim)
+    core.symbolic_dims_supported.add(prim)
     return prim
 
 

@@ -3,10 +3,10 @@ iota.  broadcast_in_dim, reshape and transpose, which every family's rules bind,
 in base.py (and importable from here too)."""
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, shape_poly
 from funcgraph.array import scalar_array
 from funcgraph.core import ShapedArray
-from funcgraph.interpreters.ad_util import instantiate, is_zero
+from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
@@ -39,6 +39,7 @@ squeeze_p = declare(
     "squeeze", _squeeze_shape, lambda x, dimensions: np.squeeze(x, tuple(dimensions)),
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
 # The transposes of squeeze and expand_dims are each other (defined once both exist).
+core.symbolic_dims_supported.add(squeeze_p)
 
 
 def _squeeze_batch(axis_data, args, dims, dimensions):
@@ -64,6 +65,7 @@ def _expand_dims_shape(x, dimensions):
 expand_dims_p = declare(
     "expand_dims", _expand_dims_shape, lambda x, dimensions: np.expand_dims(x, tuple(dimensions)),
     lambda ctx, ai, ao, x, dimensions: ctx.op("stablehlo.reshape", [x], ai, ao[0]))
+core.symbolic_dims_supported.add(expand_dims_p)
 deflinear_unary(squeeze_p, lambda ct, aval, dimensions: expand_dims_p.bind(
     ct, dimensions=tuple(sorted(dimensions))))
 deflinear_unary(expand_dims_p, lambda ct, aval, dimensions: squeeze_p.bind(
@@ -135,6 +137,10 @@ def _pad_shape(x, padding_value, padding_config):
             raise TypeError(f"pad: each entry of padding_config must be (low, high, interior), "
                             f"got {triple!r}")
         low, high, interior = triple
+        if type(size) is not int and tuple(triple) != (0, 0, 0):
+            raise NotImplementedError(
+                f"pad: dimension {len(shape)} of {x.str_short()} is symbolic; funcgraph pads "
+                f"only constant dimensions (padding_config={padding_config})")
         if interior < 0:
             raise ValueError(f"pad: interior padding must be >= 0, got padding_config "
                              f"{padding_config}")
@@ -168,6 +174,7 @@ def _pad_lowering(ctx, avals_in, avals_out, x, padding_value, padding_config):
 
 
 pad_p = declare("pad", _pad_shape, _pad_impl, _pad_lowering)
+core.symbolic_dims_supported.add(pad_p)  # padding constant dimensions (slice's transpose)
 
 
 def _pad_jvp(primals, tangents, padding_config):
@@ -234,6 +241,11 @@ def _slice_shape(x, start_indices, limit_indices, strides=None):
     shape = []
     for d, (start, limit, stride, size) in enumerate(zip(start_indices, limit_indices, strides,
                                                          x.shape)):
+        if type(size) is not int and (start, limit, stride) != (0, size, 1):
+            raise NotImplementedError(
+                f"slice: dimension {d} of {x.str_short()} is symbolic; funcgraph slices "
+                f"symbolic dimensions only whole (start_indices={start_indices}, "
+                f"limit_indices={limit_indices})")
         if not 0 <= start <= limit <= size:
             raise TypeError(f"slice: dimension {d} of {x.str_short()} cannot be sliced from "
                             f"{start} to {limit}; need 0 <= start <= limit <= {size} "
@@ -249,12 +261,17 @@ def _slice_impl(x, start_indices, limit_indices, strides=None):
 
 def _slice_lowering(ctx, avals_in, avals_out, x, start_indices, limit_indices, strides=None):
     strides = (1,) * len(start_indices) if strides is None else strides
+    if not shape_poly.is_constant_shape(limit_indices):  # a symbolic operand, sliced whole
+        operands = [ctx.shape_tensor(v) for v in (start_indices, limit_indices, strides)]
+        return ctx.op("stablehlo.real_dynamic_slice", [x] + [t for t, _ in operands],
+                      avals_in + [a for _, a in operands], avals_out[0])
     return ctx.op("stablehlo.slice", [x], avals_in, avals_out[0],
                   {"start_indices": i64_array(start_indices),
                    "limit_indices": i64_array(limit_indices), "strides": i64_array(strides)})
 
 
 slice_p = declare("slice", _slice_shape, _slice_impl, _slice_lowering)
+core.symbolic_dims_supported.add(slice_p)  # slices of constant dimensions
 
 
 def _slice_transpose(ct, aval, start_indices, limit_indices, strides=None):
@@ -301,6 +318,11 @@ def _concatenate_shape(*operands, dimension):
             raise TypeError(f"concatenate along dimension {dimension} needs operands whose shapes "
                             f"agree except along that dimension, got {first.str_short()} and "
                             f"{other.str_short()}")
+    if not all(type(o.shape[dimension]) is int for o in operands):
+        raise NotImplementedError(
+            f"concatenate along dimension {dimension}, which is symbolic in "
+            f"{', '.join(o.str_short() for o in operands)}: funcgraph concatenates symbolic "
+            f"shapes only along constant dimensions")
     shape = list(first.shape)
     shape[dimension] = sum(o.shape[dimension] for o in operands)
     return ShapedArray(tuple(shape), first.dtype, all(o.weak_type for o in operands))
@@ -311,6 +333,9 @@ concatenate_p = declare(
     lambda *xs, dimension: np.concatenate(xs, axis=dimension),
     lambda ctx, ai, ao, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs), ai, ao[0],
                                                {"dimension": f"{int(dimension)} : i64"}))
+
+
+core.symbolic_dims_supported.add(concatenate_p)
 
 
 def _concatenate_jvp(primals, tangents, dimension):
@@ -378,3 +403,35 @@ iota_p = declare(
     lambda ctx, ai, ao, *, dtype, shape, dimension: ctx.op(
         "stablehlo.iota", [], [], ao[0], {"iota_dimension": f"{int(dimension)} : i64"}))
 # iota has no operands, so it is never differentiated.
+core.symbolic_dims_supported.add(iota_p)  # stablehlo.iota becomes dynamic_iota
+
+
+# --- dimension_value: a symbolic dimension used as a value (x / x.shape[0]) ---------
+
+def _dimension_value_impl(*, dim):
+    raise NotImplementedError(f"the symbolic dimension {dim} has no value outside "
+                              f"funcgraph.export (it is known only when the exported "
+                              f"function runs)")
+
+
+dimension_value_p = declare(
+    "dimension_value",
+    lambda *, dim: core.aval_of_python_scalar(1),
+    _dimension_value_impl,
+    lambda ctx, ai, ao, *, dim: _convert_dim(ctx, ctx.dim_value(dim), ao[0]))
+core.symbolic_dims_supported.add(dimension_value_p)
+shape_poly.as_array_hook = lambda dim: dimension_value_p.bind(dim=dim)
+
+
+def _convert_dim(ctx, value, aval):
+    scalar = ShapedArray((), dtypes.int32)
+    return value if aval.dtype == dtypes.int32 else ctx.op("stablehlo.convert", [value],
+                                                           [scalar], aval)
+
+
+def _dimension_value_jvp(primals, tangents, *, dim):
+    out = dimension_value_p.bind(dim=dim)
+    return out, Zero(tangent_aval(core.get_aval(out)))
+
+
+jvp_rules[dimension_value_p] = _dimension_value_jvp

@@ -8,13 +8,14 @@ outer jit) a jitted call becomes one `pjit` equation holding the traced jaxpr.
 import functools
 import inspect
 import logging
+import math
 import threading
 import time
 import weakref
 
 import numpy as np
 
-from funcgraph import backend, core, dtypes, lowering, passes, tree_util
+from funcgraph import backend, core, dtypes, lowering, passes, shape_poly, tree_util
 from funcgraph.array import Array
 from funcgraph.config import config, disable_jit
 from funcgraph.interpreters.batching import manual_axes_key
@@ -419,7 +420,12 @@ class JitFunction:
             return out_leaves
 
         dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(range(len(avals))))
-        closed = trace_flat(traced, avals, self._debug_info(what, statics, dyn_args, dyn_kwargs))
+        debug = self._debug_info(what, statics, dyn_args, dyn_kwargs)
+        if all(shape_poly.is_constant_shape(a.shape) for a in avals):
+            closed = trace_flat(traced, avals, debug)
+        else:  # symbolic dimensions (export, eval_shape): primitives that support them only
+            with core.symbolic_tracing():
+                closed = trace_flat(traced, avals, debug)
         return closed, OutputSpec(store.out_tree, float0)
 
     def _debug_info(self, what, statics, dyn_args, dyn_kwargs):
@@ -785,7 +791,7 @@ class ShapeDtypeStruct:
 
     @property
     def size(self):
-        return int(np.prod(self.shape))
+        return math.prod(self.shape)  # a DimExpr when a dimension is symbolic
 
     @property
     def aval(self):
