@@ -52,12 +52,10 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     if vmap_method not in VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {VMAP_METHODS}, "
                          f"but got: {vmap_method}")
-    if sharding is not None:
-        raise NotImplementedError("pure_callback: the sharding argument is not supported")
     result_avals, out_tree = _result_avals(result_shape_dtypes)
     leaves, flat = _flat_call(callback, args, kwargs)
     outs = pure_callback_p.bind(*leaves, callback=flat, result_avals=result_avals,
-                                vmap_method=vmap_method)
+                                sharding=sharding, vmap_method=vmap_method)
     return tree_util.tree_unflatten(out_tree, outs)
 
 
@@ -65,10 +63,8 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     """Call the impure Python function `callback(*args, **kwargs)`; it always runs (passes
     never drop it), and with ordered=True in program order with the other ordered
     effects.  Results must match `result_shape_dtypes`."""
-    if sharding is not None:
-        raise NotImplementedError("io_callback: the sharding argument is not supported")
     result_avals, out_tree = _result_avals(result_shape_dtypes)
     leaves, flat = _flat_call(callback, args, kwargs)
     outs = io_callback_p.bind(*leaves, callback=flat, result_avals=result_avals,
-                              ordered=bool(ordered))
+                              sharding=sharding, ordered=bool(ordered))
     return tree_util.tree_unflatten(out_tree, outs)
