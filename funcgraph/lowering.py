@@ -183,12 +183,16 @@ class ModuleBuilder:
     device order (partition i runs on devices[i]), and the Shardy meshes its sharding
     annotations name, each declared once as `sdy.mesh @name`."""
 
-    def __init__(self, devices=None):
+    def __init__(self, devices=None, place_callbacks=False):
         self.counter = 0
         self.functions = []
         self.function_names = {}
         self.host_callbacks = []  # Python functions the module calls, by index
-        self.callback_sites = []  # CallbackSites whose sharding waits for the devices
+        # Whether host callbacks outside shard_map get the sharding of the device they
+        # run on (a jitted program's module: see resolve_callback_sites), and those
+        # CallbackSites whose sharding waits for the program's devices.
+        self.place_callbacks = place_callbacks
+        self.callback_sites = []
         self.empty_mesh = False  # whether `sdy.mesh @empty_mesh` is declared
         self.devices = devices
         self.meshes = {}  # Mesh -> symbol
@@ -353,7 +357,8 @@ def lower_module(jaxpr, donated=(), placement=None):
     """The LoweredModule of a jaxpr (consts are leading arguments of @main).  A
     `placement` (see transforms/placement.py) gives the devices and the shardings of
     @main's arguments and results."""
-    module = ModuleBuilder(placement.devices if placement is not None else None)
+    module = ModuleBuilder(placement.devices if placement is not None else None,
+                           place_callbacks=True)
     shardings = placement.annotations if placement is not None else None
     emit_function(module, "main", jaxpr, "public", donated, shardings=shardings)
     text = module.text()
@@ -445,7 +450,7 @@ def emit_host_callback(ctx, callback, operands, avals_in, avals_out, ordered, si
                                       "spmd computations")
         module.empty_mesh = True
         attrs["sdy.sharding"] = _per_value("empty_mesh", ranks)
-    elif not partitioned:
+    elif module.place_callbacks and not partitioned:
         site = CallbackSite(len(module.callback_sites), ranks, sharding, what)
         module.callback_sites.append(site)
         attrs["sdy.sharding"] = site.marker
