@@ -381,3 +381,53 @@ def test_unsupported_combinations_raise_jax_errors(both):
     ]
     for ours, theirs, kind in cases:
         assert _error(ours) is _error(theirs) is kind
+
+
+def test_callback_before_the_mesh_is_known_still_runs_once(both, capsys):
+    """Uncommitted arguments: the program's devices are known only at the shard_map
+    lowered after the callback."""
+    (fm, _), (jm, _) = both
+
+    def f(debug, shard_map, mesh, spec):
+        def g(x):
+            debug.print("before {}", x[:2])
+            return shard_map(lambda b: b * 2, mesh=mesh, in_specs=spec, out_specs=spec)(x)
+        return g
+    value = np.arange(16, dtype=np.float32)
+    ours, got = _printed(capsys, lambda: fg.jit(f(fg.debug, fg.shard_map, fm, P("x")))(value))
+    theirs, want = _printed(capsys, lambda: jax.jit(
+        f(jax.debug, jax.shard_map, jm, JP("x")))(value))
+    assert ours == theirs == ["before [0. 1.]"]
+    _same(got, want)
+
+
+@pytest.mark.parametrize("where", ["scan", "nested_jit"])
+def test_ordered_io_callbacks_in_scan_and_nested_jit_over_devices(both, where):
+    # (Ordered callbacks inside a loop are not ordered against those outside it: loop
+    # bodies make their own token, on one device as on several.)
+    (fm, fx), (jm, jx) = both
+    log = {"fg": [], "jax": []}
+
+    def program(jit, lax_, io, sds, key):
+        def step(a):
+            log[key].append(float(a))
+            return np.float32(a) * 2
+        inner = jit(lambda v: io(step, sds((), np.float32), v.sum(), ordered=True))
+
+        def body(c, v):
+            r = io(step, sds((), np.float32), v, ordered=True)
+            return c + r, r
+
+        def f(x):
+            if where == "scan":
+                return lax_.scan(body, np.float32(0), x[:4])
+            return inner(x) + inner(x * 2) * 10, inner(x[:3])
+        return f
+    got = fg.jit(program(fg.jit, lax, io_callback, fg.ShapeDtypeStruct, "fg"))(fx)
+    want = jax.jit(program(jax.jit, jax.lax, jax_io_callback, jax.ShapeDtypeStruct, "jax"))(jx)
+    for g, w in zip(got, want, strict=True):
+        _same(g, w)
+    fg.effects_barrier()
+    jax.effects_barrier()
+    expected = [0.0, 1.0, 2.0, 3.0] if where == "scan" else [120.0, 240.0, 3.0]
+    assert log["fg"] == log["jax"] == expected
