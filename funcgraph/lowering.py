@@ -197,6 +197,7 @@ class ModuleBuilder:
         self.devices = devices
         self.meshes = {}  # Mesh -> symbol
         self.manual_mesh = None  # the Mesh of the shard_map body being lowered
+        self.manual_axes = frozenset()  # its axes that are manual there (nested: all)
         self.channels = 0  # channel handles of the collectives emitted so far
 
     def fresh(self):
@@ -445,9 +446,7 @@ def emit_host_callback(ctx, callback, operands, avals_in, avals_out, ordered, si
              # row-major layouts, which the partitioned callback's partitioner requires
              "operand_layouts": _layouts(ranks_in), "result_layouts": _layouts(ranks)}
     if module.manual_mesh is not None:
-        if sharding is not None:
-            raise NotImplementedError("callbacks do not support specifying sharding inside "
-                                      "spmd computations")
+        _check_manual_callback(module, sharding, what)
         module.empty_mesh = True
         attrs["sdy.sharding"] = _per_value("empty_mesh", ranks)
     elif module.place_callbacks and not partitioned:
@@ -458,6 +457,25 @@ def emit_host_callback(ctx, callback, operands, avals_in, avals_out, ordered, si
     if ordered:
         ctx.token, *outs = outs
     return outs
+
+
+def _check_manual_callback(module, sharding, what):
+    """jax's errors for callbacks in a shard_map body that XLA cannot call per device: in
+    one over some mesh axes only (the others automatic; no manual_axes recorded: all
+    are manual), or with a sharding."""
+    mesh = module.manual_mesh
+    automatic = [a for a in mesh.axis_names if module.manual_axes and a not in module.manual_axes]
+    if automatic and what in ("pure_callback", "io_callback"):
+        raise NotImplementedError("callbacks are only supported in spmd computations when all "
+                                  "mesh axes are partitioned manually (no partial automatic "
+                                  "sharding).")
+    if automatic:
+        # jax calls back once per block, on the devices first along the automatic axes
+        raise NotImplementedError(f"{what} in a shard_map body whose mesh axes {automatic} "
+                                  f"are automatic is not supported yet")
+    if sharding is not None:
+        raise NotImplementedError("callbacks do not support specifying sharding inside spmd "
+                                  "computations")
 
 
 def _layouts(ranks):
