@@ -431,3 +431,19 @@ def test_ordered_io_callbacks_in_scan_and_nested_jit_over_devices(both, where):
     jax.effects_barrier()
     expected = [0.0, 1.0, 2.0, 3.0] if where == "scan" else [120.0, 240.0, 3.0]
     assert log["fg"] == log["jax"] == expected
+
+
+def test_pmap_debug_print_and_pure_callback_per_device(capsys):
+    value = np.arange(8, dtype=np.float32).reshape(8, 1)
+
+    def f(debug, pure, sds):
+        def g(v):
+            debug.print("device value {}", v)
+            return pure(lambda a: np.asarray(a) * 3, sds(v.shape, v.dtype), v)
+        return g
+    ours, got = _printed(capsys, lambda: fg.pmap(
+        f(fg.debug, fg.pure_callback, fg.ShapeDtypeStruct))(value))
+    theirs, want = _printed(capsys, lambda: jax.pmap(
+        f(jax.debug, jax.pure_callback, jax.ShapeDtypeStruct))(value))
+    assert sorted(ours) == sorted(theirs) and len(ours) == 8
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
