@@ -28,6 +28,8 @@ _ELEMENT_TYPES = {
 
 
 def tensor_type(aval):
+    if aval is TOKEN:
+        return TOKEN_TYPE
     dims = "".join(f"{d}x" for d in aval.shape)
     return f"tensor<{dims}{_ELEMENT_TYPES[aval.dtype]}>"
 
@@ -76,6 +78,15 @@ def dense_array(value, dtype):
 
 
 TOKEN_TYPE = "!stablehlo.token"
+
+
+class _Token:
+    """The ordered-effects token where rules give types as avals (a loop's state, a
+    branch's results): tensor_type(TOKEN) is `!stablehlo.token`."""
+    shape = ()
+
+
+TOKEN = _Token()
 
 
 class LoweringContext:

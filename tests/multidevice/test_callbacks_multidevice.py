@@ -401,10 +401,8 @@ def test_callback_before_the_mesh_is_known_still_runs_once(both, capsys):
     _same(got, want)
 
 
-@pytest.mark.parametrize("where", ["scan", "nested_jit"])
+@pytest.mark.parametrize("where", ["scan", "nested_jit", "scan_between"])
 def test_ordered_io_callbacks_in_scan_and_nested_jit_over_devices(both, where):
-    # (Ordered callbacks inside a loop are not ordered against those outside it: loop
-    # bodies make their own token, on one device as on several.)
     (fm, fx), (jm, jx) = both
     log = {"fg": [], "jax": []}
 
@@ -421,6 +419,10 @@ def test_ordered_io_callbacks_in_scan_and_nested_jit_over_devices(both, where):
         def f(x):
             if where == "scan":
                 return lax_.scan(body, np.float32(0), x[:4])
+            if where == "scan_between":  # the loop's token orders it with the others
+                first = inner(x)
+                total, rows = lax_.scan(body, first, x[:4])
+                return total + inner(x * 2), rows
             return inner(x) + inner(x * 2) * 10, inner(x[:3])
         return f
     got = fg.jit(program(fg.jit, lax, io_callback, fg.ShapeDtypeStruct, "fg"))(fx)
@@ -429,7 +431,8 @@ def test_ordered_io_callbacks_in_scan_and_nested_jit_over_devices(both, where):
         _same(g, w)
     fg.effects_barrier()
     jax.effects_barrier()
-    expected = [0.0, 1.0, 2.0, 3.0] if where == "scan" else [120.0, 240.0, 3.0]
+    expected = {"scan": [0.0, 1.0, 2.0, 3.0], "nested_jit": [120.0, 240.0, 3.0],
+                "scan_between": [120.0, 0.0, 1.0, 2.0, 3.0, 240.0]}[where]
     assert log["fg"] == log["jax"] == expected
 
 
@@ -447,3 +450,32 @@ def test_pmap_debug_print_and_pure_callback_per_device(capsys):
         f(jax.debug, jax.pure_callback, jax.ShapeDtypeStruct))(value))
     assert sorted(ours) == sorted(theirs) and len(ours) == 8
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_ordered_io_callbacks_keep_order_through_loops_and_branches(both):
+    (fm, fx), (jm, jx) = both
+    log = {"fg": [], "jax": []}
+
+    def program(lax_, io, sds, key):
+        def say(tag):
+            def host(v):
+                log[key].append((tag, float(v)))
+                return np.float32(v)
+            return lambda v: io(host, sds((), np.float32), v, ordered=True)
+
+        def f(x):
+            c = say("start")(x.sum())
+            c = lax_.fori_loop(0, 2, lambda i, c: say("loop")(c) + 1, c)
+            c = lax_.cond(c > 0, lambda v: say("then")(v) * 2, lambda v: say("else")(v), c)
+            c = lax_.while_loop(lambda v: v < 500, lambda v: say("while")(v) * 2, c)
+            return say("end")(c)
+        return f
+    got = fg.jit(program(lax, io_callback, fg.ShapeDtypeStruct, "fg"))(fx)
+    want = jax.jit(program(jax.lax, jax_io_callback, jax.ShapeDtypeStruct, "jax"))(jx)
+    assert float(got) == float(want)
+    # the callback's own result, on device 0 (jax: GSPMDSharding({maximal device=0}))
+    assert got.sharding == SingleDeviceSharding(fg.devices()[0])
+    fg.effects_barrier()
+    jax.effects_barrier()
+    assert log["fg"] == log["jax"]
+    assert [t for t, _ in log["fg"]] == ["start", "loop", "loop", "then", "while", "while", "end"]
