@@ -8,7 +8,10 @@ runtime shardings (what jaxlib's multi-device arrays and result handlers take), 
 the layouts XLA chose for unannotated outputs come back as plain block tables.  The
 jaxlib surface: `batched_device_put` with several devices, `ArrayImpl` (assembling
 single-device arrays), `compile_and_load` with a device assignment and
-`num_partitions`, `get_output_shardings`, `execute_sharded` with result handlers.
+`num_partitions`, `get_output_shardings`, `execute_sharded` with result handlers; for
+programs that call Python back, `compile_and_load(..., host_callbacks=)` of a parsed
+module and `execute_sharded(..., with_tokens=True)` with `consume_token` and a prefix
+`consume_with_handlers(..., strict=False)` for the ordered-effects token.
 """
 import functools
 import threading
