@@ -337,16 +337,15 @@ def _effectful_runner(loaded, ordered):
 
 def ordered_token(runtime_sharding):
     """The ordered-effects token a program laid out over `runtime_sharding`'s devices
-    takes: the one the last ordered execution returned, moved there when it is elsewhere
-    (the move waits for it, so the programs' ordered effects stay in order), else a new
-    one."""
-    jax = _jax().jax
+    takes: the one the last ordered execution returned when it ran there, else a new
+    one, once that execution's ordered effects are done (so the programs' effects stay
+    in order; XLA's token buffers cannot be moved between devices)."""
     token = _runtime_tokens.ordered
-    if token is None:
-        return jax.device_put(np.zeros(0, np.bool_), runtime_sharding)
-    if token.sharding == runtime_sharding:
+    if token is not None and token.sharding == runtime_sharding:
         return token
-    return jax.device_put(token, runtime_sharding)
+    if token is not None:
+        token.block_until_ready()
+    return _jax().jax.device_put(np.zeros(0, np.bool_), runtime_sharding)
 
 
 def set_runtime_tokens(ordered, last):

@@ -479,3 +479,25 @@ def test_ordered_io_callbacks_keep_order_through_loops_and_branches(both):
     jax.effects_barrier()
     assert log["fg"] == log["jax"]
     assert [t for t, _ in log["fg"]] == ["start", "loop", "loop", "then", "while", "while", "end"]
+
+
+def test_ordered_io_callbacks_across_programs_on_other_device_orders():
+    """The token of the last ordered program is on other devices, or the same ones in
+    another order: the next program waits for it and takes a new one."""
+    devices = fg.devices()
+    order = []
+    value = np.arange(8, dtype=np.float32)
+
+    def program(tag):
+        return fg.jit(lambda x: io_callback(
+            lambda a: (order.append(tag), np.asarray(a) + 1)[1],
+            fg.ShapeDtypeStruct((), np.float32), x.sum(), ordered=True))
+    meshes_in_turn = [("all", devices), ("half", devices[4:]), ("reversed", devices[::-1]),
+                      ("all again", devices)]
+    for tag, devs in meshes_in_turn:
+        mesh = fg.sharding.Mesh(np.array(devs), ("x",))
+        got = program(tag)(fg.device_put(value, NamedSharding(mesh, P("x"))))
+        assert float(got) == 29.0 and got.sharding == SingleDeviceSharding(devs[0])
+    program("one device")(value)
+    fg.effects_barrier()
+    assert order == [t for t, _ in meshes_in_turn] + ["one device"]
