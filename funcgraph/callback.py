@@ -48,27 +48,28 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     "sequential" loops over the batch, "expand_dims" adds a leading axis of size 1 to
     unbatched operands, "broadcast_all" tiles them; None is an error), in control flow.
     It must return arrays matching `result_shape_dtypes` (a pytree of objects with
-    .shape and .dtype).  It has no derivative: wrap it in custom_jvp / custom_vjp."""
+    .shape and .dtype).  It has no derivative: wrap it in custom_jvp / custom_vjp.
+    In a program over several devices it runs once, on whole values, on the first
+    device or the one `sharding` (a SingleDeviceSharding) names; inside shard_map, on
+    every device with its blocks."""
     if vmap_method not in VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {VMAP_METHODS}, "
                          f"but got: {vmap_method}")
-    if sharding is not None:
-        raise NotImplementedError("pure_callback: the sharding argument is not supported")
     result_avals, out_tree = _result_avals(result_shape_dtypes)
     leaves, flat = _flat_call(callback, args, kwargs)
     outs = pure_callback_p.bind(*leaves, callback=flat, result_avals=result_avals,
-                                vmap_method=vmap_method)
+                                sharding=sharding, vmap_method=vmap_method)
     return tree_util.tree_unflatten(out_tree, outs)
 
 
 def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False, **kwargs):
     """Call the impure Python function `callback(*args, **kwargs)`; it always runs (passes
     never drop it), and with ordered=True in program order with the other ordered
-    effects.  Results must match `result_shape_dtypes`."""
-    if sharding is not None:
-        raise NotImplementedError("io_callback: the sharding argument is not supported")
+    effects.  Results must match `result_shape_dtypes`.  Over several devices it runs
+    as pure_callback does (`sharding` names its device); ordered, in program order
+    there too."""
     result_avals, out_tree = _result_avals(result_shape_dtypes)
     leaves, flat = _flat_call(callback, args, kwargs)
     outs = io_callback_p.bind(*leaves, callback=flat, result_avals=result_avals,
-                              ordered=bool(ordered))
+                              sharding=sharding, ordered=bool(ordered))
     return tree_util.tree_unflatten(out_tree, outs)

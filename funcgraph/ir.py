@@ -27,12 +27,14 @@ NO_EFFECTS = frozenset()
 class Effect:
     """A side effect an equation has, printed under its name as JAX prints it
     ("Debug", "OrderedDebug", "IO", "OrderedIO").  Ordered effects happen in program
-    order (the lowering threads a token through them)."""
-    __slots__ = ("name", "ordered")
+    order (the lowering threads a token through them); of those, only `shardable` ones
+    may be in programs over several devices (each device orders its own)."""
+    __slots__ = ("name", "ordered", "shardable")
 
-    def __init__(self, name, ordered=False):
+    def __init__(self, name, ordered=False, shardable=False):
         self.name = name
         self.ordered = ordered
+        self.shardable = shardable
 
     def __repr__(self):
         return self.name

@@ -9,7 +9,7 @@ import numpy as np
 
 from funcgraph import backend, core, dtypes, shape_poly
 from funcgraph.ir import Literal
-from funcgraph.sharding import NamedSharding
+from funcgraph.sharding import NamedSharding, SingleDeviceSharding
 
 lowering_rules = {}
 
@@ -29,6 +29,8 @@ _ELEMENT_TYPES = {
 
 def tensor_type(aval):
     """`tensor<2x?x3xf32>`: a symbolic dimension (shape_poly.DimExpr) is dynamic, `?`."""
+    if aval is TOKEN:
+        return TOKEN_TYPE
     dims = "".join(f"{d}x" if type(d) is int else "?x" for d in aval.shape)
     return f"tensor<{dims}{_ELEMENT_TYPES[aval.dtype]}>"
 
@@ -135,6 +137,15 @@ class DimOps:
         fix = self._rounds_up(a, b, r)
         return self.ctx.op("stablehlo.select", [fix, self.add(r, b), r],
                            [self.flag, self.scalar, self.scalar], self.scalar)
+
+
+class _Token:
+    """The ordered-effects token where rules give types as avals (a loop's state, a
+    branch's results): tensor_type(TOKEN) is `!stablehlo.token`."""
+    shape = ()
+
+
+TOKEN = _Token()
 
 
 class LoweringContext:
@@ -276,11 +287,17 @@ class ModuleBuilder:
     device order (partition i runs on devices[i]), and the Shardy meshes its sharding
     annotations name, each declared once as `sdy.mesh @name`."""
 
-    def __init__(self, devices=None):
+    def __init__(self, devices=None, place_callbacks=False):
         self.counter = 0
         self.functions = []
         self.function_names = {}
         self.host_callbacks = []  # Python functions the module calls, by index
+        # Whether host callbacks outside shard_map get the sharding of the device they
+        # run on (a jitted program's module: see resolve_callback_sites), and those
+        # CallbackSites whose sharding waits for the program's devices.
+        self.place_callbacks = place_callbacks
+        self.callback_sites = []
+        self.empty_mesh = False  # whether `sdy.mesh @empty_mesh` is declared
         self.devices = devices
         self.meshes = {}  # Mesh -> symbol
         self.manual_mesh = None  # the Mesh of the shard_map body being lowered
@@ -317,8 +334,11 @@ class ModuleBuilder:
 
     def text(self):
         partitions = len(self.devices) if self.devices is not None else 1
+        extra = resolve_callback_sites(self)
         meshes = [f'  "sdy.mesh"() {{sym_name = "{symbol}", mesh = {mesh.sdy_text(self.devices)}}}'
                   f' : () -> ()' for mesh, symbol in self.meshes.items()]
+        meshes += [f'  "sdy.mesh"() {{sym_name = "{symbol}", mesh = {mesh}}} : () -> ()'
+                   for symbol, mesh in extra.items()]
         return (f"module @funcgraph attributes {{mhlo.num_partitions = {partitions} : i32, "
                 f"mhlo.num_replicas = 1 : i32}} {{\n" + "\n".join(meshes + self.functions)
                 + "\n}\n")
@@ -486,11 +506,25 @@ def lower_module(jaxpr, donated=(), placement=None):
     """The LoweredModule of a jaxpr (consts are leading arguments of @main).  A
     `placement` (see transforms/placement.py) gives the devices and the shardings of
     @main's arguments and results."""
-    module = ModuleBuilder(placement.devices if placement is not None else None)
+    module = ModuleBuilder(placement.devices if placement is not None else None,
+                           place_callbacks=True)
     shardings = placement.annotations if placement is not None else None
     emit_function(module, "main", jaxpr, "public", donated, shardings=shardings)
-    return LoweredModule(module.text(), module.host_callbacks, has_ordered_effects(jaxpr),
+    text = module.text()
+    if module.devices is not None and len(module.devices) > 1:
+        _check_shardable_effects(jaxpr)
+    return LoweredModule(text, module.host_callbacks, has_ordered_effects(jaxpr),
                          module.devices)
+
+
+def _check_shardable_effects(jaxpr):
+    """JAX's error for ordered effects that a program over several devices cannot keep
+    in order (ordered debug callbacks; ordered io_callback can, device by device)."""
+    unsupported = sorted((e for e in jaxpr.effects if e.ordered and not e.shardable),
+                         key=repr)
+    if unsupported:
+        raise ValueError(f"The following ordered effects are not supported for more than 1 "
+                         f"device: {unsupported}")
 
 
 def lower_to_text(jaxpr, donated=(), placement=None):
@@ -532,25 +566,143 @@ def emit_call(ctx, closed, name_hint, args, avals_in, avals_out):
     return outs
 
 
-def emit_host_callback(ctx, callback, operands, avals_in, avals_out, ordered, side_effect):
+def emit_host_callback(ctx, callback, operands, avals_in, avals_out, ordered, side_effect,
+                       sharding=None, partitioned=False, what="pure_callback"):
     """Call `callback(*numpy arrays) -> tuple of numpy arrays` from compiled code (XLA's
     Python host callback); an ordered one takes and returns the ordered-effects token,
-    so ordered callbacks run in program order.  Returns the result names."""
+    so ordered callbacks run in program order.  Returns the result names.
+
+    Over several devices, as in JAX: inside a shard_map body every device calls back
+    with its own blocks; elsewhere the call runs once, on one device (the device of
+    `sharding`, a Sharding naming one device, else the first), on whole values; a
+    `partitioned` one runs on every device with its local shards."""
     module = ctx.module
     types_in = [tensor_type(a) for a in avals_in]
     types_out = [tensor_type(a) for a in avals_out]
     operands = list(operands)
+    ranks_in = [len(a.shape) for a in avals_in]
+    ranks = [len(a.shape) for a in avals_out]
     if ordered:
         callback = backend.pass_token(callback)
         operands.insert(0, ctx.effect_token())
         types_in.insert(0, TOKEN_TYPE)
         types_out.insert(0, TOKEN_TYPE)
+        ranks_in.insert(0, 0)
+        ranks.insert(0, 0)
     module.host_callbacks.append(callback)
-    attrs = {"call_target_name": f'"{backend.python_callback_target()}"',
+    attrs = {"call_target_name": f'"{backend.python_callback_target(partitioned)}"',
              "api_version": "4 : i32",
              "has_side_effect": "true" if side_effect else "false",
-             "backend_config": f"{{index = {len(module.host_callbacks) - 1} : ui64}}"}
+             "backend_config": f"{{index = {len(module.host_callbacks) - 1} : ui64}}",
+             # row-major layouts, which the partitioned callback's partitioner requires
+             "operand_layouts": _layouts(ranks_in), "result_layouts": _layouts(ranks)}
+    if module.manual_mesh is not None:
+        _check_manual_callback(module, sharding, what)
+        module.empty_mesh = True
+        attrs["sdy.sharding"] = _per_value("empty_mesh", ranks)
+    elif module.place_callbacks and not partitioned:
+        site = CallbackSite(len(module.callback_sites), ranks, sharding, what)
+        module.callback_sites.append(site)
+        attrs["sdy.sharding"] = site.marker
     outs = ctx.raw_op("stablehlo.custom_call", operands, types_in, types_out, attrs)
     if ordered:
         ctx.token, *outs = outs
     return outs
+
+
+def _check_manual_callback(module, sharding, what):
+    """jax's errors for callbacks in a shard_map body that XLA cannot call per device: in
+    one over some mesh axes only (the others automatic; no manual_axes recorded: all
+    are manual), or with a sharding."""
+    mesh = module.manual_mesh
+    automatic = [a for a in mesh.axis_names if module.manual_axes and a not in module.manual_axes]
+    if automatic and what in ("pure_callback", "io_callback"):
+        raise NotImplementedError("callbacks are only supported in spmd computations when all "
+                                  "mesh axes are partitioned manually (no partial automatic "
+                                  "sharding).")
+    if automatic:
+        # jax calls back once per block, on the devices first along the automatic axes
+        raise NotImplementedError(f"{what} in a shard_map body whose mesh axes {automatic} "
+                                  f"are automatic is not supported yet")
+    if sharding is not None:
+        raise NotImplementedError("callbacks do not support specifying sharding inside spmd "
+                                  "computations")
+
+
+def _layouts(ranks):
+    """`[dense<[r-1, ..., 0]> : tensor<rxindex>, ...]`: each value row-major."""
+    return "[" + ", ".join(f"dense<{list(range(r - 1, -1, -1)) if r else ''}> : "
+                           f"tensor<{r}xindex>" for r in ranks) + "]"
+
+
+def _per_value(mesh_symbol, ranks):
+    """`#sdy.sharding_per_value` of a callback's results (one entry when it has none)
+    on a mesh without axes: every dimension whole."""
+    entries = [f"<@{mesh_symbol}, [{', '.join(['{}'] * r)}]>" for r in ranks or [0]]
+    return f"#sdy.sharding_per_value<[{', '.join(entries)}]>"
+
+
+class CallbackSite:
+    """A host callback outside shard_map whose sharding annotation is written once the
+    program's devices are known (at the end of lowering): `sharding` names the device
+    it runs on (None: the program's first)."""
+    __slots__ = ("marker", "ranks", "sharding", "what")
+
+    def __init__(self, index, ranks, sharding, what):
+        self.marker = f"@callback_sharding_{index}@"
+        self.ranks = ranks  # of its results (the token's 0)
+        self.sharding = sharding
+        self.what = what
+
+    def partition(self, devices):
+        """The index among the program's devices of the device the callback runs on."""
+        if self.sharding is None:
+            return 0
+        device = callback_device(self.sharding)
+        if device not in devices:
+            raise ValueError(f"Sharding provided to {self.what} specifies a device {device} "
+                             f"that is not in the device assignment ({list(devices)})")
+        return devices.index(device)
+
+
+def callback_device(sharding):
+    """The device a callback's `sharding` names: a SingleDeviceSharding (or a
+    NamedSharding over a mesh of one device and no axes), as in JAX."""
+    if isinstance(sharding, NamedSharding) and sharding.mesh.size == 1 \
+            and not sharding.mesh.axis_names:
+        return sharding.mesh._flat_devices[0]
+    if not isinstance(sharding, SingleDeviceSharding):
+        # JAX's message, which names pure_callback for io_callback too
+        raise NotImplementedError(f"pure_callback only supports SingleDeviceSharding, but "
+                                  f"got {type(sharding)}")
+    return sharding._device
+
+
+def resolve_callback_sites(module):
+    """Write the sharding of each CallbackSite: in a program over several devices a
+    maximal sharding on its device (XLA runs it there alone), else none.  Returns the
+    meshes they need, {symbol: mesh attribute}."""
+    meshes = {"empty_mesh": "#sdy.mesh<[]>"} if module.empty_mesh else {}
+    if not module.callback_sites:
+        return meshes
+    devices = list(module.devices or backend.local_devices()[:1])
+    replacements = {}
+    for site in module.callback_sites:
+        index = site.partition(devices)
+        if len(devices) == 1:
+            replacements[site.marker] = ""
+            continue
+        symbol = f"maximal_mesh_{index}"
+        meshes[symbol] = f"#sdy.mesh<[], device_ids=[{index}]>"
+        # a mesh without axes and one device: every value whole there
+        whole = _per_value(symbol, [0] * len(site.ranks))
+        replacements[site.marker] = f", sdy.sharding = {whole}"
+    module.functions = [_replace_markers(f, replacements) for f in module.functions]
+    module.callback_sites = []
+    return meshes
+
+
+def _replace_markers(function_text, replacements):
+    for marker, text in replacements.items():
+        function_text = function_text.replace(f", sdy.sharding = {marker}", text)
+    return function_text

@@ -131,6 +131,33 @@ def test_ordered_prints_in_a_loop_body_keep_program_order(capsys):
     assert out.splitlines() == ["before 1.0", "in 0 1.0", "in 1 2.0", "in 2 3.0", "after 4.0"]
 
 
+def test_ordered_io_callbacks_keep_order_across_scan_cond_and_while():
+    """The token runs through the loops' state and the branches: callbacks in them keep
+    their order with those around them (without it XLA may run them first)."""
+    def run(api, np_, lax, io_cb):
+        log = []
+
+        def say(tag):
+            def host(v):
+                log.append((tag, float(v)))
+                return np.float32(v)
+            return lambda v: io_cb(host, api.ShapeDtypeStruct((), np.float32), v, ordered=True)
+
+        def f(x):  # no value flows between the parts: only the token orders them
+            a = say("start")(x.sum())
+            total, _ = lax.scan(lambda c, v: (c + say("scan")(v), v), np_.float32(0), x)
+            b = lax.cond(x[0] >= 0, lambda v: say("then")(v), lambda v: say("else")(v), x[1])
+            w = lax.while_loop(lambda v: v < 20, lambda v: say("while")(v) + 8, x[2])
+            return say("end")(a + total + b + w)
+        out = api.jit(f)(np_.arange(3, dtype=np_.float32))
+        api.effects_barrier()
+        return log, float(out)
+    got, want = run(*FG), run(*JAX)
+    assert got == want
+    assert [t for t, _ in got[0]] == ["start", "scan", "scan", "scan", "then", "while",
+                                      "while", "while", "end"]
+
+
 def test_debug_callback_kwargs_static_and_vmap(capsys):
     def run(api, np_, lax, io_cb):
         def show(x, label, *, scale):

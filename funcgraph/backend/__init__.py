@@ -295,13 +295,15 @@ def _compile_module(text, host_callbacks=None):
 # successive calls stay in order) and the runtime token of its last execution with
 # callbacks, which `effects_barrier` waits for.
 
-def python_callback_target():
-    """The custom-call target that calls Python back on this platform."""
+def python_callback_target(partitioned=False):
+    """The custom-call target that calls Python back on this platform (a partitioned
+    one is called on every device with its local shards)."""
     name = platform()
+    prefix = "xla_ffi_partitioned_python" if partitioned else "xla_ffi_python"
     if name == "cpu":
-        return "xla_ffi_python_cpu_callback"
+        return f"{prefix}_cpu_callback"
     if name in ("gpu", "cuda", "rocm"):
-        return "xla_ffi_python_gpu_callback"
+        return f"{prefix}_gpu_callback"
     raise NotImplementedError(f"host callbacks are not supported on the {name} backend")
 
 
@@ -331,11 +333,12 @@ _runtime_tokens = _RuntimeTokens()
 
 
 def _effectful_runner(loaded, ordered):
+    token_sharding = _sharding(loaded.local_devices()[0])
+
     def run(bufs):
         bufs = list(bufs)
         if ordered:
-            token = _runtime_tokens.ordered
-            bufs.insert(0, token if token is not None else device_put(np.zeros(0, np.bool_)))
+            bufs.insert(0, ordered_token(token_sharding))
         results = loaded.execute_sharded(bufs, with_tokens=True)
         _runtime_tokens.last = results.consume_token()
         outs = [shards[0] for shards in results.disassemble_into_single_device_arrays()]
@@ -343,6 +346,26 @@ def _effectful_runner(loaded, ordered):
             _runtime_tokens.ordered = outs.pop(0)
         return outs
     return run
+
+
+def ordered_token(runtime_sharding):
+    """The ordered-effects token a program laid out over `runtime_sharding`'s devices
+    takes: the one the last ordered execution returned when it ran there, else a new
+    one, once that execution's ordered effects are done (so the programs' effects stay
+    in order; XLA's token buffers cannot be moved between devices)."""
+    token = _runtime_tokens.ordered
+    if token is not None and token.sharding == runtime_sharding:
+        return token
+    if token is not None:
+        token.block_until_ready()
+    return _jax().jax.device_put(np.zeros(0, np.bool_), runtime_sharding)
+
+
+def set_runtime_tokens(ordered, last):
+    """Record what a multi-device execution returned (see _RuntimeTokens)."""
+    if ordered is not None:
+        _runtime_tokens.ordered = ordered
+    _runtime_tokens.last = last
 
 
 def effects_barrier():

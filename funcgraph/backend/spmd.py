@@ -8,7 +8,10 @@ runtime shardings (what jaxlib's multi-device arrays and result handlers take), 
 the layouts XLA chose for unannotated outputs come back as plain block tables.  The
 jaxlib surface: `batched_device_put` with several devices, `ArrayImpl` (assembling
 single-device arrays), `compile_and_load` with a device assignment and
-`num_partitions`, `get_output_shardings`, `execute_sharded` with result handlers.
+`num_partitions`, `get_output_shardings`, `execute_sharded` with result handlers; for
+programs that call Python back, `compile_and_load(..., host_callbacks=)` of a parsed
+module and `execute_sharded(..., with_tokens=True)` with `consume_token` and a prefix
+`consume_with_handlers(..., strict=False)` for the ordered-effects token.
 """
 import functools
 import threading
@@ -16,7 +19,9 @@ import weakref
 
 import numpy as np
 
-from funcgraph.backend import _client, _jax, _jax_aval, _jax_x64, _sharding, pretty_mlir
+from funcgraph.backend import (
+    _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding, ordered_token, pretty_mlir,
+    set_runtime_tokens)
 
 
 # --- runtime shardings ------------------------------------------------------------------
@@ -104,18 +109,22 @@ def reshard(buf, runtime_sharding):
 
 class Layout:
     """How XLA laid out one output: `tiles` blocks per dimension, the block each
-    partition holds, and the runtime sharding to hand results over with."""
-    __slots__ = ("tiles", "blocks", "runtime")
+    partition holds, and the runtime sharding to hand results over with; or, for a
+    value that only one partition holds (a host callback's result), that partition."""
+    __slots__ = ("tiles", "blocks", "runtime", "partition")
 
-    def __init__(self, tiles, blocks, runtime):
+    def __init__(self, tiles, blocks, runtime, partition=None):
         self.tiles = tiles
         self.blocks = blocks
         self.runtime = runtime
+        self.partition = partition
 
 
 def _layout(op_sharding, ndim, devices):
     hlo = _jax().xla_client.HloSharding.from_proto(op_sharding)
     n = len(devices)
+    if hlo.is_maximal() and not hlo.is_replicated():  # (XLA counts replicated as maximal)
+        return Layout(None, None, None, int(hlo.tile_assignment_devices()[0]))
     if hlo.is_replicated() or ndim == 0:
         return Layout((1,) * ndim, [(0,) * ndim] * n, _gspmd_sharding(devices, op_sharding))
     dims = list(hlo.tile_assignment_dimensions())
@@ -133,26 +142,34 @@ class SpmdExecutable:
     (moving those that are elsewhere: uncommitted host or default-device data) and
     returns multi-device arrays in the output layouts."""
 
-    def __init__(self, loaded, text, devices, in_runtime, out_avals):
+    def __init__(self, loaded, text, devices, in_runtime, out_avals, host_callbacks=None,
+                 ordered=False):
         self.loaded = loaded
         self.text = text
         self.devices = devices
         self.in_runtime = list(in_runtime)
         self.out_avals = out_avals
         self.layouts = None
+        self.host_callbacks = host_callbacks  # kept alive while the program may call them
+        self.ordered = ordered  # @main takes and returns the ordered-effects token
+        if host_callbacks is not None:
+            self.run = self.run_with_callbacks
 
     def output_layouts(self):
         """The Layout XLA chose for each output."""
         if self.layouts is None:
             devices = self.devices
+            shardings = self.loaded.get_output_shardings()[1 if self.ordered else 0:]
             self.layouts = [_layout(op, len(a.shape), devices) for op, a in
-                            zip(self.loaded.get_output_shardings(), self.out_avals, strict=True)]
+                            zip(shardings, self.out_avals, strict=True)]
         return self.layouts
 
     def result_handlers(self, runtime_shardings):
-        """What turns the outputs into arrays with these shardings (one per output)."""
+        """What turns the outputs into arrays with these shardings (one per output; a
+        partition number: the array that partition holds)."""
         jax = _jax()
-        return [jax.xla_client.array_result_handler(_jax_aval(a.shape, a.dtype), s, True, True)
+        return [_pick(s) if isinstance(s, int) else
+                jax.xla_client.array_result_handler(_jax_aval(a.shape, a.dtype), s, True, True)
                 for a, s in zip(self.out_avals, runtime_shardings, strict=True)]
 
     def place(self, bufs, start=0):
@@ -170,6 +187,23 @@ class SpmdExecutable:
     def run(self, bufs, handlers):
         return self.loaded.execute_sharded(self.place(bufs)).consume_with_handlers(handlers)
 
+    def run_with_callbacks(self, bufs, handlers):
+        """`run` of a program that calls Python back: it keeps the runtime tokens, and
+        passes the ordered-effects token on when it has ordered effects."""
+        bufs = self.place(bufs)
+        if self.ordered:
+            bufs.insert(0, ordered_token(self._token_sharding()))
+        results = self.loaded.execute_sharded(bufs, with_tokens=True)
+        token = None
+        if self.ordered:
+            [pieces] = results.consume_with_handlers([list], strict=False)
+            token = assemble((0,), np.bool_, self._token_sharding(), pieces)
+        set_runtime_tokens(token, results.consume_token())
+        return results.consume_with_handlers(handlers)
+
+    def _token_sharding(self):
+        return named_sharding(self.devices, (len(self.devices),), ("devices",), ())
+
     def cost_analysis(self):
         return dict(self.loaded.cost_analysis())
 
@@ -180,16 +214,26 @@ class SpmdExecutable:
         return self.loaded.hlo_modules()[0].to_string()
 
 
+def _pick(partition):
+    """The result handler of an output only `partition` holds."""
+    return lambda arrays: arrays[partition]
+
+
 _spmd_cache = weakref.WeakValueDictionary()
 _lock = threading.Lock()
 
 
-def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs):
+def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_callbacks=(),
+                 ordered=False):
     """Compile a module for `devices` (num_partitions = len(devices)); outputs where
-    propagate_outputs[i] take the layout XLA's propagation gives them."""
+    propagate_outputs[i] take the layout XLA's propagation gives them.  A module that
+    calls Python back gets its functions (host_callbacks, by index; its text names
+    them by index only, so it is never shared); an `ordered` one threads the
+    ordered-effects token (@main's first argument and result)."""
+    effectful = bool(host_callbacks) or ordered
     key = (text, tuple(devices), tuple(in_runtime), tuple(propagate_outputs))
     with _lock:
-        found = _spmd_cache.get(key)
+        found = None if effectful else _spmd_cache.get(key)
     if found is not None:
         return found
     jax = _jax()
@@ -199,15 +243,26 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs):
         device_assignment=np.array([d.id for d in devices]).reshape(1, len(devices)))
     build = options.executable_build_options
     build.use_shardy_partitioner = True
-    build.allow_spmd_sharding_propagation_to_output = list(propagate_outputs) or [False]
+    propagate = [False] * ordered + list(propagate_outputs)
+    build.allow_spmd_sharding_propagation_to_output = propagate or [False]
+    device_list = jax.xla_client.DeviceList(tuple(devices))
     try:
-        loaded = client.compile_and_load(
-            text, jax.xla_client.DeviceList(tuple(devices)), options)
+        if effectful:
+            with _mlir_context():
+                module = jax.mlir_ir.Module.parse(text)
+                loaded = client.compile_and_load(module, executable_devices=device_list,
+                                                 compile_options=options,
+                                                 host_callbacks=list(host_callbacks))
+        else:
+            loaded = client.compile_and_load(text, device_list, options)
     except Exception as e:
         raise RuntimeError(f"XLA could not compile funcgraph's StableHLO for "
                            f"{len(devices)} devices ({e}). This is a bug in funcgraph's "
                            f"lowering; the module was:\n{pretty_mlir(text)}") from None
-    executable = SpmdExecutable(loaded, text, tuple(devices), in_runtime, out_avals)
+    executable = SpmdExecutable(loaded, text, tuple(devices), in_runtime, out_avals,
+                                list(host_callbacks) if effectful else None, ordered)
+    if effectful:
+        return executable
     with _lock:
         _spmd_cache[key] = executable
     return executable

@@ -18,13 +18,13 @@ import sys
 import numpy as np
 
 from funcgraph import core, dtypes, ir, tree_util
-from funcgraph.array import Array
+from funcgraph.array import Array, default_device, reshard
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import direct_impls, eval_trace, to_concrete
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import transpose_rules
-from funcgraph.lowering import emit_host_callback
+from funcgraph.lowering import callback_device, emit_host_callback
 from funcgraph.primitives.base import move_batch_dim
 from funcgraph.primitives.batching_helpers import broadcast_batched
 from funcgraph.primitives.control_flow import scan_p
@@ -32,11 +32,12 @@ from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import const_free
 from funcgraph.primitives.remat import recomputed_effects
 from funcgraph.primitives.structural import slice_p, squeeze_p
+from funcgraph.sharding import SingleDeviceSharding
 
 debug_effect = ir.Effect("Debug")
 ordered_debug_effect = ir.Effect("OrderedDebug", ordered=True)
 io_effect = ir.Effect("IO")
-ordered_io_effect = ir.Effect("OrderedIO", ordered=True)
+ordered_io_effect = ir.Effect("OrderedIO", ordered=True, shardable=True)
 # checkpoint re-runs debug callbacks when it recomputes, as JAX does
 recomputed_effects.update((debug_effect, ordered_debug_effect))
 
@@ -73,11 +74,14 @@ def _as_arrays(values, avals):
 
 
 def _concrete_args(args):
-    """Eager operands as funcgraph Arrays."""
+    """Eager operands as funcgraph Arrays; those laid out over devices as whole values on
+    the default device (what a compiled callback receives, as in JAX)."""
     out = []
     for a in args:
-        if type(a) is Array:
+        if type(a) is Array and a._sharding is None:
             out.append(a)
+        elif type(a) is Array:
+            out.append(Array(np.asarray(a), a.aval))
         else:
             value, aval = to_concrete(a)
             out.append(Array(value, aval))
@@ -129,7 +133,8 @@ def _declare_debug(name, run, effects_of):
     def lower(ctx, avals_in, avals_out, *args, **params):
         host = _host_function(lambda arrays: run(arrays, **params) or (), avals_in)
         return emit_host_callback(ctx, host, args, avals_in, [],
-                                  ordered=effects_of(params).ordered, side_effect=True)
+                                  ordered=effects_of(params).ordered, side_effect=True,
+                                  partitioned=params["partitioned"], what=name)
 
     def jvp(primals, tangents, **params):
         return prim.bind(*primals, **params), []
@@ -222,17 +227,40 @@ def _result_avals(*avals, result_avals, **params):
     return list(result_avals)
 
 
-def _pure_callback_eager(*args, callback, result_avals, vmap_method):
+def _eager_results(args, callback, result_avals, sharding, what):
+    """The callback called at once; its results on the device `sharding` names (which
+    must be one the operands are on, as in JAX), else the default one."""
+    device = _callback_device(args, sharding, what)
     outs = _checked_results(callback(*_concrete_args(args)), result_avals)
-    return [Array(v, a) for v, a in core.safe_zip(outs, result_avals)]
+    results = [Array(v, a) for v, a in core.safe_zip(outs, result_avals)]
+    if device is None:
+        return results
+    return [reshard(r, SingleDeviceSharding(device)) for r in results]
+
+
+def _callback_device(args, sharding, what):
+    if sharding is None:
+        return None
+    devices = set().union(*(a._sharding.device_set for a in args
+                            if type(a) is Array and a._sharding is not None))
+    devices = devices or {default_device()}
+    device = callback_device(sharding)
+    if device not in devices:
+        raise ValueError(f"Sharding provided to {what} specifies a device {device} that is "
+                         f"not in the device assignment ({sorted(devices, key=str)})")
+    return device
+
+
+def _pure_callback_eager(*args, callback, result_avals, sharding, vmap_method):
+    return _eager_results(args, callback, result_avals, sharding, "pure_callback")
 
 
 def _pure_callback_lowering(ctx, avals_in, avals_out, *args, callback, result_avals,
-                            vmap_method):
+                            sharding, vmap_method):
     host = _host_function(lambda arrays: _checked_results(callback(*arrays), result_avals),
                           avals_in)
     return emit_host_callback(ctx, host, args, avals_in, list(avals_out), ordered=False,
-                              side_effect=False)
+                              side_effect=False, sharding=sharding, what="pure_callback")
 
 
 def _pure_callback_jvp(primals, tangents, **params):
@@ -266,8 +294,10 @@ def _sequential(prim, axis_data, args, dims, unroll, **params):
     return list(outs), [0] * len(outs)
 
 
-def _pure_callback_batch(axis_data, args, dims, callback, result_avals, vmap_method):
-    params = dict(callback=callback, result_avals=result_avals, vmap_method=vmap_method)
+def _pure_callback_batch(axis_data, args, dims, callback, result_avals, sharding,
+                         vmap_method):
+    params = dict(callback=callback, result_avals=result_avals, sharding=sharding,
+                  vmap_method=vmap_method)
     if vmap_method in ("sequential", "sequential_unrolled"):
         return _sequential(pure_callback_p, axis_data, args, dims,
                            vmap_method == "sequential_unrolled", **params)
@@ -282,7 +312,7 @@ def _pure_callback_batch(axis_data, args, dims, callback, result_avals, vmap_met
                 for a, d in zip(args, dims)]
     batched_avals = tuple(a.update(shape=(axis_data.size,) + a.shape) for a in result_avals)
     outs = pure_callback_p.bind(*new_args, callback=callback, result_avals=batched_avals,
-                                vmap_method=vmap_method)
+                                sharding=sharding, vmap_method=vmap_method)
     return list(outs), [0] * len(outs)
 
 
@@ -296,16 +326,16 @@ batching_rules[pure_callback_p] = _pure_callback_batch
 
 # --- io_callback -------------------------------------------------------------------------
 
-def _io_callback_eager(*args, callback, result_avals, ordered):
-    outs = _checked_results(callback(*_concrete_args(args)), result_avals)
-    return [Array(v, a) for v, a in core.safe_zip(outs, result_avals)]
+def _io_callback_eager(*args, callback, result_avals, sharding, ordered):
+    return _eager_results(args, callback, result_avals, sharding, "io_callback")
 
 
-def _io_callback_lowering(ctx, avals_in, avals_out, *args, callback, result_avals, ordered):
+def _io_callback_lowering(ctx, avals_in, avals_out, *args, callback, result_avals, sharding,
+                          ordered):
     host = _host_function(lambda arrays: _checked_results(callback(*arrays), result_avals),
                           avals_in)
     return emit_host_callback(ctx, host, args, avals_in, list(avals_out), ordered=ordered,
-                              side_effect=True)
+                              side_effect=True, sharding=sharding, what="io_callback")
 
 
 def _io_callback_jvp(primals, tangents, **params):
@@ -316,11 +346,11 @@ def _io_callback_transpose(cts, *args, **params):
     raise ValueError("IO callbacks do not support transpose.")
 
 
-def _io_callback_batch(axis_data, args, dims, callback, result_avals, ordered):
+def _io_callback_batch(axis_data, args, dims, callback, result_avals, sharding, ordered):
     if ordered:
         raise ValueError("Cannot `vmap` ordered IO callback.")
     return _sequential(io_callback_p, axis_data, args, dims, False, callback=callback,
-                       result_avals=result_avals, ordered=False)
+                       result_avals=result_avals, sharding=sharding, ordered=False)
 
 
 io_callback_p = declare("io_callback", _result_avals, None, _io_callback_lowering,

@@ -16,7 +16,7 @@ from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.partial_eval import partial_eval_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.interpreters.transpose import backward_pass, is_undefined, transpose_rules
-from funcgraph.lowering import lower_closed_body
+from funcgraph.lowering import TOKEN, has_ordered_effects, lower_closed_body
 from funcgraph.primitives.base import broadcast_in_dim_p
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.call import merge_tangents
@@ -65,11 +65,24 @@ def _variant(closed, defined):
                     [v for v, d in zip(inner.invars, defined) if not d], inner.outvars, inner.eqns)
 
 
-def _region_body(closed, operand_names):
+def _region_body(closed, operand_names, token=None):
+    """A region running `closed` on names of the enclosing body; given the enclosing
+    ordered-effects `token`, it threads it and returns the new one last."""
     def body(ctx, args):
+        ctx.token = token
         outs = lower_closed_body(ctx, closed, list(operand_names) + list(args))
-        return outs, closed.out_avals
+        if token is None:
+            return outs, closed.out_avals
+        return outs + [ctx.token], list(closed.out_avals) + [TOKEN]
     return body
+
+
+def _threaded_token(ctx, *closed):
+    """The token to thread through control flow whose bodies have ordered effects (so
+    they keep their order with those before and after it), else None."""
+    if any(has_ordered_effects(c.jaxpr) for c in closed):
+        return ctx.effect_token()
+    return None
 
 
 # --- cond: run branches[index](*operands) ----------------------------------------------
@@ -87,8 +100,13 @@ def _cond_shape(index, *ops, branches):
 
 
 def _cond_lowering(ctx, avals_in, avals_out, index, *ops, branches):
-    regions = [ctx.region([], _region_body(b, ops)) for b in branches]
-    return ctx.op("stablehlo.case", [index], [avals_in[0]], list(avals_out), regions=regions)
+    token = _threaded_token(ctx, *branches)
+    regions = [ctx.region([], _region_body(b, ops, token)) for b in branches]
+    outs = ctx.op("stablehlo.case", [index], [avals_in[0]],
+                  list(avals_out) + ([TOKEN] if token else []), regions=regions)
+    if token:
+        ctx.token, outs = outs[-1], outs[:-1]
+    return outs
 
 
 cond_p = declare("cond", _cond_shape, None, _cond_lowering, multiple_results=True)
@@ -227,19 +245,29 @@ def _while_lowering(ctx, avals_in, avals_out, *args, cond_jaxpr, body_jaxpr, con
                     body_nconsts):
     """Consts travel through the loop unchanged, so regions capture nothing."""
     nc, nb = cond_nconsts, body_nconsts
+    token = _threaded_token(ctx, cond_jaxpr, body_jaxpr)
+    state, state_avals = list(args), list(avals_in)
+    if token:  # the last value of the loop's state
+        state, state_avals = state + [token], state_avals + [TOKEN]
 
     def cond_body(rctx, xs):
+        rctx.token = xs[-1] if token else None
+        xs = xs[:len(args)]
         pred = lower_closed_body(rctx, cond_jaxpr, list(xs[:nc]) + list(xs[nc + nb:]))
         return pred, cond_jaxpr.out_avals
 
     def loop_body(rctx, xs):
+        rctx.token = xs[-1] if token else None
+        xs = xs[:len(args)]
         new = lower_closed_body(rctx, body_jaxpr, list(xs[nc:nc + nb]) + list(xs[nc + nb:]))
-        return list(xs[:nc + nb]) + new, list(avals_in)
+        return list(xs[:nc + nb]) + new + ([rctx.token] if token else []), state_avals
 
-    outs = ctx.op("stablehlo.while", list(args), list(avals_in), list(avals_in),
-                  regions=[ctx.region(list(avals_in), cond_body),
-                           ctx.region(list(avals_in), loop_body)])
-    return outs[nc + nb:]
+    outs = ctx.op("stablehlo.while", state, state_avals, state_avals,
+                  regions=[ctx.region(state_avals, cond_body),
+                           ctx.region(state_avals, loop_body)])
+    if token:
+        ctx.token = outs.pop()
+    return outs[nc + nb:len(args)]
 
 
 while_p = declare("while", _while_shape, None, _while_lowering, multiple_results=True)
@@ -419,9 +447,21 @@ def _scan_lowering(ctx, avals_in, avals_out, *args, jaxpr, num_consts, num_carry
                         "compare_type": "#stablehlo<comparison_type SIGNED>"})
         return [pred], [ShapedArray((), dtypes.bool_)]
 
+    token = _threaded_token(ctx, jaxpr)
+    if token:  # the last value of the loop's state
+        state, state_avals = state + [token], state_avals + [TOKEN]
+
+    def loop_body(rctx, st):
+        if not token:
+            return steps(rctx, st, k), state_avals
+        rctx.token = st[-1]
+        new = steps(rctx, st[:-1], k)
+        return new + [rctx.token], state_avals
+
     state = ctx.op("stablehlo.while", state, state_avals, state_avals,
-                   regions=[ctx.region(state_avals, cond),
-                            ctx.region(state_avals, lambda r, st: (steps(r, st, k), state_avals))])
+                   regions=[ctx.region(state_avals, cond), ctx.region(state_avals, loop_body)])
+    if token:
+        ctx.token = state.pop()
     state = steps(ctx, state, length - looped)
     return state[1 + nc:1 + nc + nk] + state[1 + nc + nk:1 + nc + nk + len(ys_avals)]
 

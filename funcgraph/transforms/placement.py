@@ -60,16 +60,14 @@ def unplaced(n_in, n_out):
 
 def compile_placed(module, placement, out_avals):
     """(executable, output shardings, result handlers) of a module over its devices."""
-    if module.host_callbacks or module.ordered:
-        raise NotImplementedError("host callbacks (debug.print, pure_callback, io_callback) "
-                                  "in a program over several devices or a non-default "
-                                  "device are not supported yet")
     devices = module.devices
     in_runtime = [s._backend_sharding() for s in placement.arg_shardings]
     given = placement.out_shardings
     executable = spmd.compile_spmd(module.text, devices, in_runtime, out_avals,
-                                   [s is None for s in given])
+                                   [s is None for s in given], module.host_callbacks,
+                                   module.ordered)
     outs = list(given)
+    runtime = [None] * len(given)
     if placement.mesh is None:
         outs = [s or SingleDeviceSharding(devices[0]) for s in given]
     elif any(s is None for s in given):
@@ -77,11 +75,17 @@ def compile_placed(module, placement, out_avals):
         for i, (s, layout) in enumerate(zip(given, layouts, strict=True)):
             if s is not None:
                 continue
+            if layout.partition is not None:
+                # only one device holds it (a host callback's result): it lives there
+                outs[i] = SingleDeviceSharding(devices[layout.partition])
+                runtime[i] = layout.partition
+                continue
             outs[i] = sharding_from_blocks(placement.mesh, layout.tiles, layout.blocks,
                                            *(placement.original or (None, None)))
             if isinstance(outs[i], TiledSharding):
                 outs[i]._runtime = layout.runtime
-    handlers = executable.result_handlers([s._backend_sharding() for s in outs])
+    handlers = executable.result_handlers(
+        [s._backend_sharding() if r is None else r for s, r in zip(outs, runtime, strict=True)])
     return executable, outs, handlers
 
 
