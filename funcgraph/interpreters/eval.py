@@ -104,6 +104,31 @@ def _on_default_device(a):
                                 and sharding._device == default_device())
 
 
+def _placed_elsewhere(args):
+    """Whether an argument is an Array committed off the default device (another device,
+    or sharded over several): the primitive then runs where it is."""
+    for a in args:
+        if type(a) is Array and a._sharding is not None and not _on_default_device(a):
+            return True
+    return False
+
+
+def placed_values(args):
+    """(values, avals) with every Array kept as it is (its placement decides where the
+    program runs); other values as host values."""
+    vals, avals = [], []
+    for a in args:
+        if type(a) is Array:
+            a._check_alive()
+            vals.append(a)
+            avals.append(a.aval)
+        else:
+            v, aval = to_concrete(a)
+            vals.append(v)
+            avals.append(aval)
+    return vals, avals
+
+
 class EvalTrace(core.Trace):
     """The bottom of every trace stack: primitives run now."""
 
@@ -115,7 +140,7 @@ class EvalTrace(core.Trace):
                 check_nonfinite(prim, out if prim.multiple_results else [out])
             return out
         impl = impl_rules.get(prim)
-        if impl is None or not eager_mode.uses_numpy():
+        if impl is None or not eager_mode.uses_numpy() or _placed_elsewhere(args):
             return self._run_compiled(prim, args, params)
         vals, avals = host_values(args)
         try:
@@ -134,9 +159,15 @@ class EvalTrace(core.Trace):
         """A primitive run as a compiled XLA computation (those whose NumPy version would
         round differently from XLA, e.g. sin and exp, or any off the CPU).  Arrays are
         passed as they are, so a value that lives on the device stays there; the shape
-        rule runs on the compiled path's first call of each type (its trace)."""
-        vals, avals = device_values(args)
-        out = compiled_eval["primitive"](prim, avals, params, vals)
+        rule runs on the compiled path's first call of each type (its trace).  On Arrays
+        placed elsewhere (another device, sharded) it runs there, as jit of it would:
+        XLA's propagation gives the results' shardings, as jax's eager ops do."""
+        if _placed_elsewhere(args):
+            vals, avals = placed_values(args)
+            out = compiled_eval["placed_primitive"](prim, avals, params, vals)
+        else:
+            vals, avals = device_values(args)
+            out = compiled_eval["primitive"](prim, avals, params, vals)
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])
         return out

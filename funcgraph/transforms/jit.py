@@ -190,7 +190,24 @@ def _as_list(out, prim):
     return list(out) if prim.multiple_results else [out]
 
 
+_placed_primitive_jaxprs = {}
+
+
+def _placed_primitive(prim, avals, params, args):
+    """A primitive on arguments placed off the default device runs as the jaxpr of its
+    bind, by run_jaxpr, where its committed arguments are (one jaxpr per primitive,
+    argument types and params; run_jaxpr keeps a compiled program per placement)."""
+    key = (prim, tuple(avals), tuple(sorted(params.items())) if params else ())
+    closed = _placed_primitive_jaxprs.get(key)
+    if closed is None:
+        closed = _placed_primitive_jaxprs[key] = trace_flat(
+            lambda *xs: _as_list(prim.bind(*xs, **params), prim), avals)
+    outs = run_jaxpr(closed, args)
+    return outs if prim.multiple_results else outs[0]
+
+
 compiled_eval["primitive"] = _compiled_primitive
+compiled_eval["placed_primitive"] = _placed_primitive
 compiled_eval["jaxpr"] = run_jaxpr
 
 
