@@ -146,10 +146,19 @@ _linear_jvp(psum_p)
 
 
 def _psum_transpose(ct, x, axis_name):
-    """psum is its own transpose (every lane's or device's output depends on every
-    input); shard_map's transpose scales the cotangents of outputs replicated over
-    mesh axes so that this holds for them too."""
-    return [None if is_zero(ct) else psum_p.bind(ct, axis_name=axis_name)]
+    """Over the mesh axes along which the operand varies (check_vma), psum's result is
+    one invariant value whose cotangent every device already holds: pvary.  Otherwise
+    psum is its own transpose (every lane's or device's output depends on every input);
+    shard_map's transpose without check_vma scales the cotangents of outputs replicated
+    over mesh axes so that this holds for them too."""
+    if is_zero(ct):
+        return [None]
+    names = _names(axis_name)
+    varying = tuple(n for n in names if n in x.aval.vma)
+    summed = tuple(n for n in names if n not in x.aval.vma)
+    if varying:
+        ct = pvary_p.bind(ct, axis_name=varying)
+    return [psum_p.bind(ct, axis_name=summed) if summed else ct]
 
 
 transpose_rules[psum_p] = _psum_transpose
@@ -420,6 +429,7 @@ def _pvary_collective(axis_data, args, dims, axis_name):
 transpose_rules[pvary_p] = _pvary_transpose
 collective_rules[pvary_p] = _pvary_collective
 batching_rules[pvary_p] = _same_dim_batch(pvary_p)
+core.set_pvary_primitive(pvary_p)
 
 
 # --- axis_index ----------------------------------------------------------------------
@@ -460,3 +470,27 @@ def _axis_index_collective(axis_data, args, dims, axis_name):
 
 collective_rules[axis_index_p] = _axis_index_collective
 
+
+
+# --- varying manual axes (check_vma): see funcgraph.core -----------------------------------
+# A collective's operand is first made to vary over the axes it names; psum, pmax and pmin
+# leave a value invariant along them, the others a value varying along them.
+
+def _reducing_vma(vma, axes):
+    return vma | axes, vma - axes
+
+
+def _varying_vma(vma, axes):
+    return vma | axes, vma | axes
+
+
+def _marking_vma(vma, axes):
+    return vma, vma | axes
+
+
+for _prim in (psum_p, pmax_p, pmin_p):
+    core.vma_rules[_prim] = _reducing_vma
+for _prim in (all_gather_p, reduce_scatter_p, ppermute_p, all_to_all_p):
+    core.vma_rules[_prim] = _varying_vma
+for _prim in (pvary_p, axis_index_p):
+    core.vma_rules[_prim] = _marking_vma

@@ -9,7 +9,7 @@ import functools
 
 import numpy as np
 
-from funcgraph import core, ir, tree_util
+from funcgraph import core, tree_util
 from funcgraph import backend as xla_backend
 from funcgraph.array import Array
 from funcgraph.interpreters.batching import manual_axes
@@ -17,7 +17,8 @@ from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lax._operands import as_operand
 from funcgraph.primitives.base import reshape_p
 from funcgraph.primitives.jaxprs import const_free
-from funcgraph.primitives.shard_map import block_aval, shard_map_p, unmentioned
+from funcgraph.primitives.shard_map import block_aval, mentioned, shard_map_p, unmentioned, \
+    vma_axes
 from funcgraph.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
 from funcgraph.transforms.api_util import flatten_args, flatten_fun, fun_name
 from funcgraph.transforms.jit import jit
@@ -62,60 +63,30 @@ def _check_specs(mesh, specs, what):
                                      f"not in the mesh {mesh}")
 
 
-# Collectives after which a value no longer varies along the axes they name.
-_REDUCING = {"psum", "pmax", "pmin"}
-# Collectives whose result varies along the axes they name.
-_VARYING = {"reduce_scatter", "axis_index", "pvary"}
-
-
-def varying_axes(jaxpr, in_varying):
-    """Per output of a jaxpr: the mesh axes along which its value may differ between
-    devices, given those of its inputs (None: unknown, as for control flow).  A
-    conservative dataflow pass: an equation's result varies wherever an operand does."""
-    env = dict(zip(jaxpr.invars, in_varying, strict=True))
-    env.update({v: frozenset() for v in jaxpr.constvars})
-
-    def read(x):
-        return env.get(x, frozenset()) if isinstance(x, ir.Var) else frozenset()
-    for eqn in jaxpr.eqns:
-        ins = [read(x) for x in eqn.invars]
-        name = eqn.prim.name
-        axes = frozenset(eqn.params.get("axis_name", ()) or ())
-        if name == "pjit":
-            outs = varying_axes(eqn.params["jaxpr"].jaxpr, ins)
-        elif any(a is None for a in ins) or any(isinstance(p, ir.ClosedJaxpr)
-                                                for p in eqn.params.values()):
-            outs = [None] * len(eqn.outvars)
-        else:
-            union = frozenset().union(*ins)
-            if name in _REDUCING:
-                union = union - axes
-            elif name in _VARYING:
-                union = union | axes
-            outs = [union] * len(eqn.outvars)
-        env.update(zip(eqn.outvars, outs, strict=True))
-    return [read(x) for x in jaxpr.outvars]
-
-
-def _check_replication(fun, body, mesh, in_specs, out_specs):
+def _check_replication(fun, body, mesh, out_specs):
     """jax's check_vma error: an out_spec that leaves out a mesh axis along which the
-    output may vary."""
-    ins = [frozenset(mesh.axis_names) - frozenset(unmentioned(mesh, s)) for s in in_specs]
-    for i, (varying, spec) in enumerate(zip(varying_axes(body.jaxpr, ins), out_specs,
-                                            strict=True)):
-        missing = [a for a in unmentioned(mesh, spec) if varying is not None and a in varying]
+    output varies."""
+    for i, (aval, spec) in enumerate(zip(body.out_avals, out_specs, strict=True)):
+        missing = [a for a in unmentioned(mesh, spec) if a in aval.vma]
         if missing:
-            axes = ", ".join(repr(a) for a in missing)
+            where = "out_specs" if len(out_specs) == 1 else f"out_specs[{i}]"
             raise ValueError(
                 f"shard_map applied to the function '{fun_name(fun)}' was given out_specs "
                 f"which require replication which can't be statically inferred given the "
                 f"mesh:\n\nThe mesh given has shape {mesh.axis_sizes} with corresponding axis "
-                f"names {mesh.axis_names}.\n\nout_specs[{i}] is {spec} which implies that the "
-                f"corresponding output value is replicated across mesh axis {axes}, but it "
-                f"may vary along it.\n\nCheck if these output values are meant to be "
-                f"replicated over those mesh axes. If not, consider revising the "
+                f"names {mesh.axis_names}.\n\n{where} is {spec} which implies that the "
+                f"corresponding output value is only varying across mesh axes "
+                f"{_axes_text(mentioned(mesh, spec), mesh)} and not {_axes_text(missing, mesh)}, "
+                f"but it was inferred to be possibly varying over "
+                f"{_axes_text(aval.vma, mesh)}\n\nCheck if these output values are meant to "
+                f"be replicated over those mesh axes. If not, consider revising the "
                 f"corresponding out_specs entries. If so, consider disabling the check by "
                 f"passing the check_vma=False argument to `shard_map`.")
+
+
+def _axes_text(axes, mesh):
+    """{i,j}, as jax names sets of mesh axes in this message."""
+    return "{" + ",".join(map(str, core.in_mesh_order(axes, mesh.axis_names))) + "}"
 
 
 def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_vma=True,
@@ -126,14 +97,17 @@ def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_
     _check_specs(mesh, in_specs, "in_specs")
     blocks = [block_aval(core.get_aval(x), mesh, s, f"in_specs[{i}]")
               for i, (x, s) in enumerate(zip(leaves, in_specs, strict=True))]
-    with manual_axes(dict(mesh.shape)):
+    if check_vma:
+        blocks = [b.update(vma=mentioned(mesh, s)) for b, s in zip(blocks, in_specs,
+                                                                 strict=True)]
+    with manual_axes(dict(mesh.shape)), core.vma_scope(vma_axes(mesh, check_vma)):
         body = trace_flat(flat_fun, blocks)
     body, consts = const_free(body)
     out_specs = out_specs_of(store.out_tree)
     _check_specs(mesh, out_specs, "out_specs")
     specs_in = (PartitionSpec(),) * len(consts) + tuple(in_specs)
     if check_vma:
-        _check_replication(fun or flat_fun, body, mesh, specs_in, out_specs)
+        _check_replication(fun or flat_fun, body, mesh, out_specs)
     return shard_map_p.bind(*consts, *leaves, jaxpr=body, mesh=mesh, in_specs=specs_in,
                             out_specs=tuple(out_specs), check_vma=check_vma)
 
