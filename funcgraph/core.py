@@ -8,6 +8,7 @@ nested transformations compose.  Every trace has a unique tag: a tracer is
 only ever unwrapped by the trace that made it, which rules out perturbation
 confusion between nested derivatives.
 """
+import collections
 import itertools
 import operator
 import os
@@ -23,6 +24,7 @@ from funcgraph.config import config as _config
 # --- abstract values -------------------------------------------------------
 
 NO_AXES = frozenset()
+ManualAxisType = collections.namedtuple("ManualAxisType", "varying unreduced reduced")
 
 
 class ShapedArray:
@@ -48,6 +50,12 @@ class ShapedArray:
         for d in self.shape:
             size *= d
         return size
+
+    @property
+    def manual_axis_type(self):
+        """JAX's record of the value's state along manual mesh axes (funcgraph tracks
+        only which axes it varies over)."""
+        return ManualAxisType(self.vma, NO_AXES, NO_AXES)
 
     def update(self, shape=None, dtype=None, weak_type=None, vma=None):
         return ShapedArray(self.shape if shape is None else shape,

@@ -480,6 +480,20 @@ def _reducing_vma(vma, axes):
     return vma | axes, vma - axes
 
 
+def _summing_vma(name):
+    """psum and psum_scatter take operands varying along all the axes they name, or
+    along none (marked then)."""
+    def rule(vma, axes):
+        if vma & axes and not axes <= vma:
+            raise ValueError(
+                f"lax.{name} can only accept axis_name which corresponds to one of "
+                f"varying, unreduced, reduced or invarying state of the input. Got input "
+                f"varying over {set(vma)}, axes: {set(axes)} and input state: "
+                f"{{'invarying', 'varying'}}")
+        return (_reducing_vma if name == "psum" else _varying_vma)(vma, axes)
+    return rule
+
+
 def _varying_vma(vma, axes):
     return vma | axes, vma | axes
 
@@ -488,9 +502,11 @@ def _marking_vma(vma, axes):
     return vma, vma | axes
 
 
-for _prim in (psum_p, pmax_p, pmin_p):
+core.vma_rules[psum_p] = _summing_vma("psum")
+core.vma_rules[reduce_scatter_p] = _summing_vma("psum_scatter")
+for _prim in (pmax_p, pmin_p):
     core.vma_rules[_prim] = _reducing_vma
-for _prim in (all_gather_p, reduce_scatter_p, ppermute_p, all_to_all_p):
+for _prim in (all_gather_p, ppermute_p, all_to_all_p):
     core.vma_rules[_prim] = _varying_vma
 for _prim in (pvary_p, axis_index_p):
     core.vma_rules[_prim] = _marking_vma

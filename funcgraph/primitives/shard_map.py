@@ -15,9 +15,8 @@ body's own transpose gives replicated inputs their summed cotangents, as in JAX.
 Without check_vma, differentiation follows JAX's rule for programs whose replication is
 not tracked: psum transposes to psum, so the cotangent of an output replicated over mesh
 axes is divided by their size, and the cotangent of an input replicated over mesh axes
-is summed over them.  Both are exact for outputs that really are replicated.  (A
-shard_map(check_vma=False) holding lax.pcast(..., to="varying") is not differentiated
-through.)"""
+is summed over them.  Both are exact for outputs that really are replicated (and
+lax.pcast does nothing there, so no pvary is summed twice)."""
 import math
 import weakref
 
@@ -262,23 +261,10 @@ def _shard_map_partial_eval(trace, args, params):
     return [next(staged) if u else next(known_outs) for u in out_unknowns]
 
 
-def _uses_pvary(jaxpr):
-    """Whether a jaxpr (or one inside it) marks values as varying (lax.pcast)."""
-    return any(e.prim.name == "pvary" or any(
-        _uses_pvary(p.jaxpr) for p in e.params.values() if isinstance(p, ir.ClosedJaxpr))
-        for e in jaxpr.eqns)
-
-
 def _backward_body(jaxpr, mesh, in_specs, out_specs, undefined, ct_mask, check_vma):
     """The per-device body of the transpose: (defined inputs, output cotangents) ->
     input cotangents (see the module doc for how replicated axes are handled)."""
     inner = jaxpr.jaxpr
-    if not check_vma and _uses_pvary(inner):
-        raise NotImplementedError(
-            "differentiating through a shard_map(check_vma=False) whose body uses "
-            "lax.pcast(..., to='varying') is not supported: without check_vma funcgraph "
-            "does not track which values vary over mesh axes, so the cotangents of "
-            "replicated inputs would be summed twice")
     variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined, strict=True) if not u],
                        [v for v, u in zip(inner.invars, undefined, strict=True) if u],
                        inner.outvars, inner.eqns)
@@ -306,7 +292,8 @@ def _ct_aval(aval, spec, mesh, check_vma):
 
 def _vma_out_ct(ct, aval, spec, mesh):
     """An output invariant along a mesh axis its spec splits over was used by every
-    device's block: its cotangent is the sum of theirs."""
+    device's block: its cotangent is the sum of theirs.  (shard_map marks the outputs of
+    the user's body as varying so; those of the bodies derived here may not be.)"""
     axes = core.in_mesh_order(mentioned(mesh, spec) - aval.vma, mesh.axis_names)
     return psum_p.bind(ct, axis_name=axes) if axes else ct
 

@@ -16,6 +16,7 @@ from funcgraph.interpreters.batching import manual_axes
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lax._operands import as_operand
 from funcgraph.primitives.base import reshape_p
+from funcgraph.primitives.collectives import pvary_p
 from funcgraph.primitives.jaxprs import const_free
 from funcgraph.primitives.shard_map import block_aval, mentioned, shard_map_p, unmentioned, \
     vma_axes
@@ -63,10 +64,19 @@ def _check_specs(mesh, specs, what):
                                      f"not in the mesh {mesh}")
 
 
-def _check_replication(fun, body, mesh, out_specs):
+def _vary_as_split(out, spec, mesh):
+    """An output marked (pvary) as varying along every axis its spec splits over, as
+    its blocks do."""
+    axes = mentioned(mesh, spec) - core.get_aval(out).vma
+    if not axes:
+        return out
+    return pvary_p.bind(as_operand(out), axis_name=core.in_mesh_order(axes, mesh.axis_names))
+
+
+def _check_replication(fun, out_avals, mesh, out_specs):
     """jax's check_vma error: an out_spec that leaves out a mesh axis along which the
     output varies."""
-    for i, (aval, spec) in enumerate(zip(body.out_avals, out_specs, strict=True)):
+    for i, (aval, spec) in enumerate(zip(out_avals, out_specs, strict=True)):
         missing = [a for a in unmentioned(mesh, spec) if a in aval.vma]
         if missing:
             where = "out_specs" if len(out_specs) == 1 else f"out_specs[{i}]"
@@ -75,13 +85,20 @@ def _check_replication(fun, body, mesh, out_specs):
                 f"which require replication which can't be statically inferred given the "
                 f"mesh:\n\nThe mesh given has shape {mesh.axis_sizes} with corresponding axis "
                 f"names {mesh.axis_names}.\n\n{where} is {spec} which implies that the "
-                f"corresponding output value is only varying across mesh axes "
-                f"{_axes_text(mentioned(mesh, spec), mesh)} and not {_axes_text(missing, mesh)}, "
-                f"but it was inferred to be possibly varying over "
-                f"{_axes_text(aval.vma, mesh)}\n\nCheck if these output values are meant to "
+                f"corresponding output value {_replication_claim(mesh, spec, aval, missing)}"
+                f"\n\nCheck if these output values are meant to "
                 f"be replicated over those mesh axes. If not, consider revising the "
                 f"corresponding out_specs entries. If so, consider disabling the check by "
                 f"passing the check_vma=False argument to `shard_map`.")
+
+
+def _replication_claim(mesh, spec, aval, missing):
+    if len(unmentioned(mesh, spec)) == 1:
+        return (f"is replicated across mesh axis {missing[0]!r}, but could not infer "
+                f"replication over any axes")
+    return (f"is only varying across mesh axes {_axes_text(mentioned(mesh, spec), mesh)} and "
+            f"not {_axes_text(missing, mesh)}, but it was inferred to be possibly varying "
+            f"over {_axes_text(aval.vma, mesh)}")
 
 
 def _axes_text(axes, mesh):
@@ -100,14 +117,20 @@ def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_
     if check_vma:
         blocks = [b.update(vma=mentioned(mesh, s)) for b, s in zip(blocks, in_specs,
                                                                  strict=True)]
+    out_specs = []
+
+    def body_fun(*blocks):
+        outs = flat_fun(*blocks)
+        out_specs[:] = out_specs_of(store.out_tree)
+        _check_specs(mesh, out_specs, "out_specs")
+        if not check_vma:
+            return outs
+        _check_replication(fun or flat_fun, [core.get_aval(o) for o in outs], mesh, out_specs)
+        return [_vary_as_split(o, s, mesh) for o, s in zip(outs, out_specs, strict=True)]
     with manual_axes(dict(mesh.shape)), core.vma_scope(vma_axes(mesh, check_vma)):
-        body = trace_flat(flat_fun, blocks)
+        body = trace_flat(body_fun, blocks)
     body, consts = const_free(body)
-    out_specs = out_specs_of(store.out_tree)
-    _check_specs(mesh, out_specs, "out_specs")
     specs_in = (PartitionSpec(),) * len(consts) + tuple(in_specs)
-    if check_vma:
-        _check_replication(fun or flat_fun, body, mesh, out_specs)
     return shard_map_p.bind(*consts, *leaves, jaxpr=body, mesh=mesh, in_specs=specs_in,
                             out_specs=tuple(out_specs), check_vma=check_vma)
 
