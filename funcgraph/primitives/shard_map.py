@@ -68,7 +68,7 @@ def global_aval(aval, mesh, spec, what):
                          f"function's output {aval.str_short()} has rank {aval.ndim}. For "
                          f"scalar values use P()")
     shape = tuple(n * t for n, t in zip(aval.shape, tiles(mesh, spec, aval.ndim), strict=True))
-    return aval.update(shape=shape)
+    return aval.update(shape=shape, vma=core.NO_AXES)
 
 
 def unmentioned(mesh, spec):

@@ -98,6 +98,7 @@ def test_jaxpr_shows_pvary_where_jax_inserts_it(meshes):
         assert _count(text, name) == _count(jtext, name), name
     assert _count(text, "pvary") > 5
     assert "f32[2,4]{V:i}" in text and "f32[2,4]{V:(i,j)}" in text
+    assert "{V:" not in text.split("= shard_map")[0]  # outside the body nothing varies
     _close(ours(W, X), theirs(W, X))
 
 
@@ -218,3 +219,44 @@ def test_check_vma_false_in_body_gradient_is_local_like_jax(meshes):
                        "j", to="varying")
     ours, theirs = _pair(meshes, body, (P(), P("i")), P("i"), check_vma=False)
     _close(ours(W, X), theirs(W, X))
+
+
+# --- control flow ------------------------------------------------------------------------
+
+def test_control_flow_in_the_body_varies_like_jax(meshes):
+    cases = [  # a branch that varies makes the cond's output vary (a predicate does not)
+        (lambda l, n, w, x: l.cond(w[0] > 0, lambda: x, lambda: n.ones_like(x) * w), P("i"),
+         {"i"}),
+        (lambda l, n, w, x: l.cond(x[0, 0] > 0, lambda: w, lambda: -w), P(), set()),
+        (lambda l, n, w, x: l.cond(w[0] > 0, lambda: w, lambda: -w), P(), set()),
+        # a carry made varying before the loop
+        (lambda l, n, w, x: l.fori_loop(0, 3, lambda k, c: c * 0.5 + x,
+                                        x[:, :1] * 0 + w), P("i"), {"i"})]
+    for body, out_spec, vma in cases:
+        ours, theirs = _pair(meshes, body, (P(), P("i")), out_spec)
+        _close(ours(W, X), theirs(W, X))
+        _close(fg.grad(lambda w: fnp.sum(fnp.sin(ours(w, X))))(W),
+               jax.grad(lambda w: jnp.sum(jnp.sin(theirs(w, X))))(W))
+        body_jaxpr = fg.make_jaxpr(ours)(W, X).eqns[0].params["jaxpr"].jaxpr
+        flow = [e for e in body_jaxpr.eqns if e.prim.name in ("cond", "scan", "while")][-1]
+        assert set(flow.outvars[-1].aval.vma) == vma
+        if out_spec == P():  # a replicated output is claimed only where jax allows it
+            continue
+        ours, theirs = _pair(meshes, body, (P(), P("i")), P())
+        with pytest.raises(ValueError, match="require replication"):
+            theirs(W, X)
+        with pytest.raises(ValueError, match="require replication"):
+            ours(W, X)
+
+
+def test_a_carry_that_starts_invariant_and_becomes_varying_is_rejected_like_jax(meshes):
+    def body(l, n, w, x):
+        return l.fori_loop(0, 3, lambda k, c: c + n.sum(x) * w, w)
+    ours, theirs = _pair(meshes, body, (P(), P("i")), P("i"))
+    with pytest.raises(TypeError) as jerr:
+        theirs(W, X)
+    with pytest.raises(TypeError) as err:
+        ours(W, X)
+    for text in (str(err.value), str(jerr.value)):
+        assert "carry input and carry output must have equal types" in text
+        assert "manual axis types do not match" in text
