@@ -120,6 +120,12 @@ CASES = {
     "all_gather": (lambda l, n, w, x: n.sum(l.all_gather(x * w, "i", tiled=True) ** 2, 0),
                    (P(), P("i")), P("i")),
     "replicated_only": (lambda l, n, w, x: w * 3.0 + n.sum(x), (P(), P()), P()),
+    "ppermute": (lambda l, n, w, x: l.ppermute(w, "i", [(k, (k + 1) % 4) for k in range(4)])
+                 * x, (P(), P("i")), P("i")),
+    "psum_scatter": (lambda l, n, w, x: l.psum_scatter(x * w, "j", scatter_dimension=1,
+                                                        tiled=True), (P(), P("i")), P("i", "j")),
+    "all_to_all": (lambda l, n, w, x: l.all_to_all(n.sin(x) * w, "i", 1, 1, tiled=True),
+                   (P(), P("i")), P("i")),
 }
 
 
