@@ -266,3 +266,36 @@ def test_a_carry_that_starts_invariant_and_becomes_varying_is_rejected_like_jax(
     for text in (str(err.value), str(jerr.value)):
         assert "carry input and carry output must have equal types" in text
         assert "manual axis types do not match" in text
+
+
+def _wrapped_bodies(mod, n, l):
+    """Bodies whose replicated w meets the sharded x inside custom_jvp, custom_vjp,
+    checkpoint and jit."""
+    @mod.custom_jvp
+    def sin(a):
+        return n.sin(a)
+
+    @sin.defjvp
+    def sin_jvp(primals, tangents):
+        return sin(primals[0]), n.cos(primals[0]) * tangents[0]
+
+    @mod.custom_vjp
+    def cos(a):
+        return n.cos(a)
+    cos.defvjp(lambda a: (n.cos(a), a), lambda a, ct: (-n.sin(a) * ct,))
+    return {"custom_jvp": lambda w, x: l.psum(n.sum(sin(w * x), 0), "i"),
+            "custom_vjp": lambda w, x: l.psum(n.sum(cos(w * x), 0), "i"),
+            "checkpoint": lambda w, x: l.psum(
+                n.sum(mod.checkpoint(lambda a: n.sin(a) * a)(w * x), 0), "i"),
+            "jit": lambda w, x: l.psum(n.sum(mod.jit(lambda a, b: n.sin(a) * b)(w, x), 0), "i")}
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp", "checkpoint", "jit"])
+def test_gradients_through_calls_in_the_body_match_jax(meshes, kind):
+    fm, jm = meshes((4, 2), ("i", "j"))
+    ours = fg.shard_map(_wrapped_bodies(fg, fnp, lax)[kind], mesh=fm, in_specs=(P(), P("i")),
+                        out_specs=P())
+    theirs = jax.shard_map(_wrapped_bodies(jax, jnp, jax.lax)[kind], mesh=jm,
+                           in_specs=(JP(), JP("i")), out_specs=JP())
+    _close(fg.grad(lambda w: fnp.sum(ours(w, X) ** 2))(W),
+           jax.grad(lambda w: jnp.sum(theirs(w, X) ** 2))(W))
