@@ -3,7 +3,7 @@ all_gather, psum_scatter, ppermute, all_to_all, axis_index, axis_size."""
 import math
 
 from funcgraph import core, tree_util
-from funcgraph.interpreters.batching import find_axis, manual_axes_key
+from funcgraph.interpreters.batching import find_axis, manual_axis_names
 from funcgraph.lax._elementwise import convert_element_type, div
 from funcgraph.lax._operands import as_operand, aval_of
 from funcgraph.primitives.base import transpose_p
@@ -133,7 +133,7 @@ def pcast(x, axis_name, *, to):
     if to != "varying":
         raise NotImplementedError(f"pcast(..., to={to!r}): only to='varying' is supported")
     tracked = core.current.vma_axes
-    untracked = {n for n, _ in manual_axes_key()} - set(tracked)
+    untracked = set(manual_axis_names()) - set(tracked)
     names = tuple(n for n in _axis_names(axis_name) if n not in untracked)
     if not names:
         return x

@@ -328,8 +328,8 @@ def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma
     undefined = tuple(is_undefined(a) for a in args)
     ct_mask = tuple(not is_zero(c) for c in cts)
     body = _cached(jaxpr, ("transpose", undefined, ct_mask), lambda: _tracing_body(
-        mesh, check_vma, lambda: _backward_body(jaxpr, mesh, in_specs, out_specs,
-                                                       undefined, ct_mask, check_vma)))
+        mesh, check_vma, lambda: _backward_body(jaxpr, mesh, in_specs, out_specs, undefined,
+                                                ct_mask, check_vma)))
     specs_in = [s for s, u in zip(in_specs, undefined, strict=True) if not u] + \
         [s for s, m in zip(out_specs, ct_mask, strict=True) if m]
     specs_out = [s for s, u in zip(in_specs, undefined, strict=True) if u]

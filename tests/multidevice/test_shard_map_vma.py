@@ -299,3 +299,16 @@ def test_gradients_through_calls_in_the_body_match_jax(meshes, kind):
                            in_specs=(JP(), JP("i")), out_specs=JP())
     _close(fg.grad(lambda w: fnp.sum(ours(w, X) ** 2))(W),
            jax.grad(lambda w: jnp.sum(theirs(w, X) ** 2))(W))
+
+
+def test_a_jitted_function_is_retraced_between_checked_and_unchecked_bodies(meshes):
+    fm, jm = meshes((4, 2), ("i", "j"))
+    ours_inner = fg.jit(lambda w: w * (lax.axis_index("i") + 1.0))
+    theirs_inner = jax.jit(lambda w: w * (jax.lax.axis_index("i") + 1.0))
+    for check in (True, False, True):
+        ours = fg.shard_map(ours_inner, mesh=fm, in_specs=P(), out_specs=P("i"),
+                            check_vma=check)
+        theirs = jax.shard_map(theirs_inner, mesh=jm, in_specs=JP(), out_specs=JP("i"),
+                               check_vma=check)
+        _close(fg.grad(lambda w: fnp.sum(ours(w) ** 2))(W),
+               jax.grad(lambda w: jnp.sum(theirs(w) ** 2))(W))
