@@ -312,3 +312,30 @@ def test_a_jitted_function_is_retraced_between_checked_and_unchecked_bodies(mesh
                                check_vma=check)
         _close(fg.grad(lambda w: fnp.sum(ours(w) ** 2))(W),
                jax.grad(lambda w: jnp.sum(theirs(w) ** 2))(W))
+
+
+def _mixed_bodies(n, l, mod):
+    """Replicated w meeting sharded x (or a device index) in assorted operations."""
+    key = mod.random.PRNGKey(0)
+    return {"where": lambda w, x: n.where(x > 0, w, x * w),
+            "dot": lambda w, x: x @ n.outer(w, w),
+            "at_set": lambda w, x: x.at[0].set(w),
+            "index_by_device": lambda w, x: w[l.axis_index("i")] * x,
+            "dynamic_slice": lambda w, x: l.dynamic_slice(w, (l.axis_index("i"),), (2,))
+            * x[:, :2].sum(0),
+            "sort": lambda w, x: n.sort(x * w, axis=1),
+            "random": lambda w, x: w * mod.random.normal(
+                mod.random.fold_in(key, l.axis_index("i")), (2, 4))}
+
+
+@pytest.mark.parametrize("kind", ["where", "dot", "at_set", "index_by_device",
+                                  "dynamic_slice", "sort", "random"])
+def test_replicated_values_mixed_with_varying_ones_match_jax(meshes, kind):
+    fm, jm = meshes((4, 2), ("i", "j"))
+    ours = fg.shard_map(_mixed_bodies(fnp, lax, fg)[kind], mesh=fm, in_specs=(P(), P("i")),
+                        out_specs=P("i"))
+    theirs = jax.shard_map(_mixed_bodies(jnp, jax.lax, jax)[kind], mesh=jm,
+                           in_specs=(JP(), JP("i")), out_specs=JP("i"))
+    _close(ours(W, X), theirs(W, X))
+    _close(fg.grad(lambda w: fnp.sum(fnp.sin(ours(w, X))))(W),
+           jax.grad(lambda w: jnp.sum(jnp.sin(theirs(w, X))))(W))
