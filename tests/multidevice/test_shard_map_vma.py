@@ -237,7 +237,12 @@ def test_control_flow_in_the_body_varies_like_jax(meshes):
         (lambda l, n, w, x: l.cond(w[0] > 0, lambda: w, lambda: -w), P(), set()),
         # a carry made varying before the loop
         (lambda l, n, w, x: l.fori_loop(0, 3, lambda k, c: c * 0.5 + x,
-                                        x[:, :1] * 0 + w), P("i"), {"i"})]
+                                        x[:, :1] * 0 + w), P("i"), {"i"}),
+        # replicated w read by a scan over sharded rows, with a varying carry
+        (lambda l, n, w, x: l.scan(lambda c, r: (n.sin(c * r + w), c * w), x[0], x)[1],
+         P("i"), {"i"}),
+        (lambda l, n, w, x: l.psum(l.scan(lambda c, r: (c + w * w, c), w, x)[0], "i")[None]
+         * x[:1], P("i"), set())]
     for body, out_spec, vma in cases:
         ours, theirs = _pair(meshes, body, (P(), P("i")), out_spec)
         _close(ours(W, X), theirs(W, X))
