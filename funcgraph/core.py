@@ -8,6 +8,7 @@ nested transformations compose.  Every trace has a unique tag: a tracer is
 only ever unwrapped by the trace that made it, which rules out perturbation
 confusion between nested derivatives.
 """
+import collections
 import itertools
 import operator
 import os
@@ -22,14 +23,21 @@ from funcgraph.config import config as _config
 
 # --- abstract values -------------------------------------------------------
 
-class ShapedArray:
-    """The type of an array: shape, dtype and whether the dtype is weak."""
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+NO_AXES = frozenset()
+ManualAxisType = collections.namedtuple("ManualAxisType", "varying unreduced reduced")
 
-    def __init__(self, shape, dtype, weak_type=False):
+
+class ShapedArray:
+    """The type of an array: shape, dtype, whether the dtype is weak, and (inside a
+    shard_map body traced with check_vma) `vma`, the manual mesh axes along which the
+    value may differ between devices."""
+    __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash")
+
+    def __init__(self, shape, dtype, weak_type=False, vma=NO_AXES):
         self.shape = shape
         self.dtype = dtype
         self.weak_type = weak_type
+        self.vma = vma
         self._hash = None
 
     @property
@@ -43,17 +51,26 @@ class ShapedArray:
             size *= d
         return size
 
-    def update(self, shape=None, dtype=None, weak_type=None):
+    @property
+    def manual_axis_type(self):
+        """JAX's record of the value's state along manual mesh axes (funcgraph tracks
+        only which axes it varies over)."""
+        return ManualAxisType(self.vma, NO_AXES, NO_AXES)
+
+    def update(self, shape=None, dtype=None, weak_type=None, vma=None):
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type,
+                           self.vma if vma is None else vma)
 
     def strip_weak_type(self):
-        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False,
+                                                           self.vma)
 
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self.vma == other.vma)
 
     def __hash__(self):
         h = self._hash
@@ -63,13 +80,21 @@ class ShapedArray:
 
     def str_short(self):
         dims = ",".join(map(str, self.shape))
-        return f"{dtypes.short_name(self.dtype)}[{dims}]"
+        return f"{dtypes.short_name(self.dtype)}[{dims}]{vma_str(self.vma)}"
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
 
     __str__ = str_short
+
+
+def vma_str(vma):
+    """`{V:i}` / `{V:(i,j)}`, as JAX prints the axes a value varies over."""
+    if not vma:
+        return ""
+    names = sorted(map(str, vma))
+    return "{V:" + (names[0] if len(names) == 1 else "(" + ",".join(names) + ")") + "}"
 
 
 def same_type(a, b):
@@ -115,7 +140,10 @@ class Primitive:
         self.multiple_results = multiple_results
 
     def bind(self, *args, **params):
-        return current.trace.process_primitive(self, args, params)
+        state = current
+        if state.vma_axes:
+            args = match_vma(self, args, params, state.vma_axes)
+        return state.trace.process_primitive(self, args, params)
 
     def __repr__(self):
         return self.name
@@ -151,6 +179,7 @@ class TraceState(threading.local):
     `name_stack` holds the names of the enclosing `named_scope`s (outermost first)."""
     trace = None
     name_stack = ()
+    vma_axes = ()
 
 
 current = TraceState()
@@ -505,7 +534,88 @@ def abstract_eval(prim, avals, params):
         rule = shape_rules[prim]
     except KeyError:
         raise missing_rule(prim, "shape") from None
-    return rule(*avals, **params)
+    out = rule(*avals, **params)
+    manual = current.vma_axes
+    if manual and prim not in keeps_operand_vma:
+        out = _with_result_vma(prim, avals, params, out, manual)
+    return out
+
+
+# --- varying manual axes (shard_map with check_vma) ---------------------------------------
+# While a shard_map body is traced with check_vma, `current.vma_axes` holds the mesh axes
+# (in mesh order) and every aval carries `vma`.  As in JAX, bind first makes the operands of
+# a primitive vary alike, marking the others with `pvary` (whose transpose is psum, so the
+# gradient of a replicated value used with varying ones is summed over devices), and
+# abstract_eval gives the result its vma.  vma_rules[prim](vma, axes) -> (operands' vma,
+# result's vma), given the union of the operands' and the manual axes the primitive's
+# axis_name names (collectives); without a rule both are the union.  Primitives in
+# keeps_operand_vma (those holding sub-jaxprs) keep their operands and take their results'
+# vma from their jaxprs.
+vma_rules = {}
+keeps_operand_vma = set()
+_pvary = []  # [pvary primitive], filled by funcgraph.primitives.collectives
+
+
+def set_pvary_primitive(prim):
+    _pvary[:] = [prim]
+
+
+class vma_scope:
+    """Context manager: values traced inside vary over (or are invariant along) the given
+    manual mesh axes; () turns the tracking off."""
+    __slots__ = ("axes", "saved")
+
+    def __init__(self, axes):
+        self.axes = tuple(axes)
+
+    def __enter__(self):
+        self.saved = current.vma_axes
+        current.vma_axes = self.axes
+
+    def __exit__(self, *exc):
+        current.vma_axes = self.saved
+
+
+def _vma_of(x):
+    aval = getattr(x, "aval", None)
+    return NO_AXES if aval is None else aval.vma
+
+
+def _named_axes(params, manual):
+    names = params.get("axis_name", ())
+    names = names if isinstance(names, tuple) else (names,)
+    return frozenset(n for n in names if n in manual)
+
+
+def _vma_pair(prim, union, params, manual):
+    rule = vma_rules.get(prim)
+    return (union, union) if rule is None else rule(union, _named_axes(params, manual))
+
+
+def in_mesh_order(axes, manual):
+    return tuple(a for a in manual if a in axes)
+
+
+def match_vma(prim, args, params, manual):
+    """args, the ones varying over fewer axes than the primitive needs marked by pvary."""
+    if prim in keeps_operand_vma or not args:
+        return args
+    vmas = [_vma_of(a) for a in args]
+    need = _vma_pair(prim, NO_AXES.union(*vmas), params, manual)[0]
+    if all(v == need for v in vmas):
+        return args
+    pvary = _pvary[0]
+    return tuple(a if v == need else
+                 pvary.bind(a, axis_name=in_mesh_order(need - v, manual))
+                 for a, v in zip(args, vmas, strict=True))
+
+
+def _with_result_vma(prim, avals, params, out, manual):
+    union = NO_AXES.union(*[a.vma for a in avals])
+    vma = _vma_pair(prim, union, params, manual)[1]
+    if isinstance(out, (list, tuple)):
+        return [a if a.vma == vma else a.update(vma=vma) for a in out]
+    return out if out.vma == vma else out.update(vma=vma)
 
 
 def get_aval(x):

@@ -130,9 +130,15 @@ def manual_axes(sizes):
 
 
 def manual_axes_key():
-    """The mesh axes named while a shard_map body is traced, hashable: what a trace
-    that binds collectives depends on besides its arguments."""
-    return tuple((n, a.size) for n, a in _manual_axes.get().items())
+    """The mesh axes named while a shard_map body is traced and those whose variance it
+    tracks (check_vma), hashable: what a trace that binds collectives depends on besides
+    its arguments."""
+    return tuple((n, a.size) for n, a in _manual_axes.get().items()), core.current.vma_axes
+
+
+def manual_axis_names():
+    """The mesh axes named while a shard_map body is traced."""
+    return tuple(_manual_axes.get())
 
 
 def find_axis(name):

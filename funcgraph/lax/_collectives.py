@@ -3,7 +3,7 @@ all_gather, psum_scatter, ppermute, all_to_all, pswapaxes, axis_index, axis_size
 import math
 
 from funcgraph import core, tree_util
-from funcgraph.interpreters.batching import find_axis
+from funcgraph.interpreters.batching import find_axis, manual_axis_names
 from funcgraph.lax._elementwise import convert_element_type, div
 from funcgraph.lax._operands import as_operand, aval_of
 from funcgraph.primitives.base import transpose_p
@@ -35,8 +35,8 @@ def axis_size(axis_name):
 
 
 def pmean(x, axis_name):
-    """The mean over the named axis: psum(x) / (the axis size)."""
-    size = psum(1, axis_name)
+    """The mean over the named axis: psum(x) / (the axis size, known statically)."""
+    size = axis_size(axis_name)
     return tree_util.tree_map(lambda leaf: div(psum(leaf, axis_name),
                                                convert_element_type(size, aval_of(leaf).dtype)), x)
 
@@ -125,13 +125,39 @@ def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
+_PCAST_TO = ("reduced", "unreduced", "varying")
+
+
 def pcast(x, axis_name, *, to):
     """to="varying": x, marked as differing between devices along the named axes (the
-    value is unchanged; the gradient of a value used so is summed over the axes)."""
+    value is unchanged; the gradient of a value used so is summed over the axes).  In a
+    shard_map body without check_vma, where nothing tracks variance, it does nothing."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    if to not in _PCAST_TO:
+        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: "
+                         f"{set(_PCAST_TO)}")
     if to != "varying":
         raise NotImplementedError(f"pcast(..., to={to!r}): only to='varying' is supported")
-    names = _axis_names(axis_name)
-    return tree_util.tree_map(lambda leaf: pvary_p.bind(as_operand(leaf), axis_name=names), x)
+    tracked = core.current.vma_axes
+    untracked = set(manual_axis_names()) - set(tracked)
+    names = tuple(n for n in _axis_names(axis_name) if n not in untracked)
+    if not names:
+        return x
+    return tree_util.tree_map(lambda leaf: _pvary(as_operand(leaf), names, tracked), x)
+
+
+def _pvary(leaf, names, tracked):
+    vma = aval_of(leaf).vma
+    already = [n for n in names if n in tracked and n in vma]
+    if already and len(already) == len(names):
+        raise ValueError("Unsupported pcast from=varying, to='varying'")
+    if already:
+        raise ValueError(f"lax.pcast can only accept axis_name which corresponds to one "
+                         f"of varying, unreduced, reduced or invarying state of the input. "
+                         f"Got input type: {aval_of(leaf).str_short()}, axes: {names} and "
+                         f"input state: {{'invarying', 'varying'}}")
+    return pvary_p.bind(leaf, axis_name=names)
 
 
 def _no_groups(groups, name):

@@ -15,6 +15,7 @@ from funcgraph.lax._shapes import expand_dims, reshape
 from funcgraph.lax._slicing import concatenate, rev, slice_in_dim
 from funcgraph.primitives import control_flow as cf
 from funcgraph.primitives.batching_helpers import vmap_flat
+from funcgraph.primitives.collectives import pvary_p
 from funcgraph.primitives.jaxprs import const_free
 from funcgraph.primitives.remat import optimization_barrier_p
 
@@ -60,6 +61,9 @@ def _match_output_types(outs, avals):
         oa = core.get_aval(o)
         if oa.dtype == a.dtype and oa.shape == a.shape and oa.weak_type != a.weak_type:
             o = convert_element_type(o, a.dtype, weak_type=a.weak_type)
+        if a.vma - oa.vma:
+            o = pvary_p.bind(as_operand(o), axis_name=core.in_mesh_order(
+                a.vma - oa.vma, core.current.vma_axes))
         fixed.insert(0, o)
     return fixed
 
@@ -132,8 +136,11 @@ def _switch(index, branches, operands, clamp_index, labels):
     if any(not all(core.same_type(a, b) for a, b in zip(o, out_avals[0])) for o in out_avals):
         raise _branch_mismatch(what, ordered_labels, ordered, out_trees[0],
                                [out_avals[i] for i in order])
-    target = [a if all(o[i].weak_type for o in out_avals) else a.strip_weak_type()
-              for i, a in enumerate(out_avals[0])]
+    # As in jax, an output varies along the mesh axes along which any branch's does (not
+    # along those of the index).
+    target = [(a if all(o[i].weak_type for o in out_avals) else a.strip_weak_type()).update(
+        vma=core.NO_AXES.union(*[o[i].vma for o in out_avals]))
+        for i, a in enumerate(out_avals[0])]
     typed = [lambda *xs, t=t: _match_output_types(eval_jaxpr(t.jaxpr, t.consts, *xs), target)
              for t in traced]
     joined, consts = cf.trace_joined(typed, avals)
@@ -203,6 +210,17 @@ def _leaf_paths(tree):
 
 def _check_carry(what, fun, carry_avals, out_avals, tree):
     for path, c, o in zip(_leaf_paths(tree), carry_avals, out_avals):
+        if core.same_type(c, o) and o.vma - c.vma:
+            axes = core.in_mesh_order(o.vma - c.vma, core.current.vma_axes)
+            raise TypeError(
+                f"{what} carry input and carry output must have equal types, but they "
+                f"differ:\n\nThe input carry component carry{path} has type {c.str_short()} "
+                f"but the corresponding output carry component has type {o.str_short()}, so "
+                f"the manual axis types do not match ({what} is "
+                f"{core.describe_function(fun)}).\n\nThis might be fixed by applying "
+                f"`lax.pcast(..., {axes}, to='varying')`, to the initial carry value "
+                f"corresponding to the input carry component carry{path}.\n\nRevise the "
+                f"function so that all output types match the corresponding input types.")
         if not core.same_type(c, o):
             part = "shapes" if c.shape != o.shape else "dtypes"
             raise TypeError(

@@ -34,6 +34,7 @@ def _pjit_lowering(ctx, avals_in, avals_out, *args, jaxpr, name):
 
 pjit_p = declare("pjit", _pjit_shape, None, _pjit_lowering, multiple_results=True)
 core.symbolic_dims_supported.add(pjit_p)  # lowered inline in symbolic exports
+core.keeps_operand_vma.add(pjit_p)
 direct_impls[pjit_p] = _pjit_direct
 
 

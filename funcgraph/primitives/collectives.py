@@ -7,7 +7,8 @@ elementwise op.  Over the mesh axes of a shard_map body they stay in the jaxpr a
 lower to StableHLO's collectives (all_reduce, all_gather, reduce_scatter,
 collective_permute, all_to_all) whose replica groups are the devices that differ only
 along the named mesh axes (`module.manual_mesh`).  Outside both they raise NameError,
-as in JAX."""
+as in JAX.  In a body traced with check_vma each also says, in `core.vma_rules`, along
+which mesh axes its operand must vary and its result varies."""
 import math
 
 import numpy as np
@@ -110,6 +111,37 @@ def _same_dim_batch(prim):
     return rule
 
 
+# Their varying manual axes (shard_map's check_vma; see funcgraph.core): an operand is
+# first made to vary along the axes a collective names (psum and psum_scatter refuse one
+# that varies along only some); psum, pmax and pmin leave a value invariant along them,
+# the others a value varying along them.
+
+def _reducing_vma(vma, axes):
+    return vma | axes, vma - axes
+
+
+def _summing_vma(name):
+    """psum and psum_scatter take operands varying along all the axes they name, or
+    along none (marked then)."""
+    def rule(vma, axes):
+        if vma & axes and not axes <= vma:
+            raise ValueError(
+                f"lax.{name} can only accept axis_name which corresponds to one of "
+                f"varying, unreduced, reduced or invarying state of the input. Got input "
+                f"varying over {set(vma)}, axes: {set(axes)} and input state: "
+                f"{{'invarying', 'varying'}}")
+        return (_reducing_vma if name == "psum" else _varying_vma)(vma, axes)
+    return rule
+
+
+def _varying_vma(vma, axes):
+    return vma | axes, vma | axes
+
+
+def _marking_vma(vma, axes):
+    return vma, vma | axes
+
+
 # --- psum / pmax / pmin -------------------------------------------------------------
 
 def _all_reduce_lowering(name, hlo_op):
@@ -145,19 +177,31 @@ def _scaled(x, size):
 
 psum_p = _reducing_collective("psum", reduce_sum_p, _scaled, "stablehlo.add")
 _linear_jvp(psum_p)
+core.vma_rules[psum_p] = _summing_vma("psum")
 
 
 def _psum_transpose(ct, x, axis_name):
-    """psum is its own transpose (every lane's or device's output depends on every
-    input); shard_map's transpose scales the cotangents of outputs replicated over
-    mesh axes so that this holds for them too."""
-    return [None if is_zero(ct) else psum_p.bind(ct, axis_name=axis_name)]
+    """Over the mesh axes along which the operand varies (check_vma), psum's result is
+    one invariant value whose cotangent every device already holds: pvary.  Otherwise
+    psum is its own transpose (every lane's or device's output depends on every input);
+    shard_map's transpose without check_vma scales the cotangents of outputs replicated
+    over mesh axes so that this holds for them too."""
+    if is_zero(ct):
+        return [None]
+    names, vma = _names(axis_name), x.aval.vma
+    summed = tuple(n for n in names if n not in vma)
+    marked = tuple(n for n in names if n in vma and n not in core.get_aval(ct).vma)
+    if marked:
+        ct = pvary_p.bind(ct, axis_name=marked)
+    return [psum_p.bind(ct, axis_name=summed) if summed else ct]
 
 
 transpose_rules[psum_p] = _psum_transpose
 
 pmax_p = _reducing_collective("pmax", reduce_max_p, lambda x, size: x, "stablehlo.maximum")
 pmin_p = _reducing_collective("pmin", reduce_min_p, lambda x, size: x, "stablehlo.minimum")
+core.vma_rules[pmax_p] = _reducing_vma
+core.vma_rules[pmin_p] = _reducing_vma
 
 
 # --- all_gather ---------------------------------------------------------------------
@@ -216,6 +260,7 @@ batching_rules[all_gather_p] = _all_gather_batch
 
 
 _linear_jvp(all_gather_p)
+core.vma_rules[all_gather_p] = _varying_vma
 
 
 def _all_gather_transpose(ct, x, axis_name, axis, tiled, axis_size):
@@ -262,6 +307,7 @@ def _psum_scatter_lowering(ctx, avals_in, avals_out, x, axis_name, scatter_dimen
 reduce_scatter_p = _declare_collective("reduce_scatter", _psum_scatter_shape,
                                        _psum_scatter_lowering)
 _linear_jvp(reduce_scatter_p)
+core.vma_rules[reduce_scatter_p] = _summing_vma("psum_scatter")
 
 
 def _psum_scatter_transpose(ct, x, axis_name, scatter_dimension, tiled, axis_size):
@@ -315,6 +361,7 @@ def _ppermute_lowering(ctx, avals_in, avals_out, x, axis_name, perm):
 
 ppermute_p = _declare_collective("ppermute", _ppermute_shape, _ppermute_lowering)
 _linear_jvp(ppermute_p)
+core.vma_rules[ppermute_p] = _varying_vma
 
 
 def _ppermute_transpose(ct, x, axis_name, perm):
@@ -374,6 +421,7 @@ def _all_to_all_lowering(ctx, avals_in, avals_out, x, axis_name, split_axis, con
 
 all_to_all_p = _declare_collective("all_to_all", _all_to_all_shape, _all_to_all_lowering)
 _linear_jvp(all_to_all_p)
+core.vma_rules[all_to_all_p] = _varying_vma
 
 
 def _all_to_all_transpose(ct, x, axis_name, split_axis, concat_axis, axis_size):
@@ -408,6 +456,7 @@ def _pvary_lowering(ctx, avals_in, avals_out, x, axis_name):
 
 pvary_p = _declare_collective("pvary", lambda x, axis_name: x, _pvary_lowering)
 _linear_jvp(pvary_p)
+core.vma_rules[pvary_p] = _marking_vma
 
 
 def _pvary_transpose(ct, x, axis_name):
@@ -422,6 +471,7 @@ def _pvary_collective(axis_data, args, dims, axis_name):
 transpose_rules[pvary_p] = _pvary_transpose
 collective_rules[pvary_p] = _pvary_collective
 batching_rules[pvary_p] = _same_dim_batch(pvary_p)
+core.set_pvary_primitive(pvary_p)
 
 
 # --- axis_index ----------------------------------------------------------------------
@@ -468,4 +518,5 @@ def _axis_index_collective(axis_data, args, dims, axis_name):
 
 
 collective_rules[axis_index_p] = _axis_index_collective
+core.vma_rules[axis_index_p] = _marking_vma
 

@@ -110,6 +110,7 @@ def _cond_lowering(ctx, avals_in, avals_out, index, *ops, branches):
 
 
 cond_p = declare("cond", _cond_shape, None, _cond_lowering, multiple_results=True)
+core.keeps_operand_vma.add(cond_p)
 
 
 def _cond_jvp(primals, tangents, branches):
@@ -271,6 +272,7 @@ def _while_lowering(ctx, avals_in, avals_out, *args, cond_jaxpr, body_jaxpr, con
 
 
 while_p = declare("while", _while_shape, None, _while_lowering, multiple_results=True)
+core.keeps_operand_vma.add(while_p)
 
 
 def _carry_fixpoint(step, init):
@@ -493,6 +495,7 @@ def _update_row(ctx, ys, aval, y, index):
 
 
 scan_p = declare("scan", _scan_shape, None, _scan_lowering, multiple_results=True)
+core.keeps_operand_vma.add(scan_p)
 
 
 def _scan_params(params, **updates):

@@ -42,6 +42,7 @@ def _eval_call(*args, call_jaxpr, **params):
 def _declare_call(name):
     prim = declare(name, _call_shape, None, _call_lowering, multiple_results=True)
     core.symbolic_dims_supported.add(prim)  # lowered inline in symbolic exports
+    core.keeps_operand_vma.add(prim)
     direct_impls[prim] = _eval_call
     return prim
 
@@ -202,6 +203,7 @@ batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
 # the user's bwd.  It has no forward evaluation: JAX's rule that a custom_vjp
 # function supports reverse mode only.
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
+core.keeps_operand_vma.add(custom_lin_p)
 
 
 def _custom_lin_shape(*avals, num_res, bwd, out_avals, name):

@@ -31,6 +31,7 @@ def _custom_vmap_lowering(ctx, avals_in, avals_out, *args, call, rule, name):
 
 custom_vmap_p = declare("custom_vmap_call", _custom_vmap_shape, None, _custom_vmap_lowering,
                         multiple_results=True)
+core.keeps_operand_vma.add(custom_vmap_p)
 direct_impls[custom_vmap_p] = _custom_vmap_impl
 
 

@@ -219,6 +219,7 @@ def _call_exported_lowering(ctx, avals_in, avals_out, *args, exported):
 
 call_exported_p = declare("call_exported", _call_exported_shape_rule, None,
                           _call_exported_lowering, multiple_results=True)
+core.keeps_operand_vma.add(call_exported_p)
 
 # Per Exported for several devices: its call traced once per argument types, kept so
 # that the compiled program is cached with it.

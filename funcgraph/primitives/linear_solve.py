@@ -66,6 +66,7 @@ def _linear_solve_lowering(ctx, avals_in, avals_out, *args, const_lengths, solve
 
 linear_solve_p = declare("custom_linear_solve", _linear_solve_shape, None,
                          _linear_solve_lowering, multiple_results=True)
+core.keeps_operand_vma.add(linear_solve_p)
 direct_impls[linear_solve_p] = _linear_solve_impl
 
 

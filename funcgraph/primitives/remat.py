@@ -53,6 +53,7 @@ def _barrier_lowering(ctx, avals_in, avals_out, *args):
 optimization_barrier_p = declare("optimization_barrier", lambda *avals: list(avals),
                                  lambda *xs: list(xs), _barrier_lowering,
                                  multiple_results=True)
+core.keeps_operand_vma.add(optimization_barrier_p)
 
 
 def _barrier_nonzero(values):
@@ -142,6 +143,7 @@ def _remat_eval(*args, jaxpr, prevent_cse, differentiated, policy):
 
 
 remat_p = declare("remat2", _remat_shape, None, _remat_lowering, multiple_results=True)
+core.keeps_operand_vma.add(remat_p)
 direct_impls[remat_p] = _remat_eval
 
 

@@ -10,12 +10,17 @@ out see the same block on every device).  It lowers to Shardy's
 `sdy.manual_computation` over its manual axes, and the collectives of the body to
 StableHLO's over the mesh.
 
-Differentiation follows JAX's rule for programs whose replication is not tracked
-(check_vma=False): psum transposes to psum, so the cotangent of an output replicated
-over manual axes is divided by their size, and the cotangent of an input replicated over
-manual axes is summed over them.  Both are exact for outputs that really are replicated.
-(lax.pcast(..., to="varying") transposes to psum, as in JAX, for gradients taken
-inside a body; a shard_map holding one is not differentiated through.)"""
+With check_vma (the default) the body is traced with the varying manual axes of each
+value on its aval (funcgraph.core): an input varies along the axes its in_spec splits
+over, a replicated value used with varying ones is marked by pvary, whose transpose is
+psum, and psum over axes along which its operand varies transposes to pvary; so the
+body's own transpose gives replicated inputs their summed cotangents, as in JAX.
+
+Without check_vma, differentiation follows JAX's rule for programs whose replication is
+not tracked: psum transposes to psum, so the cotangent of an output replicated over
+manual axes is divided by their size, and the cotangent of an input replicated over
+manual axes is summed over them.  Both are exact for outputs that really are replicated
+(and lax.pcast does nothing there, so no pvary is summed twice)."""
 import math
 import weakref
 
@@ -67,7 +72,7 @@ def global_aval(aval, mesh, spec, what):
                          f"function's output {aval.str_short()} has rank {aval.ndim}. For "
                          f"scalar values use P()")
     shape = tuple(n * t for n, t in zip(aval.shape, tiles(mesh, spec, aval.ndim), strict=True))
-    return aval.update(shape=shape)
+    return aval.update(shape=shape, vma=core.NO_AXES)
 
 
 def unmentioned(mesh, spec, axes=None):
@@ -75,6 +80,22 @@ def unmentioned(mesh, spec, axes=None):
     over."""
     used = {a for d in range(len(spec)) for a in spec.axes_of(d)}
     return tuple(a for a in mesh.axis_names if a not in used and (axes is None or a in axes))
+
+
+def mentioned(mesh, spec):
+    """The mesh axes a spec splits over: those along which its blocks vary."""
+    return frozenset(mesh.axis_names) - frozenset(unmentioned(mesh, spec))
+
+
+def vma_axes(manual_axes, check_vma):
+    """The manual axes whose variance the body's values track (none without check_vma)."""
+    return tuple(manual_axes) if check_vma else ()
+
+
+def _tracing_body(manual_axes, check_vma, make):
+    """make() retraces the body (or a jaxpr derived from it) as shard_map traced it."""
+    with core.vma_scope(vma_axes(manual_axes, check_vma)):
+        return make()
 
 
 def _shard_map_shape(*avals, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma):
@@ -85,7 +106,10 @@ def _shard_map_shape(*avals, jaxpr, mesh, manual_axes, in_specs, out_specs, chec
         got = ", ".join(a.str_short() for a in blocks)
         want = ", ".join(a.str_short() for a in expected)
         raise TypeError(f"shard_map: blocks ({got}) do not match its jaxpr's inputs ({want})")
-    return [global_aval(a, mesh, s, f"out_specs[{i}]")
+    # Nested in another shard_map's body, results keep the enclosing manual axes they
+    # vary along.
+    return [global_aval(a, mesh, s, f"out_specs[{i}]").update(
+                vma=a.vma - frozenset(manual_axes))
             for i, (a, s) in enumerate(zip(jaxpr.out_avals, out_specs, strict=True))]
 
 
@@ -107,6 +131,7 @@ def _shard_map_lowering(ctx, avals_in, avals_out, *args, jaxpr, mesh, manual_axe
 
 shard_map_p = declare("shard_map", _shard_map_shape, None, _shard_map_lowering,
                       multiple_results=True)
+core.keeps_operand_vma.add(shard_map_p)
 
 # Derived jaxprs, cached per (body, what) while the body lives.
 _derived = weakref.WeakKeyDictionary()
@@ -144,7 +169,8 @@ direct_impls[shard_map_p] = _shard_map_direct
 def _shard_map_jvp(primals, tangents, jaxpr, mesh, manual_axes, in_specs, out_specs,
                    check_vma):
     mask = tuple(not is_zero(t) for t in tangents)
-    body, out_mask = _cached(jaxpr, ("jvp", mask), lambda: jvp_jaxpr(jaxpr, mask))
+    body, out_mask = _cached(jaxpr, ("jvp", mask), lambda: _tracing_body(
+        manual_axes, check_vma, lambda: jvp_jaxpr(jaxpr, mask)))
     specs_in = list(in_specs) + [s for s, m in zip(in_specs, mask, strict=True) if m]
     specs_out = list(out_specs) + [s for s, m in zip(out_specs, out_mask, strict=True) if m]
     outs = shard_map_p.bind(*primals, *[t for t in tangents if not is_zero(t)],
@@ -198,7 +224,8 @@ def _shard_map_partial_eval(trace, args, params):
     in_specs, out_specs = params["in_specs"], params["out_specs"]
     unknowns = tuple(trace.is_unknown(a) for a in args)
     known, unknown, out_unknowns, num_res = _cached(
-        jaxpr, ("partial_eval", unknowns), lambda: _split_bodies(jaxpr, unknowns))
+        jaxpr, ("partial_eval", unknowns), lambda: _tracing_body(
+            axes, params["check_vma"], lambda: _split_bodies(jaxpr, unknowns)))
     res_specs = [_residual_spec(axes)] * num_res
     known_in = [s for s, u in zip(in_specs, unknowns, strict=True) if not u]
     known_out = [s for s, u in zip(out_specs, out_unknowns, strict=True) if not u]
@@ -217,61 +244,77 @@ def _shard_map_partial_eval(trace, args, params):
     return [next(staged) if u else next(known_outs) for u in out_unknowns]
 
 
-def _uses_pvary(jaxpr):
-    """Whether a jaxpr (or one inside it) marks values as varying (lax.pcast)."""
-    return any(e.prim.name == "pvary" or any(
-        _uses_pvary(p.jaxpr) for p in e.params.values() if isinstance(p, ir.ClosedJaxpr))
-        for e in jaxpr.eqns)
-
-
-def _backward_body(jaxpr, mesh, manual_axes, in_specs, out_specs, undefined, ct_mask):
+def _backward_body(jaxpr, mesh, manual_axes, in_specs, out_specs, undefined, ct_mask,
+                   check_vma):
     """The per-device body of the transpose: (defined inputs, output cotangents) ->
-    input cotangents, scaled and summed over replicated manual axes as the module doc
-    says."""
+    input cotangents (see the module doc for how replicated axes are handled)."""
     inner = jaxpr.jaxpr
-    if _uses_pvary(inner):
-        raise NotImplementedError(
-            "differentiating through a shard_map whose body uses lax.pcast(..., "
-            "to='varying') is not supported: funcgraph does not track which values vary "
-            "over mesh axes, so the cotangents of replicated inputs would be summed twice")
     variant = ir.Jaxpr([v for v, u in zip(inner.invars, undefined, strict=True) if not u],
                        [v for v, u in zip(inner.invars, undefined, strict=True) if u],
                        inner.outvars, inner.eqns)
     n_defined = len(variant.constvars)
     undefined_specs = [s for s, u in zip(in_specs, undefined, strict=True) if u]
+    adjust_out, adjust_in = (_vma_out_ct, _vma_in_ct) if check_vma else \
+        (_replicated_out_ct, _replicated_in_ct)
 
     def backward(*xs):
         given = iter(xs[n_defined:])
-        cts = []
-        for aval, spec, m in zip(jaxpr.out_avals, out_specs, ct_mask, strict=True):
-            if not m:
-                cts.append(Zero(aval))
-                continue
-            ct = next(given)
-            replicas = math.prod(mesh.shape[a] for a in unmentioned(mesh, spec, manual_axes))
-            if replicas > 1 and dtypes.is_inexact(aval.dtype):
-                ct = div_p.bind(ct, np.array(replicas, aval.dtype))
-            cts.append(ct)
-        outs = []
-        for ct, spec in zip(backward_pass(variant, list(xs[:n_defined]), cts), undefined_specs,
-                            strict=True):
-            ct = instantiate(ct)
-            axes = unmentioned(mesh, spec, manual_axes)
-            if axes and dtypes.is_inexact(core.get_aval(ct).dtype):
-                ct = psum_p.bind(ct, axis_name=axes)
-            outs.append(ct)
-        return outs
+        cts = [adjust_out(next(given), aval, spec, mesh, manual_axes) if m else Zero(aval)
+               for aval, spec, m in zip(jaxpr.out_avals, out_specs, ct_mask, strict=True)]
+        return [adjust_in(instantiate(ct), spec, mesh, manual_axes) for ct, spec in zip(
+            backward_pass(variant, list(xs[:n_defined]), cts), undefined_specs, strict=True)]
     in_avals = [v.aval for v in variant.constvars] + \
-        [a for a, m in zip(jaxpr.out_avals, ct_mask, strict=True) if m]
+        [_ct_aval(a, s, mesh, check_vma)
+         for a, s, m in zip(jaxpr.out_avals, out_specs, ct_mask, strict=True) if m]
     return trace_flat(backward, in_avals)
+
+
+def _ct_aval(aval, spec, mesh, check_vma):
+    """A block of an output's cotangent varies along the axes its spec splits over."""
+    return aval.update(vma=mentioned(mesh, spec)) if check_vma else aval
+
+
+def _vma_out_ct(ct, aval, spec, mesh, manual_axes):
+    """An output invariant along a mesh axis its spec splits over was used by every
+    device's block: its cotangent is the sum of theirs.  (shard_map marks the outputs of
+    the user's body as varying so; those of the bodies derived here may not be.)"""
+    axes = core.in_mesh_order(mentioned(mesh, spec) - aval.vma, mesh.axis_names)
+    return psum_p.bind(ct, axis_name=axes) if axes else ct
+
+
+def _vma_in_ct(ct, spec, mesh, manual_axes):
+    """The cotangent of an input is invariant along the axes its spec leaves out (pvary's
+    transpose summed it); should it still vary along one, sum it there."""
+    axes = core.in_mesh_order(core.get_aval(ct).vma - mentioned(mesh, spec),
+                              mesh.axis_names)
+    return psum_p.bind(ct, axis_name=axes) if axes else ct
+
+
+def _replicated_out_ct(ct, aval, spec, mesh, manual_axes):
+    """Without check_vma: an output replicated over manual axes has its cotangent divided
+    among the replicas (psum transposes to psum)."""
+    replicas = math.prod(mesh.shape[a] for a in unmentioned(mesh, spec, manual_axes))
+    if replicas > 1 and dtypes.is_inexact(aval.dtype):
+        return div_p.bind(ct, np.array(replicas, aval.dtype))
+    return ct
+
+
+def _replicated_in_ct(ct, spec, mesh, manual_axes):
+    """Without check_vma: the cotangent of an input replicated over manual axes is summed
+    over them."""
+    axes = unmentioned(mesh, spec, manual_axes)
+    if axes and dtypes.is_inexact(core.get_aval(ct).dtype):
+        return psum_p.bind(ct, axis_name=axes)
+    return ct
 
 
 def _shard_map_transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs,
                          check_vma):
     undefined = tuple(is_undefined(a) for a in args)
     ct_mask = tuple(not is_zero(c) for c in cts)
-    body = _cached(jaxpr, ("transpose", undefined, ct_mask), lambda: _backward_body(
-        jaxpr, mesh, manual_axes, in_specs, out_specs, undefined, ct_mask))
+    body = _cached(jaxpr, ("transpose", undefined, ct_mask), lambda: _tracing_body(
+        manual_axes, check_vma, lambda: _backward_body(
+            jaxpr, mesh, manual_axes, in_specs, out_specs, undefined, ct_mask, check_vma)))
     specs_in = [s for s, u in zip(in_specs, undefined, strict=True) if not u] + \
         [s for s, m in zip(out_specs, ct_mask, strict=True) if m]
     specs_out = [s for s, u in zip(in_specs, undefined, strict=True) if u]
@@ -299,7 +342,8 @@ def _spec_with_batch(spec, ndim, d):
 def _shard_map_batch(axis_data, args, dims, jaxpr, mesh, manual_axes, in_specs, out_specs,
                      check_vma):
     body = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name),
-                   lambda: batch_jaxpr(jaxpr, dims, axis_data))
+                   lambda: _tracing_body(manual_axes, check_vma,
+                                         lambda: batch_jaxpr(jaxpr, dims, axis_data)))
     specs_in = [s if d is None else _spec_with_batch(s, a.ndim, d)
                 for s, d, a in zip(in_specs, dims, jaxpr.in_avals, strict=True)]
     specs_out = [_spec_with_batch(s, a.ndim, 0)

@@ -14,15 +14,17 @@ import functools
 
 import numpy as np
 
-from funcgraph import core, ir, tree_util
+from funcgraph import core, tree_util
 from funcgraph import backend as xla_backend
 from funcgraph.array import Array
 from funcgraph.interpreters.batching import manual_axes
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lax._operands import as_operand
 from funcgraph.primitives.base import reshape_p
+from funcgraph.primitives.collectives import pvary_p
 from funcgraph.primitives.jaxprs import const_free
-from funcgraph.primitives.shard_map import block_aval, shard_map_p, unmentioned
+from funcgraph.primitives.shard_map import block_aval, mentioned, shard_map_p, unmentioned, \
+    vma_axes
 from funcgraph.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
 from funcgraph.transforms.api_util import flatten_args, flatten_fun, fun_name
 from funcgraph.transforms.jit import jit
@@ -110,61 +112,46 @@ def _check_specs(specs, manual, what):
                          f"\n\nCheck the {what} values passed to shard_map.")
 
 
-# Collectives after which a value no longer varies along the axes they name.
-_REDUCING = {"psum", "pmax", "pmin"}
-# Collectives whose result varies along the axes they name.
-_VARYING = {"reduce_scatter", "axis_index", "pvary"}
+def _vary_as_split(out, spec, mesh):
+    """An output marked (pvary) as varying along every axis its spec splits over, as
+    its blocks do."""
+    axes = mentioned(mesh, spec) - core.get_aval(out).vma
+    if not axes:
+        return out
+    return pvary_p.bind(as_operand(out), axis_name=core.in_mesh_order(axes, mesh.axis_names))
 
 
-def varying_axes(jaxpr, in_varying):
-    """Per output of a jaxpr: the mesh axes along which its value may differ between
-    devices, given those of its inputs (None: unknown, as for control flow).  A
-    conservative dataflow pass: an equation's result varies wherever an operand does."""
-    env = dict(zip(jaxpr.invars, in_varying, strict=True))
-    env.update({v: frozenset() for v in jaxpr.constvars})
-
-    def read(x):
-        return env.get(x, frozenset()) if isinstance(x, ir.Var) else frozenset()
-    for eqn in jaxpr.eqns:
-        ins = [read(x) for x in eqn.invars]
-        name = eqn.prim.name
-        axes = frozenset(eqn.params.get("axis_name", ()) or ())
-        if name == "pjit":
-            outs = varying_axes(eqn.params["jaxpr"].jaxpr, ins)
-        elif any(a is None for a in ins) or any(isinstance(p, ir.ClosedJaxpr)
-                                                for p in eqn.params.values()):
-            outs = [None] * len(eqn.outvars)
-        else:
-            union = frozenset().union(*ins)
-            if name in _REDUCING:
-                union = union - axes
-            elif name in _VARYING:
-                union = union | axes
-            outs = [union] * len(eqn.outvars)
-        env.update(zip(eqn.outvars, outs, strict=True))
-    return [read(x) for x in jaxpr.outvars]
-
-
-def _check_replication(fun, body, mesh, manual, in_specs, out_specs):
+def _check_replication(fun, out_avals, mesh, manual, out_specs):
     """jax's check_vma error: an out_spec that leaves out a manual axis along which the
-    output may vary."""
-    ins = [frozenset(manual) - frozenset(unmentioned(mesh, s, manual)) for s in in_specs]
-    for i, (varying, spec) in enumerate(zip(varying_axes(body.jaxpr, ins), out_specs,
-                                            strict=True)):
-        missing = [a for a in unmentioned(mesh, spec, manual)
-                   if varying is not None and a in varying]
+    output varies."""
+    for i, (aval, spec) in enumerate(zip(out_avals, out_specs, strict=True)):
+        missing = [a for a in unmentioned(mesh, spec, manual) if a in aval.vma]
         if missing:
-            axes = ", ".join(repr(a) for a in missing)
+            where = "out_specs" if len(out_specs) == 1 else f"out_specs[{i}]"
             raise ValueError(
                 f"shard_map applied to the function '{fun_name(fun)}' was given out_specs "
                 f"which require replication which can't be statically inferred given the "
                 f"mesh:\n\nThe mesh given has shape {mesh.axis_sizes} with corresponding axis "
-                f"names {mesh.axis_names}.\n\nout_specs[{i}] is {spec} which implies that the "
-                f"corresponding output value is replicated across mesh axis {axes}, but it "
-                f"may vary along it.\n\nCheck if these output values are meant to be "
-                f"replicated over those mesh axes. If not, consider revising the "
+                f"names {mesh.axis_names}.\n\n{where} is {spec} which implies that the "
+                f"corresponding output value {_replication_claim(mesh, spec, aval, missing)}"
+                f"\n\nCheck if these output values are meant to "
+                f"be replicated over those mesh axes. If not, consider revising the "
                 f"corresponding out_specs entries. If so, consider disabling the check by "
                 f"passing the check_vma=False argument to `shard_map`.")
+
+
+def _replication_claim(mesh, spec, aval, missing):
+    if len(unmentioned(mesh, spec)) == 1:
+        return (f"is replicated across mesh axis {missing[0]!r}, but could not infer "
+                f"replication over any axes")
+    return (f"is only varying across mesh axes {_axes_text(mentioned(mesh, spec), mesh)} and "
+            f"not {_axes_text(missing, mesh)}, but it was inferred to be possibly varying "
+            f"over {_axes_text(aval.vma, mesh)}")
+
+
+def _axes_text(axes, mesh):
+    """{i,j}, as jax names sets of mesh axes in this message."""
+    return "{" + ",".join(map(str, core.in_mesh_order(axes, mesh.axis_names))) + "}"
 
 
 def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_vma=True,
@@ -176,18 +163,30 @@ def shard_map_flat(flat_fun, store, leaves, mesh, in_specs, out_specs_of, check_
     leaves = [as_operand(x) for x in leaves]
     blocks = [block_aval(core.get_aval(x), mesh, s, f"in_specs[{i}]")
               for i, (x, s) in enumerate(zip(leaves, in_specs, strict=True))]
+    if check_vma:  # a block varies along the axes its spec splits over (and the
+        # enclosing shard_map's, for a nested one)
+        blocks = [b.update(vma=b.vma | mentioned(mesh, s))
+                  for b, s in zip(blocks, in_specs, strict=True)]
+    out_specs = []
+
+    def body_fun(*blocks):
+        outs = flat_fun(*blocks)
+        out_specs[:] = out_specs_of(store.out_tree)
+        if not check_vma:
+            return outs
+        _check_replication(fun or flat_fun, [core.get_aval(o) for o in outs], mesh, manual,
+                           out_specs)
+        return [_vary_as_split(o, s, mesh) for o, s in zip(outs, out_specs, strict=True)]
     _, outer_manual = _enclosing.get()
     token = _enclosing.set((mesh, outer_manual | frozenset(manual)))
+    tracked = tuple(core.current.vma_axes) + vma_axes(manual, check_vma)
     try:
-        with manual_axes({a: mesh.shape[a] for a in manual}):
-            body = trace_flat(flat_fun, blocks)
+        with manual_axes({a: mesh.shape[a] for a in manual}), core.vma_scope(tracked):
+            body = trace_flat(body_fun, blocks)
     finally:
         _enclosing.reset(token)
     body, consts = const_free(body)
-    out_specs = out_specs_of(store.out_tree)
     specs_in = (PartitionSpec(),) * len(consts) + tuple(in_specs)
-    if check_vma:
-        _check_replication(fun or flat_fun, body, mesh, manual, specs_in, out_specs)
     return shard_map_p.bind(*consts, *leaves, jaxpr=body, mesh=mesh, manual_axes=manual,
                             in_specs=specs_in, out_specs=tuple(out_specs),
                             check_vma=check_vma)

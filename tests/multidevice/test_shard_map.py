@@ -240,15 +240,16 @@ def test_data_parallel_train_step_matches_jax(meshes):
             return {k: p[k] - 0.1 * g[k] for k in p}, lax_.pmean(loss(p, x, y), "batch")
         return shard_map(local_step, mesh=mesh, in_specs=(spec(), spec("batch"), spec("batch")),
                          out_specs=(spec(), spec()), **check)
-    # funcgraph does not track which values vary over mesh axes: a gradient taken inside
-    # the body is the local one, as in jax with check_vma=False
-    ours = fg.jit(make_step(fnp, lax, fg.grad, fg.shard_map, fm, P))
-    theirs = jax.jit(make_step(jnp, jax.lax, jax.grad, jax.shard_map, jm, JP, check_vma=False))
-    p_ours, p_theirs = params, params
-    for _ in range(3):
-        p_ours, l_ours = ours(p_ours, xs, ys)
-        p_theirs, l_theirs = theirs(p_theirs, xs, ys)
-        _close((p_ours, l_ours), (p_theirs, l_theirs), rtol=1e-4)
+    # with check_vma the gradient taken inside the body (of replicated params) is summed
+    # over the devices; without it, it is the local one
+    for check in ({}, {"check_vma": False}):
+        ours = fg.jit(make_step(fnp, lax, fg.grad, fg.shard_map, fm, P, **check))
+        theirs = jax.jit(make_step(jnp, jax.lax, jax.grad, jax.shard_map, jm, JP, **check))
+        p_ours, p_theirs = params, params
+        for _ in range(3):
+            p_ours, l_ours = ours(p_ours, xs, ys)
+            p_theirs, l_theirs = theirs(p_theirs, xs, ys)
+            _close((p_ours, l_ours), (p_theirs, l_theirs), rtol=1e-4)
 
     # the same step written as the gradient of a shard_map'd loss (psum's transpose)
     def global_loss(np_, lax_, shard_map, mesh, spec):
@@ -330,26 +331,30 @@ def test_check_vma_rejects_out_specs_claiming_replication_like_jax(meshes):
 
 def test_pcast_to_varying_makes_in_body_gradients_sum_like_jax(meshes):
     """jax (check_vma=True) sums the gradient of a replicated value used by varying
-    ones over the devices; with an explicit pcast(..., to="varying") funcgraph does."""
+    ones over the devices; an explicit pcast(..., to="varying") changes nothing."""
     fm, jm = meshes((8,), ("batch",))
     rng = np.random.default_rng(1)
     w = rng.normal(size=(5, 3)).astype(np.float32)
     xs = rng.normal(size=(32, 5)).astype(np.float32)
 
-    def make(np_, lax_, grad, shard_map, mesh, spec):
+    def make(np_, lax_, grad, shard_map, mesh, spec, **check):
         def local(w, x):
             g = grad(lambda v: np_.sum(np_.tanh(x @ lax_.pcast(v, "batch", to="varying"))))(w)
             return w - 0.01 * g, lax_.psum(np_.sum(x @ w), "batch")
         return shard_map(local, mesh=mesh, in_specs=(spec(), spec("batch")),
-                         out_specs=(spec(), spec()))
+                         out_specs=(spec(), spec()), **check)
     ours = make(fnp, lax, fg.grad, fg.shard_map, fm, P)
     theirs = make(jnp, jax.lax, jax.grad, jax.shard_map, jm, JP)
     _close(fg.jit(ours)(w, xs), jax.jit(theirs)(w, xs), rtol=1e-4)
     assert "pvary" in str(fg.make_jaxpr(ours)(w, xs))
-    # without tracking which values vary, the transpose of such a body would sum the
-    # cotangents of replicated inputs twice: funcgraph refuses rather than answer wrong
-    with pytest.raises(NotImplementedError, match="pcast"):
-        fg.grad(lambda w, x: ours(w, x)[0].sum())(w, xs)
+    _close(fg.grad(lambda w, x: ours(w, x)[0].sum())(w, xs),
+           jax.grad(lambda w, x: theirs(w, x)[0].sum())(w, xs), rtol=1e-4)
+    # without check_vma pcast does nothing: the in-body gradient is the local one
+    unchecked = make(fnp, lax, fg.grad, fg.shard_map, fm, P, check_vma=False)
+    junchecked = make(jnp, jax.lax, jax.grad, jax.shard_map, jm, JP, check_vma=False)
+    assert "pvary" not in str(fg.make_jaxpr(unchecked)(w, xs))
+    _close(fg.grad(lambda w, x: unchecked(w, x)[0].sum())(w, xs),
+           jax.grad(lambda w, x: junchecked(w, x)[0].sum())(w, xs), rtol=1e-4)
 
 
 def test_jitted_function_reused_inside_shard_maps_over_different_meshes(meshes):
