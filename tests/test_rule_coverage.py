@@ -20,6 +20,7 @@ NO_JVP = {
     "custom_lin": "stands for a linear map inside reverse mode and is only ever transposed",
     "pmax": "not differentiable, as in JAX",
     "pmin": "not differentiable, as in JAX",
+    "zeta": "not differentiable, as in JAX",
     "call_exported": "differentiated through the export's VJP function (export.call wraps it "
                      "in a custom_vjp, as jax.export does); forward mode is jax's error",
 }
@@ -31,7 +32,9 @@ NO_LOWERING = {
     "custom_lin": "exists only inside linear jaxprs, which are transposed, never lowered",
 }
 COMPILED_EAGERLY = {  # no NumPy impl: eager calls run the primitive compiled by XLA
-    "erf", "erf_inv", "lgamma", "digamma", "polygamma", "cond", "while", "scan",
+    "erf", "erf_inv", "erfc", "lgamma", "digamma", "polygamma", "zeta",
+    "cond", "while", "scan",
+    "reduce_precision",  # XLA's rounding to a narrower format
     "reduce", "reduce_window",  # their monoid is a jaxpr
     "call_exported",  # runs a serialized StableHLO module
     # NumPy rounds these differently from XLA: compiled eagerly so eager == jit == jax

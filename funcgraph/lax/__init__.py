@@ -15,11 +15,11 @@ from funcgraph.lax._shapes import (
 from funcgraph.lax._elementwise import (
     abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type, bitwise_and,
     bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, conj, convert_element_type,
-    copy_p_bind, cos, cosh, digamma, div, eq, erf, erf_inv, exp, exp2, expm1, floor, ge, gt,
+    copy_p_bind, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1, floor, ge, gt,
     imag, integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg,
-    nextafter, polygamma, population_count, pow, real, reciprocal, rem, round, RoundingMethod,
+    nextafter, polygamma, population_count, pow, real, reciprocal, reduce_precision, rem, round, RoundingMethod,
     rsqrt, select, select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin,
-    sinh, sqrt, square, stop_gradient, sub, tan, tanh)
+    sinh, sqrt, square, stop_gradient, sub, tan, tanh, zeta)
 from funcgraph.lax._reductions import (
     argmax, argmin, cumlogsumexp, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
     reduce_min, reduce_or, reduce_prod, reduce_sum, sort, sort_key_val, top_k)
