@@ -79,3 +79,79 @@ def test_zeta_rejects_integers_and_mixed_dtypes_as_jax():
             jax.lax.zeta(*args)
         with pytest.raises(TypeError, match="zeta"):
             lax.zeta(*args)
+
+
+# --- special functions computed by loop kernels (funcgraph.lax._special) ---------------
+
+GAMMA_A = np.array([0.5, 1.0, 2.0, 5.0, 30.0, 0.1, 3.0, 1e-3, -1.0, 2.0, np.nan], np.float32)
+GAMMA_X = np.array([0.3, 1.0, 2.5, 3.0, 25.0, 2.0, 0.0, 1e-2, 1.0, np.inf, 1.0], np.float32)
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad"])
+def test_incomplete_gamma_family_matches_jax(name):
+    check_against_jax(getattr(lax, name), getattr(jax.lax, name), GAMMA_A, GAMMA_X, scale=5)
+
+
+def test_incomplete_gamma_in_half_precision_computes_wide_as_jax():
+    a, x = GAMMA_A[:8].astype(np.float16), GAMMA_X[:8].astype(np.float16)
+    check_against_jax(lax.igamma, jax.lax.igamma, a, x)
+    check_against_jax(lax.igammac, jax.lax.igammac, a, x)
+
+
+def test_betainc_and_bessel_match_jax():
+    a = np.array([2.0, 0.5, 3.0, 10.0, 1.0, -1.0], np.float32)
+    b = np.array([0.5, 2.0, 3.0, 1.0, 4.0, 1.0], np.float32)
+    x = np.array([0.5, 0.2, 0.9, 0.3, 1.0, 0.5], np.float32)
+    check_against_jax(lax.betainc, jax.lax.betainc, a, b, x, scale=5)
+    z = np.array([0.0, 1e-8, 0.5, -3.0, 19.9, 20.1, 45.0, -200.0, np.inf, np.nan], np.float32)
+    check_against_jax(lax.bessel_i0e, jax.lax.bessel_i0e, z)
+    check_against_jax(lax.bessel_i1e, jax.lax.bessel_i1e, z)
+
+
+def test_special_function_derivatives_match_jax():
+    a, x = np.float32(2.0), np.array([0.4, 1.5, 6.0], np.float32)
+    for name in ("igamma", "igammac"):
+        f, jf = getattr(lax, name), getattr(jax.lax, name)
+        for argnums in (0, 1):
+            assert_close(fg.grad(lambda a, x: f(a, x).sum(), argnums)(a, x),
+                         jax.grad(lambda a, x: jf(a, x).sum(), argnums)(a, x), scale=5)
+    assert_close(fg.grad(lax.betainc, 2)(2.0, 3.0, 0.3), jax.grad(jax.lax.betainc, 2)(2.0, 3.0, 0.3))
+    for name in ("bessel_i0e", "bessel_i1e"):
+        f, jf = getattr(lax, name), getattr(jax.lax, name)
+        z = np.array([-2.0, 0.0, 1e-9, 1.3, 25.0], np.float32)
+        assert_close(fg.vmap(fg.grad(f))(z), jax.vmap(jax.grad(jf))(z), scale=5)
+    t = np.ones(3, np.float32)
+    _, tangent = fg.jvp(lambda v: lax.random_gamma_grad(a, v), (x,), (t,))
+    _, expected = jax.jvp(lambda v: jax.lax.random_gamma_grad(a, v), (x,), (t,))
+    assert_close(tangent, expected, scale=5)
+
+
+def test_special_functions_batch_and_stage_one_primitive():
+    a = np.array([[0.5, 2.0, 4.0], [1.0, 3.0, 9.0]], np.float32)
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    assert_close(fg.vmap(lax.igamma, (0, None))(a, x),
+                 jax.vmap(jax.lax.igamma, (0, None))(a, x), scale=5)
+    assert_close(fg.vmap(lax.igamma, (1, 0))(a, a.T),
+                 jax.vmap(jax.lax.igamma, (1, 0))(a, a.T), scale=5)
+    for f, p in [(lax.igamma, lax.igamma_p), (lax.igammac, lax.igammac_p),
+                 (lax.igamma_grad_a, lax.igamma_grad_a_p)]:
+        eqns = fg.make_jaxpr(f)(a, a).jaxpr.eqns
+        assert [e.primitive for e in eqns] == [p]
+    eqns = fg.make_jaxpr(lax.betainc)(x, x, x).jaxpr.eqns
+    assert [e.primitive for e in eqns] == [lax.regularized_incomplete_beta_p]
+
+
+def test_special_function_errors_as_jax():
+    f32, f16, i32 = np.float32(1), np.float16(1), np.int32(1)
+    cases = [("igamma", (f32, f16)), ("igammac", (i32, i32)), ("igamma_grad_a", (f32, f16)),
+             ("random_gamma_grad", (f32, f16)), ("betainc", (f32, f32, f16)),
+             ("bessel_i0e", (i32,)), ("bessel_i1e", (i32,))]
+    for name, args in cases:
+        with pytest.raises(TypeError):
+            getattr(jax.lax, name)(*args)
+        with pytest.raises(TypeError, match=name.replace("betainc", "regularized_incomplete_beta")):
+            getattr(lax, name)(*args)
+    with pytest.raises(ValueError, match="Betainc gradient"):
+        jax.grad(jax.lax.betainc)(2.0, 3.0, 0.5)
+    with pytest.raises(ValueError, match="Betainc gradient"):
+        fg.grad(lax.betainc)(2.0, 3.0, 0.5)

@@ -21,6 +21,7 @@ NO_JVP = {
     "pmax": "not differentiable, as in JAX",
     "pmin": "not differentiable, as in JAX",
     "zeta": "not differentiable, as in JAX",
+    "igamma_grad_a": "not differentiable, as in JAX",
     "call_exported": "differentiated through the export's VJP function (export.call wraps it "
                      "in a custom_vjp, as jax.export does); forward mode is jax's error",
 }
@@ -35,6 +36,9 @@ COMPILED_EAGERLY = {  # no NumPy impl: eager calls run the primitive compiled by
     "erf", "erf_inv", "erfc", "lgamma", "digamma", "polygamma", "zeta",
     "cond", "while", "scan",
     "reduce_precision",  # XLA's rounding to a narrower format
+    # lowered by tracing their loop kernels (funcgraph.lax._special)
+    "igamma", "igammac", "igamma_grad_a", "regularized_incomplete_beta", "bessel_i0e",
+    "bessel_i1e",
     "reduce", "reduce_window",  # their monoid is a jaxpr
     "call_exported",  # runs a serialized StableHLO module
     # NumPy rounds these differently from XLA: compiled eagerly so eager == jit == jax

@@ -34,3 +34,6 @@ from funcgraph.primitives.remat import optimization_barrier_p
 from funcgraph.primitives.fft import fft_p
 from funcgraph.primitives.linear_solve import linear_solve_p
 from funcgraph.primitives.sharding_constraint import sharding_constraint_p
+from funcgraph.lax._special import (
+    bessel_i0e_p, bessel_i1e_p, igamma_grad_a_p, igamma_p, igammac_p,
+    regularized_incomplete_beta_p)
