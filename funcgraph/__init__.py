@@ -12,7 +12,7 @@ from funcgraph.array import Array
 from funcgraph.core import get_aval as typeof
 from funcgraph.dtypes import float0
 from funcgraph import errors, lax, numpy, tree, tree_util
-from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
+from funcgraph.transforms.jit import clear_caches, jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
     block_until_ready, copy_to_host_async, default_backend, device_count, device_get, device_put, devices,
     effects_barrier, local_device_count, local_devices, make_array_from_callback,
@@ -44,6 +44,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "ad_checkpoint", "block_until_ready", "checkpoint",
+    "clear_caches",
     "checkpoint_policies",
     "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
     "devices", "disable_jit", "ensure_compile_time_eval", "errors", "eval_shape", "grad",

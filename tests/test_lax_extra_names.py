@@ -155,3 +155,39 @@ def test_special_function_errors_as_jax():
         jax.grad(jax.lax.betainc)(2.0, 3.0, 0.5)
     with pytest.raises(ValueError, match="Betainc gradient"):
         fg.grad(lax.betainc)(2.0, 3.0, 0.5)
+
+
+# --- clear_caches ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mod", [jax, fg], ids=["jax", "funcgraph"])
+def test_clear_caches_makes_jitted_functions_trace_again(mod):
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        return x * 2
+
+    jitted = mod.jit(f)
+    x = np.arange(3.0, dtype=np.float32)
+    jitted(x)
+    jitted(x)
+    assert len(traces) == 1 and jitted._cache_size() == 1
+    mod.clear_caches()
+    assert jitted._cache_size() == 0
+    np.testing.assert_array_equal(np.asarray(jitted(x)), 2 * x)
+    assert len(traces) == 2
+
+
+def test_clear_caches_empties_the_eager_and_backend_caches():
+    from funcgraph import backend
+    from funcgraph.transforms import jit as jit_module
+    fg.config.update("funcgraph_eager_numpy", False)
+    try:
+        lax.add(np.float32(1), np.float32(2))
+    finally:
+        fg.config.update("funcgraph_eager_numpy", True)
+    assert jit_module._primitive_cache and backend._executables
+    fg.clear_caches()
+    assert not jit_module._primitive_cache and not backend._executables
+    assert not jit_module._compiled_calls
+    assert float(lax.exp(np.float32(0))) == 1.0  # compiles anew
