@@ -191,3 +191,128 @@ def test_clear_caches_empties_the_eager_and_backend_caches():
     assert not jit_module._primitive_cache and not backend._executables
     assert not jit_module._compiled_calls
     assert float(lax.exp(np.float32(0))) == 1.0  # compiles anew
+
+
+# --- ragged_dot / ragged_dot_general -----------------------------------------------------
+
+def _ragged_dims(mod, dot_dims, ragged, group):
+    return mod.lax.RaggedDotDimensionNumbers(dot_dims, ragged, group)
+
+
+RAGGED_CASES = {
+    # name: (lhs shape, rhs shape, group_sizes, dot dims, lhs ragged dims, rhs group dims)
+    "noncontracting": ((7, 4), (3, 4, 5), [2, 0, 4], (([1], [1]), ([], [])), [0], [0]),
+    "noncontracting_batched": ((2, 5, 4), (2, 4, 3, 6), [[1, 2, 2], [3, 0, 1]],
+                               (([2], [1]), ([0], [0])), [1], [2]),
+    "contracting": ((3, 6), (6, 5), [1, 3, 2], (([1], [0]), ([], [])), [1], []),
+    "batch": ((4, 3, 2), (4, 2, 5), [1, 3], (([2], [1]), ([0], [0])), [0], []),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RAGGED_CASES))
+def test_ragged_dot_general_matches_jax_in_values_and_gradients(case):
+    lhs_shape, rhs_shape, sizes, dot_dims, ragged, group = RAGGED_CASES[case]
+    rng = np.random.default_rng(0)
+    lhs = rng.standard_normal(lhs_shape).astype(np.float32)
+    rhs = rng.standard_normal(rhs_shape).astype(np.float32)
+    sizes = np.array(sizes, np.int32)
+
+    def loss(mod):
+        dims = _ragged_dims(mod, dot_dims, ragged, group)
+        # jax does not differentiate ragged batch or contracting dimensions
+        # (NotImplementedError): the oracle is then the same product written densely.
+        if mod is jax and case == "batch":
+            return lambda l, r: (jax.lax.dot_general(l, r, dot_dims) ** 2).sum()
+        if mod is jax and case == "contracting":
+            ends = np.cumsum(sizes)
+            k = np.arange(lhs_shape[1])
+            masks = ((ends - sizes)[:, None] <= k) & (k < ends[:, None])
+            return lambda l, r: (jax.numpy.einsum("mk,gk,kn->gmn", l, masks, r) ** 2).sum()
+        return lambda l, r: (mod.lax.ragged_dot_general(l, r, sizes, dims) ** 2).sum()
+
+    dims = _ragged_dims(fg, dot_dims, ragged, group)
+    jdims = _ragged_dims(jax, dot_dims, ragged, group)
+    check_against_jax(lambda l, r: lax.ragged_dot_general(l, r, sizes, dims),
+                      lambda l, r: jax.lax.ragged_dot_general(l, r, sizes, jdims), lhs, rhs)
+    for mine, theirs in zip(fg.grad(loss(fg), (0, 1))(lhs, rhs),
+                            jax.grad(loss(jax), (0, 1))(lhs, rhs), strict=True):
+        assert_close(mine, theirs, scale=5)
+
+
+def test_ragged_dot_dtypes_jit_and_vmap_as_jax():
+    rng = np.random.default_rng(1)
+    lhs = rng.integers(-5, 5, (6, 3)).astype(np.int8)
+    rhs = rng.integers(-5, 5, (2, 3, 4)).astype(np.int8)
+    sizes = np.array([4, 1], np.int32)  # the last row is in no group: zeros
+    for kwargs in ({}, {"preferred_element_type": np.int32}):
+        check_against_jax(lambda l, r: lax.ragged_dot(l, r, sizes, **kwargs),
+                          lambda l, r: jax.lax.ragged_dot(l, r, sizes, **kwargs), lhs, rhs)
+    half = lhs.astype(np.float16), rhs.astype(np.float16)
+    check_against_jax(lambda l, r: lax.ragged_dot(l, r, sizes), lambda l, r:
+                      jax.lax.ragged_dot(l, r, sizes), *half)
+    batch = np.stack([half[0], 2 * half[0]])
+    # jax's vmap batches ragged_dot's lhs only with batched group sizes: the oracle loops.
+    assert_close(fg.vmap(lax.ragged_dot, (0, None, None))(batch, half[1], sizes),
+                 np.stack([jax.lax.ragged_dot(b, half[1], sizes) for b in batch]))
+    assert_close(fg.jit(lax.ragged_dot)(*half, sizes), jax.lax.ragged_dot(*half, sizes))
+
+
+@pytest.mark.parametrize("lhs_shape,rhs_shape,sizes,dims", [
+    ((7, 4), (3, 4, 5), np.array([2, 0], np.int32), ((([1], [1]), ([], [])), [0], [0])),
+    ((7, 4), (3, 4, 5), np.array([2, 0, 1], np.float32), ((([1], [1]), ([], [])), [0], [0])),
+    ((7, 4), (3, 4, 5), np.array([2, 0, 1], np.int32), ((([1], [1]), ([], [])), [0], [])),
+    ((7, 4), (3, 4, 5), np.array([2, 0, 1], np.int32), ((([1], [1]), ([], [])), [0, 1], [0])),
+    ((7, 4), (3, 4, 5), np.array([2, 0, 1], np.int32), ((([1], [1]), ([], [])), [2], [0])),
+    ((3, 6), (6, 5), np.array([1, 3, 2], np.int32), ((([1], [0]), ([], [])), [1], [0])),
+    ((7, 4), (3, 4, 5), np.array([[2, 0, 1]], np.int32), ((([1], [1]), ([], [])), [0], [0])),
+])
+def test_ragged_dot_general_errors_as_jax(lhs_shape, rhs_shape, sizes, dims):
+    lhs, rhs = np.ones(lhs_shape, np.float32), np.ones(rhs_shape, np.float32)
+    with pytest.raises(TypeError):
+        jax.lax.ragged_dot_general(lhs, rhs, sizes, jax.lax.RaggedDotDimensionNumbers(*dims))
+    with pytest.raises(TypeError, match="group|ragged"):
+        lax.ragged_dot_general(lhs, rhs, sizes, lax.RaggedDotDimensionNumbers(*dims))
+
+
+def test_ragged_dot_dimension_numbers_normalize_as_jax():
+    mine = lax.RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0])
+    theirs = jax.lax.RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0])
+    for field in ("dot_dimension_numbers", "lhs_ragged_dimensions", "rhs_group_dimensions"):
+        assert getattr(mine, field) == getattr(theirs, field)
+    same = lax.RaggedDotDimensionNumbers((((1,), (1,)), ((), ())), (0,), (0,))
+    assert mine == same and hash(mine) == hash(same)
+    with pytest.raises(NotImplementedError):
+        lax.ragged_dot(np.ones((2, 2)), np.ones((1, 2, 2)), np.array([2]),
+                       group_offset=np.array([0]))
+
+
+# --- scatter_apply ------------------------------------------------------------------------
+
+def _scatter_dims(mod):
+    return mod.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                           scatter_dims_to_operand_dims=(0,))
+
+
+@pytest.mark.parametrize("func", ["sin", "affine"])
+def test_scatter_apply_applies_once_per_hit_as_jax(func):
+    x = np.arange(6.0, dtype=np.float32)
+    idx = np.array([[1], [3], [1], [9], [1]], np.int32)  # 1 three times; 9 is dropped
+
+    def run(mod):
+        f = mod.lax.sin if func == "sin" else (lambda v: v * 2 + 1)
+        return lambda x, i: mod.lax.scatter_apply(x, i, f, _scatter_dims(mod), update_shape=(5,))
+
+    check_against_jax(run(fg), run(jax), x, idx)
+    batch = np.stack([x, -x])
+    assert_close(fg.vmap(run(fg), (0, None))(batch, idx), jax.vmap(run(jax), (0, None))(batch, idx))
+
+
+def test_scatter_apply_keeps_the_operand_dtype_and_clips_as_jax():
+    x = np.arange(4, dtype=np.int32)
+    idx = np.array([[0], [7]], np.int32)
+    for mode in ("clip", "drop"):
+        check_against_jax(
+            lambda x, i: lax.scatter_apply(x, i, lambda v: v * 3, _scatter_dims(fg),
+                                           update_shape=(2,), mode=mode),
+            lambda x, i: jax.lax.scatter_apply(x, i, lambda v: v * 3, _scatter_dims(jax),
+                                               update_shape=(2,), mode=mode), x, idx)

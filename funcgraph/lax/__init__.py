@@ -4,7 +4,7 @@ Unlike funcgraph.numpy these do not promote dtypes or broadcast (except that
 Python scalars and 0-d operands adopt the other operand's dtype and shape)."""
 # The modules below import only the ones listed before them: _operands, _shapes, _elementwise,
 # _reductions, _contractions, _slicing, _convolution, _windowed, _fft, _collectives, _control_flow,
-# linalg, _sharding, _solves, _conveniences, _special.
+# linalg, _sharding, _solves, _conveniences, _ragged, _special.
 
 # Array and pjit_p have always been reachable here; _as_operand is what tests build operands with.
 from funcgraph.array import Array
@@ -47,8 +47,9 @@ from funcgraph.lax._sharding import with_sharding_constraint
 from funcgraph.lax._solves import custom_linear_solve, custom_root
 from funcgraph.lax._conveniences import (
     approx_max_k, approx_min_k, broadcast_shapes, broadcast_to_rank, clz, collapse, complex,
-    conv_general_dilated_patches, dtype, empty, full, full_like, reduce_xor, scatter_sub, split,
-    stack, tile, unstack)
+    conv_general_dilated_patches, dtype, empty, full, full_like, reduce_xor, scatter_apply,
+    scatter_sub, split, stack, tile, unstack)
+from funcgraph.lax._ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general
 from funcgraph.lax._special import (
     bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a, igammac, random_gamma_grad)
 from funcgraph.lax._primitives import *  # noqa: E402,F401,F403  the *_p objects
