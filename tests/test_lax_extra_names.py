@@ -4,6 +4,7 @@ and dtypes eagerly and under jit, errors, and derivatives and vmap where jax has
 import jax
 import numpy as np
 import pytest
+import scipy.linalg
 
 import funcgraph as fg
 from funcgraph import lax
@@ -316,3 +317,98 @@ def test_scatter_apply_keeps_the_operand_dtype_and_clips_as_jax():
                                            update_shape=(2,), mode=mode),
             lambda x, i: jax.lax.scatter_apply(x, i, lambda v: v * 3, _scatter_dims(jax),
                                                update_shape=(2,), mode=mode), x, idx)
+
+
+# --- lax.linalg ---------------------------------------------------------------------------
+
+from funcgraph.lax import linalg as fg_linalg  # noqa: E402
+
+SPD = np.array([[4.0, 1.0, 2.0], [1.0, 3.0, 0.0], [2.0, 0.0, 5.0]], np.float32)
+GENERAL = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]], np.float32)
+
+
+def _same_up_to_column_signs(mine, theirs):
+    """Eigen- and singular vectors are unique up to a sign per column."""
+    mine, theirs = np.asarray(mine), np.asarray(theirs)
+    assert mine.dtype == theirs.dtype and mine.shape == theirs.shape
+    signs = np.sign(np.sum(mine * theirs, axis=-2, keepdims=True))
+    assert_close(mine * signs, theirs, scale=10)
+
+
+def test_lax_linalg_has_jax_names_that_map_onto_funcgraph():
+    missing = {n for n in dir(jax.lax.linalg) if not n.startswith("_")} - set(dir(fg_linalg))
+    # Not provided: jax's packed LAPACK forms (hessenberg, tridiagonal, ormqr), the QDWH
+    # iteration, the algorithm enums and the primitive objects of the wrapped functions.
+    assert missing == {
+        "EigImplementation", "EighImplementation", "SvdAlgorithm", "qdwh", "hessenberg",
+        "hessenberg_p", "tridiagonal", "tridiagonal_p", "ormqr", "ormqr_p", "cholesky_update_p",
+        "eig_p", "eigh_p", "householder_product_p", "lu_p", "lu_pivots_to_permutation_p",
+        "qr_p", "schur_p", "svd_p", "symmetric_product_p", "tridiagonal_solve_p"}
+
+
+def test_lax_linalg_decompositions_match_jax():
+    assert_close(fg_linalg.cholesky(SPD), jax.lax.linalg.cholesky(SPD))
+    asym = SPD + np.triu(np.ones_like(SPD), 1)  # symmetrize_input averages the triangles
+    assert_close(fg_linalg.cholesky(asym), jax.lax.linalg.cholesky(asym))
+    v, w = fg_linalg.eigh(SPD)
+    jv, jw = jax.lax.linalg.eigh(SPD)
+    assert_close(w, jw, scale=10)
+    _same_up_to_column_signs(v, jv)
+    for mine, theirs in zip(fg_linalg.lu(GENERAL), jax.lax.linalg.lu(GENERAL), strict=True):
+        assert_close(mine, theirs)
+    for full in (True, False):
+        q, r = fg_linalg.qr(GENERAL[:, :2], full_matrices=full)
+        jq, jr = jax.lax.linalg.qr(GENERAL[:, :2], full_matrices=full)
+        assert_close(q, jq, scale=10)
+        assert_close(r, jr, scale=10)
+    u, s, vh = fg_linalg.svd(GENERAL)
+    ju, js, jvh = jax.lax.linalg.svd(GENERAL)
+    assert_close(s, js, scale=10)
+    _same_up_to_column_signs(u, ju)
+    _same_up_to_column_signs(np.swapaxes(vh, -1, -2), np.swapaxes(jvh, -1, -2))
+    assert_close(fg_linalg.svd(GENERAL, compute_uv=False),
+                 jax.lax.linalg.svd(GENERAL, compute_uv=False), scale=10)
+    for mine, theirs in zip(fg_linalg.schur(SPD), jax.lax.linalg.schur(SPD), strict=True):
+        assert_close(mine, theirs, scale=10)
+    assert len(fg_linalg.schur(SPD, compute_schur_vectors=False)) == 1
+    w, vr = fg_linalg.eig(GENERAL, compute_left_eigenvectors=False)
+    jw, jvr = jax.lax.linalg.eig(GENERAL, compute_left_eigenvectors=False)
+    assert_close(w, jw, scale=10)
+    assert_close(vr, jvr, scale=10)
+
+
+def test_lax_linalg_compositions_match_jax():
+    check_against_jax(
+        lambda a, c: fg_linalg.symmetric_product(a, c, alpha=2.0, beta=0.5, symmetrize_output=True),
+        lambda a, c: jax.lax.linalg.symmetric_product(a, c, alpha=2.0, beta=0.5,
+                                                      symmetrize_output=True), GENERAL, SPD)
+    r, w = np.asarray(jax.lax.linalg.cholesky(SPD)).T, np.array([0.5, 1.0, -1.0], np.float32)
+    check_against_jax(fg_linalg.cholesky_update, jax.lax.linalg.cholesky_update, r, w)
+    pivots = np.array([[2, 2, 2], [1, 4, 3]], np.int32)
+    check_against_jax(lambda p: fg_linalg.lu_pivots_to_permutation(p, 5),
+                      lambda p: jax.lax.linalg.lu_pivots_to_permutation(p, 5), pivots)
+    packed, taus = _geqrf(GENERAL)
+    check_against_jax(fg_linalg.householder_product, jax.lax.linalg.householder_product,
+                      packed, taus)
+    dl, d = np.array([0, 1, 2, 3], np.float32), np.array([5, 6, 7, 8], np.float32)
+    du, b = np.array([1, 2, 3, 0], np.float32), np.arange(8, dtype=np.float32).reshape(4, 2)
+    check_against_jax(fg_linalg.tridiagonal_solve, jax.lax.linalg.tridiagonal_solve,
+                      dl, d, du, b)
+
+
+def _geqrf(a):
+    """LAPACK's packed QR (Householder vectors below the diagonal, and their taus)."""
+    packed, taus = scipy.linalg.lapack.sgeqrf(a)[:2]
+    return packed, taus
+
+
+def test_lax_linalg_differentiates_as_jax():
+    def loss(mod):
+        linalg = mod.lax.linalg
+        return lambda a: (linalg.cholesky(a).sum() + linalg.svd(a, compute_uv=False).sum()
+                          + linalg.eigh(a)[1].sum() + linalg.qr(a)[1].sum())
+    assert_close(fg.grad(loss(fg))(SPD), jax.grad(loss(jax))(SPD), scale=50)
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    solve = lambda mod: lambda d: mod.lax.linalg.tridiagonal_solve(  # noqa: E731
+        x * 0.5, d + 4, x, x[:, None]).sum()
+    assert_close(fg.grad(solve(fg))(x), jax.grad(solve(jax))(x), scale=10)

@@ -4,7 +4,9 @@ Unlike funcgraph.numpy these do not promote dtypes or broadcast (except that
 Python scalars and 0-d operands adopt the other operand's dtype and shape)."""
 # The modules below import only the ones listed before them: _operands, _shapes, _elementwise,
 # _reductions, _contractions, _slicing, _convolution, _windowed, _fft, _collectives, _control_flow,
-# linalg, _sharding, _solves, _conveniences, _ragged, _special.
+# _sharding, _solves, _conveniences, _ragged, _special.  funcgraph.lax.linalg wraps
+# funcgraph.numpy.linalg and funcgraph.scipy.linalg, so it sits above them: funcgraph's
+# __init__ imports it.
 
 # Array and pjit_p have always been reachable here; _as_operand is what tests build operands with.
 from funcgraph.array import Array
@@ -42,7 +44,6 @@ from funcgraph.lax._collectives import (all_gather, all_to_all, axis_index, axis
                                         psum_scatter)
 from funcgraph.lax._control_flow import (
     associative_scan, cond, fori_loop, map, optimization_barrier, scan, switch, while_loop)
-from funcgraph.lax import linalg
 from funcgraph.lax._sharding import with_sharding_constraint
 from funcgraph.lax._solves import custom_linear_solve, custom_root
 from funcgraph.lax._conveniences import (
