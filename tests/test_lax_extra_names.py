@@ -412,3 +412,52 @@ def test_lax_linalg_differentiates_as_jax():
     solve = lambda mod: lambda d: mod.lax.linalg.tridiagonal_solve(  # noqa: E731
         x * 0.5, d + 4, x, x[:, None]).sum()
     assert_close(fg.grad(solve(fg))(x), jax.grad(solve(jax))(x), scale=10)
+
+
+# --- custom_derivatives.linear_call ---------------------------------------------------------
+
+def _scaled(r, x):
+    return {"y": x["a"] / r, "z": x["b"] * r}
+
+
+def _scaled_transpose_times_7(r, ct):
+    # Not the true transpose, on purpose (as in jax's docs): transposition must use it.
+    return {"a": ct["y"] * 7.0, "b": ct["z"] * r}
+
+
+def _linear_call_loss(mod):
+    def loss(x, r):
+        out = mod.custom_derivatives.linear_call(_scaled, _scaled_transpose_times_7, r, x)
+        return (out["y"] * 2.0).sum() + out["z"].sum()
+    return loss
+
+
+def test_linear_call_evaluates_and_transposes_with_the_given_transpose_as_jax():
+    x = {"a": np.array([1.0, 2.0, 3.0], np.float32), "b": np.float32(4.0)}
+    r = np.float32(2.0)
+    for mod_fn in (lambda f: f, fg.jit):
+        assert_close(mod_fn(_linear_call_loss(fg))(x, r), _linear_call_loss(jax)(x, r))
+        mine = mod_fn(fg.grad(_linear_call_loss(fg)))(x, r)
+        theirs = jax.grad(_linear_call_loss(jax))(x, r)
+        for key in ("a", "b"):
+            assert_close(mine[key], theirs[key])
+    tangent = {"a": np.ones(3, np.float32), "b": np.float32(1.0)}
+    call = lambda mod: lambda v: mod.custom_derivatives.linear_call(  # noqa: E731
+        _scaled, _scaled_transpose_times_7, r, v)
+    _, mine = fg.jvp(call(fg), (x,), (tangent,))
+    _, theirs = jax.jvp(call(jax), (x,), (tangent,))
+    assert_close(mine["y"], theirs["y"])
+    assert_close(mine["z"], theirs["z"])
+    eqns = fg.make_jaxpr(call(fg))(x).jaxpr.eqns
+    assert [e.primitive.name for e in eqns] == ["linear_call"]
+
+
+def test_linear_call_rejects_derivatives_of_residuals_and_bad_transposes():
+    x = {"a": np.array([1.0, 2.0], np.float32), "b": np.float32(4.0)}
+    with pytest.raises(ValueError, match="residual"):
+        fg.grad(_linear_call_loss(fg), 1)(x, np.float32(2.0))
+
+    def wrong_structure(r, ct):
+        return ct["y"]
+    with pytest.raises(TypeError, match="structure of linear_args"):
+        fg.custom_derivatives.linear_call(_scaled, wrong_structure, np.float32(2.0), x)

@@ -28,6 +28,7 @@ NO_JVP = {
 NO_BATCHING = {
     "iota": "has no operands, so it is never batched",
     "custom_lin": "is transposed (calling the user's bwd) before any batching could see it",
+    "linear_call": "not batched, as in JAX (which has no batching rule for it)",
 }
 NO_LOWERING = {
     "custom_lin": "exists only inside linear jaxprs, which are transposed, never lowered",
