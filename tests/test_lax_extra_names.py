@@ -461,3 +461,41 @@ def test_linear_call_rejects_derivatives_of_residuals_and_bad_transposes():
         return ct["y"]
     with pytest.raises(TypeError, match="structure of linear_args"):
         fg.custom_derivatives.linear_call(_scaled, wrong_structure, np.float32(2.0), x)
+
+
+# --- scaled_dot ---------------------------------------------------------------------------
+
+def _scaled_dot_operands(batched):
+    rng = np.random.default_rng(0)
+    lead = (2,) if batched else ()
+    lhs = rng.standard_normal(lead + (4, 64)).astype(jax.numpy.float8_e4m3fn)
+    rhs = rng.standard_normal(lead + (64, 3)).astype(jax.numpy.float8_e4m3fn)
+    lhs_scale = (2.0 ** rng.integers(-2, 3, lead + (4, 2))).astype(jax.numpy.float8_e8m0fnu)
+    rhs_scale = (2.0 ** rng.integers(-2, 3, lead + (2, 3))).astype(jax.numpy.float8_e8m0fnu)
+    return lhs, rhs, lhs_scale, rhs_scale
+
+
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("preferred", [None, np.float32])
+def test_scaled_dot_matches_jax_bit_for_bit(batched, preferred):
+    operands = _scaled_dot_operands(batched)
+
+    def run(mod):
+        return lambda l, r, ls, rs: mod.lax.scaled_dot(
+            l, r, lhs_scale=ls, rhs_scale=rs, preferred_element_type=preferred)
+    expected = np.asarray(run(jax)(*operands))
+    for result in (run(fg)(*operands), fg.jit(run(fg))(*operands)):
+        result = np.asarray(result)
+        assert result.dtype == expected.dtype
+        np.testing.assert_array_equal(result, expected)
+    unscaled = np.asarray(jax.lax.scaled_dot(*operands[:2]))
+    np.testing.assert_array_equal(np.asarray(lax.scaled_dot(*operands[:2])), unscaled)
+
+
+def test_scaled_dot_rejects_a_scale_that_does_not_fit():
+    lhs, rhs, lhs_scale, rhs_scale = _scaled_dot_operands(False)
+    bad = lhs_scale[:, :1][:3]  # a non-contracting dimension that does not match
+    with pytest.raises(Exception):
+        jax.lax.scaled_dot(lhs, rhs, lhs_scale=bad, rhs_scale=rhs_scale)
+    with pytest.raises(TypeError, match="lhs_scale"):
+        lax.scaled_dot(lhs, rhs, lhs_scale=bad, rhs_scale=rhs_scale)

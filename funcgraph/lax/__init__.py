@@ -25,7 +25,7 @@ from funcgraph.lax._elementwise import (
 from funcgraph.lax._reductions import (
     argmax, argmin, cumlogsumexp, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
     reduce_min, reduce_or, reduce_prod, reduce_sum, sort, sort_key_val, top_k)
-from funcgraph.lax._contractions import batch_matmul, dot, dot_general
+from funcgraph.lax._contractions import batch_matmul, dot, dot_general, scaled_dot
 from funcgraph.primitives.precision import Precision
 from funcgraph.lax._slicing import (
     broadcasted_iota, concatenate, dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim,
