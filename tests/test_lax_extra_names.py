@@ -499,3 +499,21 @@ def test_scaled_dot_rejects_a_scale_that_does_not_fit():
         jax.lax.scaled_dot(lhs, rhs, lhs_scale=bad, rhs_scale=rhs_scale)
     with pytest.raises(TypeError, match="lhs_scale"):
         lax.scaled_dot(lhs, rhs, lhs_scale=bad, rhs_scale=rhs_scale)
+
+
+# --- jnp.i0 and jnp.kaiser, built on lax.bessel_i0e ----------------------------------------
+
+def test_i0_and_kaiser_match_jax():
+    import funcgraph.numpy as fnp
+    x = np.array([0.0, 0.5, -3.0, 19.0, 25.0, -80.0], np.float32)
+    check_against_jax(fnp.i0, jax.numpy.i0, x, scale=5)
+    check_against_jax(fnp.i0, jax.numpy.i0, np.arange(3))
+    check_against_jax(fnp.i0, jax.numpy.i0, np.float16(1.5))
+    z = np.array([0.0, 1.5, -2.5], np.float32)
+    assert_close(fg.vmap(fg.grad(fnp.i0))(z), jax.vmap(jax.grad(jax.numpy.i0))(z))
+    with pytest.raises(ValueError):
+        jax.numpy.i0(np.complex64(1j))
+    with pytest.raises(ValueError, match="i0"):
+        fnp.i0(np.complex64(1j))
+    for m, beta in [(0, 1.0), (1, 1.0), (5, 2.0), (8, 14)]:
+        assert_close(fnp.kaiser(m, beta), jax.numpy.kaiser(m, beta), scale=5)
