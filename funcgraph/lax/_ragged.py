@@ -65,9 +65,12 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
     l_prefix = _prefix_dims(mode, lhs.aval.ndim, ragged, l_batch, l_contract)
     if group_sizes.aval.ndim == 1:
         group_sizes = broadcast(group_sizes, [lhs.aval.shape[i] for i in l_prefix])
-    dot = lambda x, y, dimension_numbers: dot_general(  # noqa: E731
-        x, y, dimension_numbers, precision, preferred_element_type)
-    shift = lambda ds: [d + 1 for d in ds]  # noqa: E731  dimensions after a new axis 0
+    def dot(x, y, dimension_numbers):
+        return dot_general(x, y, dimension_numbers, precision, preferred_element_type)
+
+    def shift(ds):  # the dimensions once a group axis 0 is in front
+        return [d + 1 for d in ds]
+
     if mode == _NONCONTRACTING:
         expanded = _expand_groups(lhs, ragged, group_sizes, l_prefix)
         return dot(expanded, rhs, ((shift(l_contract) + [0],
