@@ -5,7 +5,6 @@ svd, schur, eig) are those of funcgraph.numpy.linalg and funcgraph.scipy.linalg,
 this module wraps (so it sits above them in the layers, unlike the rest of funcgraph.lax),
 and the small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
 householder_product, tridiagonal_solve) are written here with funcgraph.numpy."""
-import numpy as np
 
 import funcgraph.numpy as fnp
 from funcgraph import lax
