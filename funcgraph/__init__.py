@@ -12,7 +12,7 @@ from funcgraph.array import Array, Shard
 from funcgraph.core import get_aval as typeof
 from funcgraph.dtypes import float0
 from funcgraph import errors, lax, numpy, tree, tree_util
-from funcgraph.transforms.jit import jit, ShapeDtypeStruct, eval_shape, make_jaxpr
+from funcgraph.transforms.jit import clear_caches, jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
     block_until_ready, copy_to_host_async, default_backend, device_count, device_get, device_put, devices,
     effects_barrier, host_count, host_id, host_ids, local_device_count, local_devices,
@@ -35,6 +35,7 @@ from funcgraph.transforms.name_stack import named_call, named_scope
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
 from funcgraph.interpreters.eval import ensure_compile_time_eval
 from funcgraph import inspect, random, nn
+import funcgraph.lax.linalg  # noqa: E402,F401  (above numpy and scipy; see its docstring)
 from funcgraph import debug, distributed, experimental, export
 from funcgraph.callback import pure_callback
 from funcgraph import custom_batching, custom_derivatives
@@ -45,6 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "ad_checkpoint", "block_until_ready", "checkpoint",
+    "clear_caches",
     "checkpoint_policies",
     "config", "custom_jvp", "custom_vjp", "default_backend", "device_get", "device_put",
     "devices", "disable_jit", "ensure_compile_time_eval", "errors", "eval_shape", "grad",

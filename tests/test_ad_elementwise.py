@@ -70,7 +70,7 @@ def unary_cases():
     domains = {
         "neg": rand, "exp": rand, "exp2": rand, "expm1": rand, "tanh": rand,
         "logistic": rand, "sin": rand, "cos": rand, "atan": rand, "sinh": rand, "cosh": rand,
-        "asinh": rand, "erf": rand, "log": positive, "log1p": positive, "sqrt": positive,
+        "asinh": rand, "erf": rand, "erfc": rand, "log": positive, "log1p": positive, "sqrt": positive,
         "rsqrt": positive, "asin": unit, "acos": unit, "atanh": unit, "erf_inv": unit,
         "cbrt": nonzero, "abs": nonzero, "sign": nonzero, "floor": off_integers,
         "ceil": off_integers, "lgamma": positive, "digamma": positive,

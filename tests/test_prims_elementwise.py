@@ -171,6 +171,7 @@ UNARY = [
     Unary("abs", lax.abs, jax.lax.abs, SIGNED + INEXACT),
     Unary("erf", lax.erf, jax.lax.erf, FLOATS),
     Unary("erf_inv", lax.erf_inv, jax.lax.erf_inv, FLOATS, UNIT),
+    Unary("erfc", lax.erfc, jax.lax.erfc, FLOATS),
     Unary("lgamma", lax.lgamma, jax.lax.lgamma, FLOATS, POS),
     Unary("digamma", lax.digamma, jax.lax.digamma, FLOATS, POS),
     Unary("real", lax.real, jax.lax.real, COMPLEX),

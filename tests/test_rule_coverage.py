@@ -20,6 +20,8 @@ NO_JVP = {
     "custom_lin": "stands for a linear map inside reverse mode and is only ever transposed",
     "pmax": "not differentiable, as in JAX",
     "pmin": "not differentiable, as in JAX",
+    "zeta": "not differentiable, as in JAX",
+    "igamma_grad_a": "not differentiable, as in JAX",
     "call_exported": "differentiated through the export's VJP function (export.call wraps it "
                      "in a custom_vjp, as jax.export does); forward mode is jax's error",
 }
@@ -27,12 +29,18 @@ NO_BATCHING = {
     "iota": "has no operands, so it is never batched",
     "dimension_value": "has no operands, so it is never batched",
     "custom_lin": "is transposed (calling the user's bwd) before any batching could see it",
+    "linear_call": "not batched, as in JAX (which has no batching rule for it)",
 }
 NO_LOWERING = {
     "custom_lin": "exists only inside linear jaxprs, which are transposed, never lowered",
 }
 COMPILED_EAGERLY = {  # no NumPy impl: eager calls run the primitive compiled by XLA
-    "erf", "erf_inv", "lgamma", "digamma", "polygamma", "cond", "while", "scan",
+    "erf", "erf_inv", "erfc", "lgamma", "digamma", "polygamma", "zeta",
+    "cond", "while", "scan",
+    "reduce_precision",  # XLA's rounding to a narrower format
+    # lowered by tracing their loop kernels (funcgraph.lax._special)
+    "igamma", "igammac", "igamma_grad_a", "regularized_incomplete_beta", "bessel_i0e",
+    "bessel_i1e",
     "reduce", "reduce_window",  # their monoid is a jaxpr
     "call_exported",  # runs a serialized StableHLO module
     # NumPy rounds these differently from XLA: compiled eagerly so eager == jit == jax

@@ -1,20 +1,25 @@
 """lax convenience functions built from other lax functions: full/full_like, dtype,
 broadcast_shapes/broadcast_to_rank, collapse, tile, split, stack/unstack, complex, clz,
-reduce_xor, scatter_sub, approx_max_k/approx_min_k and conv_general_dilated_patches."""
+reduce_xor, scatter_sub, scatter_apply, approx_max_k/approx_min_k and
+conv_general_dilated_patches."""
 import math
 
 import numpy as np
 
 from funcgraph import dtypes
+from funcgraph.interpreters.eval import eval_jaxpr
+from funcgraph.interpreters.staging import trace_flat
+from funcgraph.lax._control_flow import while_loop
 from funcgraph.lax._convolution import conv_dimension_numbers, conv_general_dilated
 from funcgraph.lax._elementwise import (
-    add, bitwise_or, bitwise_xor, convert_element_type, mul, neg, population_count,
-    shift_right_logical, sub)
+    add, bitwise_or, bitwise_xor, convert_element_type, gt, lt, mul, neg, population_count,
+    select, shift_right_logical, sub)
 from funcgraph.lax._operands import as_operand
-from funcgraph.lax._reductions import top_k
+from funcgraph.lax._reductions import reduce_max, top_k
 from funcgraph.lax._shapes import broadcast_in_dim, expand_dims, reshape
 from funcgraph.lax._slicing import concatenate, index_in_dim, scatter_add, slice_in_dim
 from funcgraph.lax._windowed import reduce
+from funcgraph.primitives.batching_helpers import vmap_flat
 
 
 def dtype(x):
@@ -208,3 +213,40 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     return conv_general_dilated(x, kernel, window_strides, padding, lhs_dilation, rhs_dilation,
                                 dnums, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted=False, unique_indices=False, mode=None):
+    """operand with func (a function of one scalar) applied to each element that the
+    scatter addresses, once per time it is addressed (duplicate indices apply it again).
+
+    The elements' hit counts come from a scatter_add of ones; func then runs, on every
+    element at once, as many rounds as the largest count, each round kept where the count
+    is still higher.  As in JAX, not meant for differentiation."""
+    x = as_operand(operand)
+    aval = x.aval
+    counts = scatter_add(np.zeros(aval.shape, np.int32), scatter_indices,
+                         np.ones(tuple(update_shape), np.int32), dimension_numbers,
+                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                         mode=mode)
+    scalar = aval.update(shape=(), weak_type=False)
+    closed = trace_flat(lambda v: [convert_element_type(func(v), aval.dtype)], [scalar])
+    size = math.prod(aval.shape)
+
+    def apply_everywhere(v):
+        flat = reshape(v, (size,))
+        out = vmap_flat(lambda e: eval_jaxpr(closed.jaxpr, closed.consts, e), [flat], [0],
+                        size)[0]
+        return reshape(out, aval.shape)
+
+    def more_rounds(carry):
+        round_, _ = carry
+        return lt(round_, reduce_max(counts, tuple(range(aval.ndim))))
+
+    def one_round(carry):
+        round_, v = carry
+        return add(round_, np.int32(1)), select(gt(counts, round_), apply_everywhere(v), v)
+
+    if size == 0:
+        return x
+    return while_loop(more_rounds, one_round, (np.int32(0), x))[1]

@@ -1,5 +1,7 @@
 """Elementwise operations, one per primitive, plus select, clamp, conversions and
 stop_gradient."""
+import operator
+
 import numpy as np
 
 from funcgraph import core, dtypes, tree_util
@@ -54,6 +56,7 @@ cbrt = _unary(ew.cbrt_p)
 abs = _unary(ew.abs_p)
 erf = _unary(ew.erf_p)
 erf_inv = _unary(ew.erf_inv_p)
+erfc = _unary(ew.erfc_p)
 lgamma = _unary(ew.lgamma_p)
 digamma = _unary(ew.digamma_p)
 real = _unary(ew.real_p)
@@ -73,6 +76,7 @@ pow = _binary(ew.pow_p)
 atan2 = _binary(ew.atan2_p)
 nextafter = _binary(ew.nextafter_p)
 polygamma = _binary(ew.polygamma_p)
+zeta = _binary(ew.zeta_p)
 eq = _binary(ew.eq_p)
 ne = _binary(ew.ne_p)
 lt = _binary(ew.lt_p)
@@ -100,6 +104,22 @@ def integer_pow(x, y):
     if isinstance(y, bool) or not isinstance(y, (int, np.integer)):
         raise TypeError(f"lax.integer_pow needs a static integer exponent, got {y!r}")
     return ew.integer_pow_p.bind(as_operand(x), y=int(y))
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    """operand rounded to the nearest value of a float format with exponent_bits exponent
+    and mantissa_bits mantissa bits (overflowing to inf), kept in operand's dtype."""
+    exponent_bits = _static_int(exponent_bits, "exponent_bits argument of lax.reduce_precision")
+    mantissa_bits = _static_int(mantissa_bits, "mantissa_bits argument of lax.reduce_precision")
+    return ew.reduce_precision_p.bind(as_operand(operand), exponent_bits=exponent_bits,
+                                      mantissa_bits=mantissa_bits)
+
+
+def _static_int(value, what):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a static integer, got {value!r}") from None
 
 
 def square(x):

@@ -5,12 +5,12 @@ from funcgraph.primitives.base import broadcast_in_dim_p, reduce_sum_p, reshape_
 from funcgraph.primitives.elementwise import (
     abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
     bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, conj_p, convert_element_type_p, copy_p,
-    cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, erf_p, exp2_p, exp_p, expm1_p, floor_p,
+    cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, erf_p, erfc_p, exp2_p, exp_p, expm1_p, floor_p,
     ge_p, gt_p, imag_p, integer_pow_p, is_finite_p, le_p, lgamma_p, log1p_p, log_p,
     logistic_p, lt_p, max_p, min_p, mul_p, ne_p, neg_p, nextafter_p, not_p, or_p,
-    polygamma_p, population_count_p, pow_p, real_p, rem_p, round_p, rsqrt_p, select_n_p,
+    polygamma_p, population_count_p, pow_p, real_p, reduce_precision_p, rem_p, round_p, rsqrt_p, select_n_p,
     shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, sign_p, sin_p, sinh_p,
-    sqrt_p, sub_p, tan_p, tanh_p, xor_p)
+    sqrt_p, sub_p, tan_p, tanh_p, xor_p, zeta_p)
 from funcgraph.primitives.structural import (
     concatenate_p, iota_p, pad_p, rev_p, slice_p, squeeze_p)
 from funcgraph.primitives.reductions import (
@@ -34,3 +34,6 @@ from funcgraph.primitives.remat import optimization_barrier_p
 from funcgraph.primitives.fft import fft_p
 from funcgraph.primitives.linear_solve import linear_solve_p
 from funcgraph.primitives.sharding_constraint import sharding_constraint_p
+from funcgraph.lax._special import (
+    bessel_i0e_p, bessel_i1e_p, igamma_grad_a_p, igamma_p, igammac_p,
+    regularized_incomplete_beta_p)

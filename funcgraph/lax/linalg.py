@@ -1,3 +1,188 @@
-"""funcgraph.lax.linalg: the linear-algebra primitives with the names of JAX's lax.linalg."""
-from funcgraph.primitives.linalg import cholesky, triangular_solve  # noqa: F401
-from funcgraph.primitives.linalg import cholesky_p, triangular_solve_p  # noqa: F401,E402
+"""funcgraph.lax.linalg: JAX's lax.linalg names, signatures and return conventions.
+
+cholesky and triangular_solve are funcgraph primitives; the decompositions (eigh, lu, qr,
+svd, schur, eig) are those of funcgraph.numpy.linalg and funcgraph.scipy.linalg, which
+this module wraps (so it sits above them in the layers, unlike the rest of funcgraph.lax),
+and the small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
+householder_product, tridiagonal_solve) are written here with funcgraph.numpy."""
+
+import funcgraph.numpy as fnp
+from funcgraph import lax
+from funcgraph.numpy import linalg as _np_linalg
+from funcgraph.primitives import linalg as _prims
+from funcgraph.primitives.linalg import cholesky_p, triangular_solve_p  # noqa: F401
+from funcgraph.scipy import linalg as _sp_linalg
+
+triangular_solve = _prims.triangular_solve
+
+
+def _mH(x):
+    return fnp.conj(fnp.swapaxes(x, -1, -2))
+
+
+def _symmetrized(x):
+    return (x + _mH(x)) / 2
+
+
+def _only_default(name, **options):
+    for option, value in options.items():
+        if value is not None:
+            raise NotImplementedError(f"lax.linalg.{name}: {option}={value!r} is not supported "
+                                      f"by funcgraph (only the default, None)")
+
+
+def cholesky(x, *, symmetrize_input=True):
+    """The lower Cholesky factor of the Hermitian positive-definite x (..., n, n); NaNs
+    where x is not positive definite.  symmetrize_input uses (x + x^H) / 2."""
+    x = fnp.asarray(x)
+    return _prims.cholesky(_symmetrized(x) if symmetrize_input else x)
+
+
+def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_by_index=None,
+         implementation=None):
+    """(v, w): eigenvectors (columns) and ascending eigenvalues of the Hermitian x, reading
+    its lower (or upper) triangle."""
+    _only_default("eigh", subset_by_index=subset_by_index, implementation=implementation)
+    if not sort_eigenvalues:
+        raise NotImplementedError("lax.linalg.eigh: sort_eigenvalues=False is not supported "
+                                  "by funcgraph (eigenvalues always come sorted)")
+    w, v = _np_linalg.eigh(x, UPLO="L" if lower else "U", symmetrize_input=symmetrize_input)
+    return v, w
+
+
+def lu(x):
+    """(lu, pivots, permutation) of the square x (..., n, n): lu packs L (unit lower,
+    below the diagonal) and U; pivots are LAPACK's row swaps and permutation the rows
+    they give, both int32, with x[permutation] = L @ U."""
+    lu_, pivots = _sp_linalg.lu_factor(x)
+    return lu_, pivots, lu_pivots_to_permutation(pivots, lu_.shape[-2])
+
+
+def lu_pivots_to_permutation(pivots, permutation_size):
+    """The permutation of range(permutation_size) that the row swaps pivots (..., k) make:
+    for i in order, swap entries i and pivots[..., i]."""
+    pivots = fnp.asarray(pivots)
+    k = pivots.shape[-1]
+    if permutation_size < k:
+        raise ValueError(f"Output permutation size {permutation_size} has to exceed the "
+                         f"trailing dimension of the pivots. Got pivots size {k}")
+    idx = fnp.arange(permutation_size, dtype=pivots.dtype)
+    perm = fnp.broadcast_to(idx, pivots.shape[:-1] + (permutation_size,))
+    for i in range(k):
+        j = pivots[..., i:i + 1]
+        at_i = perm[..., i:i + 1]
+        at_j = fnp.take_along_axis(perm, j, axis=-1)
+        perm = fnp.where(idx == i, at_j, fnp.where(idx == j, at_i, perm))
+    return perm
+
+
+def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
+    """(q, r) with x = q r: q (..., m, m) and r (..., m, n) when full_matrices, else
+    q (..., m, k) and r (..., k, n) with k = min(m, n)."""
+    if pivoting:
+        raise NotImplementedError("lax.linalg.qr: pivoting=True is not supported by funcgraph")
+    return tuple(_np_linalg.qr(x, mode="complete" if full_matrices else "reduced"))
+
+
+def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
+    """Singular values s (descending), or (u, s, vh) with x = u diag(s) vh when
+    compute_uv."""
+    _only_default("svd", subset_by_index=subset_by_index, algorithm=algorithm)
+    if not compute_uv:
+        return _np_linalg.svd(x, compute_uv=False)
+    return tuple(_np_linalg.svd(x, full_matrices=full_matrices))
+
+
+def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
+    """[t] or [t, vs]: the real Schur form t of x (complex for complex x) and the Schur
+    vectors vs with x = vs t vs^H (computed on the host, as jax does on the CPU)."""
+    if sort_eig_vals or select_callable is not None:
+        raise NotImplementedError("lax.linalg.schur: sorting the eigenvalues is not supported "
+                                  "by funcgraph")
+    t, vs = _sp_linalg.schur(x, output="complex" if fnp.iscomplexobj(x) else "real")
+    return [t, vs] if compute_schur_vectors else [t]
+
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=False, implementation=None, use_magma=None):
+    """[w] or [w, vr]: eigenvalues and right eigenvectors of the square x (complex).  Left
+    eigenvectors are not computed by funcgraph: pass compute_left_eigenvectors=False."""
+    _only_default("eig", implementation=implementation)
+    if compute_left_eigenvectors:
+        raise NotImplementedError("lax.linalg.eig: left eigenvectors are not computed by "
+                                  "funcgraph; pass compute_left_eigenvectors=False")
+    w, v = _np_linalg.eig(x)
+    return [w, v] if compute_right_eigenvectors else [w]
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha=1.0, beta=0.0, symmetrize_output=False):
+    """alpha a a^T + beta c; with symmetrize_output, the lower triangle mirrored."""
+    a, c = fnp.asarray(a_matrix), fnp.asarray(c_matrix)
+    out = alpha * fnp.matmul(a, fnp.swapaxes(a, -1, -2)) + beta * c
+    out = out.astype(c.dtype)
+    if symmetrize_output:
+        lower = fnp.tril(out)
+        out = lower + fnp.swapaxes(fnp.tril(out, -1), -1, -2)
+    return out
+
+
+def cholesky_update(r_matrix, w_vector):
+    """The upper Cholesky factor of r^T r + w w^T, given the upper factor r of r^T r."""
+    r, w = fnp.asarray(r_matrix), fnp.asarray(w_vector)
+    updated = fnp.matmul(_mH(r), r) + fnp.outer(w, fnp.conj(w))
+    return _mH(_prims.cholesky(updated))
+
+
+def householder_product(a, taus):
+    """The (..., m, n) matrix of the first n columns of H_0 H_1 ... H_{k-1}, with
+    H_i = I - taus[i] v_i v_i^H and v_i = (0, ..., 0, 1, a[i+1:, i]) (LAPACK's orgqr)."""
+    a, taus = fnp.asarray(a), fnp.asarray(taus)
+    m, n = a.shape[-2:]
+    k = taus.shape[-1]
+    if m < n:
+        raise ValueError(f"householder_product requires m >= n, got a of shape {a.shape}")
+    if k > n:
+        raise ValueError(f"householder_product requires len(taus) <= n, got {k} > {n}")
+    rows = fnp.arange(m)[:, None]
+    q = fnp.broadcast_to(fnp.eye(m, n, dtype=a.dtype), a.shape)
+    for i in reversed(range(k)):
+        v = fnp.where(rows > i, a[..., :, i:i + 1], fnp.where(rows == i, 1, 0).astype(a.dtype))
+        tau = taus[..., i, None, None]
+        q = q - tau * v * fnp.matmul(_mH(v), q)
+    return q
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
+    """x with T x = b for the tridiagonal T of sub-diagonal dl (dl[0] unused), diagonal d
+    and super-diagonal du (du[-1] unused), each (..., m); b (..., m, n).  The Thomas
+    algorithm (no pivoting), run by lax.scan down and back up the rows."""
+    if perturb_singular:
+        raise NotImplementedError("lax.linalg.tridiagonal_solve: perturb_singular=True is "
+                                  "not supported by funcgraph")
+    dl, d, du, b = (fnp.asarray(v) for v in (dl, d, du, b))
+    if dl.shape != d.shape or du.shape != d.shape or b.shape[:-1] != d.shape:
+        raise ValueError(f"tridiagonal_solve expects dl, d, du of one shape (..., m) and b of "
+                         f"shape (..., m, n), got {dl.shape}, {d.shape}, {du.shape} and "
+                         f"{b.shape}")
+    dtype = fnp.result_type(dl, d, du, b)
+    rows = [fnp.moveaxis(v.astype(dtype), -1, 0) for v in (dl, d, du)]
+    rhs = fnp.moveaxis(b.astype(dtype), -2, 0)
+
+    def forward(carry, row):
+        c_prev, y_prev = carry
+        lower, diag, upper, r = row
+        denom = diag - lower * c_prev
+        c = upper / denom
+        y = (r - lower[..., None] * y_prev) / denom[..., None]
+        return (c, y), (c, y)
+
+    zero_c, zero_y = fnp.zeros_like(rows[1][0]), fnp.zeros_like(rhs[0])
+    _, (c, y) = lax.scan(forward, (zero_c, zero_y), (*rows, rhs))
+
+    def backward(x_next, row):
+        c_i, y_i = row
+        x = y_i - c_i[..., None] * x_next
+        return x, x
+
+    _, x = lax.scan(backward, zero_y, (c, y), reverse=True)
+    return fnp.moveaxis(x, 0, -2)

@@ -69,8 +69,8 @@ from funcgraph.numpy._aliases import (
     array_repr, array_str, object_, printoptions, save, savez, set_printoptions, single, uint)
 from funcgraph.numpy._small_math import (
     angle, bartlett, bitwise_count, blackman, copy, corrcoef, cov, cumulative_prod,
-    cumulative_sum, frexp, gcd, gradient, hamming, hanning, iscomplex, iscomplexobj, isdtype,
-    isreal, isrealobj, isscalar, lcm, ldexp, matvec, spacing, unwrap, vecmat)
+    cumulative_sum, frexp, gcd, gradient, hamming, hanning, i0, iscomplex, iscomplexobj, isdtype,
+    isreal, isrealobj, isscalar, kaiser, lcm, ldexp, matvec, spacing, unwrap, vecmat)
 from funcgraph.numpy._rearranging import (
     apply_along_axis, apply_over_axes, argpartition, choose, compress, diag_indices,
     diag_indices_from, diagflat, extract, fill_diagonal, indices, mask_indices, matrix_transpose,

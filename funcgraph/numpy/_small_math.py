@@ -1,11 +1,12 @@
 """Small numeric functions of jnp built from other funcgraph.numpy functions (so every
 transformation applies to them): complex predicates, cumulative_sum/prod, matvec/vecmat,
-gcd/lcm, bitwise_count, spacing, unwrap, ldexp/frexp, windows, cov/corrcoef, gradient."""
+gcd/lcm, bitwise_count, spacing, unwrap, ldexp/frexp, i0, windows, cov/corrcoef, gradient."""
 import builtins
 
 import numpy as np
 
 from funcgraph import dtypes, lax
+from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.numpy._core import (
     asarray, astype, aval_of, canonical_axes, check_axis, promote_dtypes, promote_to_inexact)
 from funcgraph.numpy._creation import arange, ones, zeros
@@ -16,7 +17,7 @@ from funcgraph.numpy._shapes import ndim, reshape
 from funcgraph.numpy._sorting import cumprod, cumsum, where
 from funcgraph.numpy._stats import average
 from funcgraph.numpy._ufuncs import (
-    abs, arctan2, clip, conjugate, copysign, cos, equal, exp2, floor, floor_divide, imag,
+    abs, arctan2, clip, conjugate, copysign, cos, equal, exp, exp2, floor, floor_divide, imag,
     isinf, isnan, log2, nextafter, not_equal, real, remainder, sqrt)
 
 _KINDS = {
@@ -198,6 +199,26 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     return concatenate([first, rest], axis=axis)
 
 
+def i0(x):
+    """The modified Bessel function of the first kind of order 0, for real x."""
+    (x,) = promote_to_inexact(asarray(x))
+    if dtypes.is_complex(aval_of(x).dtype):
+        raise ValueError(f"Unsupported input type to funcgraph.numpy.i0: {aval_of(x).dtype}")
+    return _i0(x)
+
+
+@custom_jvp
+def _i0(x):
+    return exp(abs(x)) * lax.bessel_i0e(x)
+
+
+@_i0.defjvp
+def _i0_jvp(primals, tangents):
+    # d i0 / dx = i1(x) = exp(|x|) i1e(x), also at 0 (where |x| has no derivative).
+    (x,), (t,) = primals, tangents
+    return _i0(x), t * (exp(abs(x)) * lax.bessel_i1e(x))
+
+
 def _window_positions(M):
     M = int(M)
     return M, arange(0, M, dtype=dtypes.default_float())
@@ -208,6 +229,16 @@ def bartlett(M):
     if M <= 1:
         return ones(M, n.dtype)
     return 1 - abs(2 * n / (M - 1) - 1)
+
+
+def kaiser(M, beta):
+    """The Kaiser window of M points and shape parameter beta."""
+    M, n = _window_positions(M)
+    if M <= 1:
+        return ones(M, n.dtype)
+    alpha = (M - 1) / 2.0
+    beta = asarray(beta).astype(n.dtype)
+    return i0(beta * sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
 
 
 def _cosine_window(M, coefficients):

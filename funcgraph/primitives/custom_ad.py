@@ -8,7 +8,7 @@ from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.staging import staging_rules, trace_flat
 from funcgraph.interpreters.transpose import transpose_rules
-from funcgraph.lowering import emit_call
+from funcgraph.lowering import emit_call, lower_closed_body
 from funcgraph.primitives.batching_helpers import batch_at, vmap_flat
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import batch_jaxpr, const_free
@@ -227,3 +227,72 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
 
 
 transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+# --- linear_call: a function linear in its linear operands, with a user-given transpose ---
+# operands: *callee_consts, *transpose_consts, *residuals, *linear; params: callee
+# (const-free: (callee consts, residuals, linear) -> outputs), transpose (const-free:
+# (transpose consts, residuals, output cotangents) -> linear cotangents), num_callee_consts,
+# num_transpose_consts, num_res.  Its transpose is a linear_call of transpose, with callee
+# as the transpose's transpose.
+
+def _linear_call_parts(args, num_callee_consts, num_transpose_consts, num_res):
+    """(callee consts, transpose consts, residuals, linear operands)."""
+    first = num_callee_consts + num_transpose_consts
+    return (list(args[:num_callee_consts]), list(args[num_callee_consts:first]),
+            list(args[first:first + num_res]), list(args[first + num_res:]))
+
+
+def _linear_call_shape(*avals, callee, transpose, **counts):
+    consts, _, res, lin = _linear_call_parts(avals, **counts)
+    expected = callee.in_avals
+    given = consts + res + lin
+    if len(given) != len(expected) or not all(map(core.same_type, given, expected)):
+        raise TypeError(f"linear_call: argument types {[a.str_short() for a in given]} do not "
+                        f"match {[a.str_short() for a in expected]}")
+    return callee.out_avals
+
+
+def _linear_call_eval(*args, callee, transpose, **counts):
+    consts, _, res, lin = _linear_call_parts(args, **counts)
+    return list(eval_jaxpr(callee.jaxpr, [], *consts, *res, *lin))
+
+
+def _linear_call_lowering(ctx, avals_in, avals_out, *args, callee, transpose, **counts):
+    consts, _, res, lin = _linear_call_parts(args, **counts)
+    return lower_closed_body(ctx, callee, consts + res + lin)
+
+
+linear_call_p = declare("linear_call", _linear_call_shape, None, _linear_call_lowering,
+                        multiple_results=True)
+direct_impls[linear_call_p] = _linear_call_eval
+
+
+def _linear_call_jvp(primals, tangents, **params):
+    fixed = sum(params[k] for k in ("num_callee_consts", "num_transpose_consts", "num_res"))
+    if any(not is_zero(t) for t in tangents[:fixed]):
+        raise ValueError("linear_call is linear in its linear_args only: its residual_args "
+                         "(and the values fun and fun_transpose close over) must not be "
+                         "differentiated; pass them through lax.stop_gradient")
+    outs = linear_call_p.bind(*primals, **params)
+    if all(is_zero(t) for t in tangents[fixed:]):
+        return outs, [Zero(tangent_aval(core.get_aval(o))) for o in outs]
+    lin_tangents = [instantiate(t) for t in tangents[fixed:]]
+    return outs, linear_call_p.bind(*primals[:fixed], *lin_tangents, **params)
+
+
+jvp_rules[linear_call_p] = _linear_call_jvp
+
+
+def _linear_call_transpose(cts, *args, callee, transpose, num_callee_consts,
+                           num_transpose_consts, num_res):
+    consts, t_consts, res, lin = _linear_call_parts(
+        args, num_callee_consts, num_transpose_consts, num_res)
+    cts = [instantiate(c) for c in cts]
+    lin_cts = linear_call_p.bind(*t_consts, *consts, *res, *cts, callee=transpose,
+                                 transpose=callee, num_callee_consts=num_transpose_consts,
+                                 num_transpose_consts=num_callee_consts, num_res=num_res)
+    return [None] * (len(consts) + len(t_consts) + len(res)) + list(lin_cts)
+
+
+transpose_rules[linear_call_p] = _linear_call_transpose

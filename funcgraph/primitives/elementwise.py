@@ -405,6 +405,12 @@ defjvp_unary(lgamma_p, lambda x, out: digamma_p.bind(x))
 digamma_p = unary("digamma", None, "chlo.digamma", (FLOAT,))
 defjvp_unary(digamma_p, lambda x, out: polygamma_p.bind(_const(x, 1), x))
 
+erfc_p = unary("erfc", None, "chlo.erfc", (FLOAT,))
+defjvp_unary(erfc_p, lambda x, out: _mul(_const(x, -2 / np.sqrt(np.pi)),
+                                         exp_p.bind(_neg(_square(x)))))
+# The Hurwitz zeta function zeta(x, q); as in JAX it has no derivative rule.
+zeta_p = binary("zeta", None, "chlo.zeta", (FLOAT,))
+
 # polygamma(m, x): the m-th derivative of digamma, for a whole-number float m
 # (other m give NaN).  It exists for digamma's derivatives; m is not differentiable.
 polygamma_p = binary("polygamma", None, "chlo.polygamma", (FLOAT,))
@@ -417,6 +423,33 @@ def _polygamma_m_tangent(t, m, x, out):
 
 _defjvp(polygamma_p, _polygamma_m_tangent,
         lambda t, m, x, out: _mul(t, polygamma_p.bind(_add(m, _const(m, 1)), x)))
+
+
+
+# --- reduce_precision: round to a float format of exponent_bits and mantissa_bits -----
+# No NumPy impl: eager calls run XLA's rounding, so eager, jit and jax agree bit for bit.
+def _reduce_precision_shape(x, exponent_bits, mantissa_bits):
+    check_dtype("reduce_precision", x, (FLOAT,))
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(
+            f"reduce_precision: mantissa_bits must be non-negative; got {mantissa_bits}")
+    return x
+
+
+def _reduce_precision_lowering(ctx, avals_in, avals_out, x, exponent_bits, mantissa_bits):
+    return ctx.op("stablehlo.reduce_precision", [x], avals_in, avals_out[0],
+                  {"exponent_bits": f"{exponent_bits} : i32",
+                   "mantissa_bits": f"{mantissa_bits} : i32"})
+
+
+reduce_precision_p = declare("reduce_precision", _reduce_precision_shape, None,
+                             _reduce_precision_lowering)
+# Linear, as in JAX: tangents and cotangents are rounded the same way.
+deflinear_unary(reduce_precision_p,
+                lambda ct, aval, **params: reduce_precision_p.bind(ct, **params))
+batching_rules[reduce_precision_p] = batch_elementwise(reduce_precision_p)
 
 # --- unary: complex parts -----------------------------------------------------------
 real_p = unary("real", np.real, "stablehlo.real", (COMPLEX,), out_dtype=_real_dtype)

@@ -59,29 +59,9 @@ def erf(x):
     return lax.erf(_inexact(x))
 
 
-def _erfc_value(x):
-    # 1 - erf(x) cancels for large x; there erfc(x) = Q(1/2, x^2), the upper incomplete
-    # gamma function, whose continued fraction is accurate in the tail.
-    tail = x > 0.5
-    safe = fnp.where(tail, x, fnp.ones_like(x))
-    upper = special_math.igammac(fnp.full_like(x, 0.5), safe * safe)
-    return fnp.where(tail, upper, 1 - lax.erf(x))
-
-
-@custom_jvp
-def _erfc(x):
-    return _erfc_value(x)
-
-
-@_erfc.defjvp
-def _erfc_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    return _erfc(x), t * (_c(x, -2 / np.sqrt(np.pi)) * fnp.exp(-x * x))
-
-
 def erfc(x):
     """1 - erf(x), accurate in the right tail."""
-    return _erfc(_inexact(x))
+    return lax.erfc(_inexact(x))
 
 
 erfcx = _special_integrals.erfcx_with(erfc)
@@ -368,68 +348,9 @@ def bernoulli(n):
 
 # ----------------------------------------------------------------------------- Bessel
 
-_BESSEL_SERIES_LIMIT = 20.0
-_BESSEL_SERIES_TERMS = 80
-_BESSEL_ASYMPTOTIC_TERMS = 24
-
-
-def _bessel_ie(x, order):
-    """exp(-|x|) I_order(|x|) for order 0 or 1: the power series below 20, the asymptotic
-    expansion above (fixed-length sums, so autodiff differentiates them)."""
-    ax = fnp.abs(x)
-    small = fnp.minimum(ax, _c(x, _BESSEL_SERIES_LIMIT))
-    quarter_sq = small * small / 4
-    term = fnp.ones_like(x) if order == 0 else small / 2
-    series = term
-
-    def add_term(k, carry):
-        term, series = carry
-        k = k.astype(x.dtype)
-        term = term * quarter_sq / (k * (k + order))
-        return term, series + term
-
-    _, series = lax.fori_loop(1, _BESSEL_SERIES_TERMS, add_term, (term, series))
-    series = series * fnp.exp(-small)
-    large = fnp.maximum(ax, _c(x, _BESSEL_SERIES_LIMIT))
-    mu = 4.0 * order * order
-    total, term = fnp.ones_like(large), fnp.ones_like(large)
-    for k in range(1, _BESSEL_ASYMPTOTIC_TERMS + 1):
-        term = term * _c(x, -(mu - (2 * k - 1) ** 2) / (8 * k)) / large
-        total = total + term
-    asymptotic = total / fnp.sqrt(_c(x, 2 * np.pi) * large)
-    return fnp.where(ax <= _BESSEL_SERIES_LIMIT, series, asymptotic)
-
-
-@custom_jvp
-def _i0e(x):
-    return _bessel_ie(x, 0)
-
-
-@_i0e.defjvp
-def _i0e_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    out = _i0e(x)
-    return out, t * (_i1e(x) - fnp.sign(x) * out)
-
-
-@custom_jvp
-def _i1e(x):
-    return fnp.sign(x) * _bessel_ie(x, 1)
-
-
-@_i1e.defjvp
-def _i1e_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    out = _i1e(x)
-    # d/dx i1e = i0e - i1e (sign(x) + 1/x), which tends to 1/2 at 0.
-    safe = fnp.where(x == 0, fnp.ones_like(x), x)
-    derivative = _i0e(x) - out * (fnp.sign(x) + 1 / safe)
-    return out, t * fnp.where(x == 0, _c(x, 0.5), derivative)
-
-
 def i0e(x):
     """The exponentially scaled modified Bessel function of order 0: exp(-|x|) I0(x)."""
-    return _i0e(_inexact(x))
+    return lax.bessel_i0e(_inexact(x))
 
 
 def i0(x):
@@ -440,7 +361,7 @@ def i0(x):
 
 def i1e(x):
     """The exponentially scaled modified Bessel function of order 1: exp(-|x|) I1(x)."""
-    return _i1e(_inexact(x))
+    return lax.bessel_i1e(_inexact(x))
 
 
 def i1(x):

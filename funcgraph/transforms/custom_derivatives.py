@@ -275,3 +275,48 @@ def closure_convert(fun, *example_args):
         return tree_util.tree_unflatten(out_tree, outs)
 
     return converted_fun, hoisted
+
+
+def linear_call(fun, fun_transpose, residual_args, linear_args):
+    """fun(residual_args, linear_args), for a fun linear in linear_args, whose transpose
+    is fun_transpose(residual_args, cotangent) (returning a cotangent shaped like
+    linear_args).  Differentiation and transposition never look inside fun: the
+    transpose of a linear_call is a linear_call of fun_transpose."""
+    res_leaves, res_tree = tree_util.tree_flatten(residual_args)
+    lin_leaves, lin_tree = tree_util.tree_flatten(linear_args)
+    res_avals = [core.get_aval(x) for x in res_leaves]
+    lin_avals = [core.get_aval(x) for x in lin_leaves]
+    n_res = len(res_leaves)
+    out_tree_box = {}
+
+    def flat_fun(*leaves):
+        out = fun(tree_util.tree_unflatten(res_tree, leaves[:n_res]),
+                  tree_util.tree_unflatten(lin_tree, leaves[n_res:]))
+        out_leaves, out_tree_box["tree"] = tree_util.tree_flatten(out)
+        return out_leaves
+
+    callee, callee_consts = const_free(trace_flat(flat_fun, res_avals + lin_avals))
+    out_avals = callee.out_avals
+    out_tree = out_tree_box["tree"]
+
+    def flat_transpose(*leaves):
+        ct = fun_transpose(tree_util.tree_unflatten(res_tree, leaves[:n_res]),
+                           tree_util.tree_unflatten(out_tree, leaves[n_res:]))
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+        if ct_tree != lin_tree:
+            raise TypeError(f"linear_call: fun_transpose must return a cotangent with the "
+                            f"structure of linear_args {lin_tree}, got {ct_tree}")
+        for aval, c in zip(lin_avals, ct_leaves, strict=True):
+            if core.get_aval(c).shape != aval.shape or core.get_aval(c).dtype != aval.dtype:
+                raise TypeError(f"linear_call: fun_transpose returned a cotangent of type "
+                                f"{core.get_aval(c).str_short()} for a linear argument of type "
+                                f"{aval.str_short()}")
+        return ct_leaves
+
+    transpose, transpose_consts = const_free(
+        trace_flat(flat_transpose, res_avals + list(out_avals)))
+    outs = custom_ad.linear_call_p.bind(
+        *callee_consts, *transpose_consts, *res_leaves, *lin_leaves, callee=callee,
+        transpose=transpose, num_callee_consts=len(callee_consts),
+        num_transpose_consts=len(transpose_consts), num_res=n_res)
+    return tree_util.tree_unflatten(out_tree, outs)

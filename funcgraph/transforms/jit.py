@@ -324,11 +324,28 @@ def _as_tuple(x):
     return (x,) if isinstance(x, (int, str)) else tuple(x)
 
 
+# Every live jit(fun), so that clear_caches reaches their trace and compile caches.
+_jit_functions = weakref.WeakSet()
+
+
+def clear_caches():
+    """Clear all of funcgraph's staging and compilation caches: each jitted function's
+    traces and executables, the eagerly compiled primitives and jaxprs, and the backend's
+    compiled modules.  The next call of anything traces and compiles anew."""
+    for fn in list(_jit_functions):
+        fn.clear_cache()
+    with _compiled_calls_lock:
+        _compiled_calls.clear()
+    _primitive_cache.clear()
+    backend.clear_caches()
+
+
 class JitFunction:
     """The callable `jit(fun)` returns."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  in_shardings=None, out_shardings=None):
+        _jit_functions.add(self)
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self.fun = fun
