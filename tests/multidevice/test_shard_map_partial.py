@@ -124,9 +124,6 @@ def test_some_axes_manual_under_vmap(meshes):
     _close(fg.vmap(ours, in_axes=(0, None))(xs, W), jax.vmap(theirs, in_axes=(0, None))(xs, W))
 
 
-@pytest.mark.xfail(strict=True, reason="check_vma: the gradient through a scan whose carry "
-                   "starts as lax.pcast(zeros, to='varying') and is psum'med is |y| times "
-                   "jax's (also with every axis manual)")
 def test_control_flow_jit_and_collectives_in_a_partial_body(meshes):
     def make(shard_map, lx, np_, mesh, p):
         def f(a):
