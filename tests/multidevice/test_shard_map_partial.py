@@ -175,9 +175,6 @@ def test_nested_values_and_lowering_match_jax(meshes):
     assert [m[2] for m in got] == ['{"x"}', '{"y"}', '{"y"}']
 
 
-@pytest.mark.xfail(strict=True, reason="check_vma: the derived bodies of a nested shard_map "
-                   "track only its own manual axes, and its gradient comes out |y| times "
-                   "the flat shard_map's")
 def test_nested_grad_matches_one_shard_map_over_both_axes(meshes):
     # jax 0.10.2 fails to differentiate the nested form itself (its residuals get the
     # wrong spec), so the oracle is the same computation as one shard_map.
