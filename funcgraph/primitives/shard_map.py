@@ -14,7 +14,9 @@ With check_vma (the default) the body is traced with the varying manual axes of 
 value on its aval (funcgraph.core): an input varies along the axes its in_spec splits
 over, a replicated value used with varying ones is marked by pvary, whose transpose is
 psum, and psum over axes along which its operand varies transposes to pvary; so the
-body's own transpose gives replicated inputs their summed cotangents, as in JAX.
+body's own transpose gives replicated inputs their summed cotangents, as in JAX.  A
+nested shard_map's body, and the bodies derived from it (JVP, partial eval, transpose,
+batching), track the enclosing shard_maps' manual axes as well as its own.
 
 Without check_vma, differentiation follows JAX's rule for programs whose replication is
 not tracked: psum transposes to psum, so the cotangent of an output replicated over

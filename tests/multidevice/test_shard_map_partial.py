@@ -187,6 +187,20 @@ def test_nested_grad_matches_one_shard_map_over_both_axes(meshes):
     _close(fg.jit(grad)(X, W), want, rtol=1e-4)
 
 
+def test_nested_jvp_vmapped_grad_and_second_order_match_one_shard_map(meshes):
+    ours, _ = _both(meshes, _nested)
+    _, theirs = _both(meshes, _flat)
+    t = (np.ones_like(X), np.full_like(W, 0.5))
+    _close(fg.jvp(ours, (X, W), t), jax.jvp(theirs, (X, W), t))
+    ours_loss = _loss(ours, fg.tree_util.tree_leaves)
+    theirs_loss = _loss(theirs, jax.tree_util.tree_leaves)
+    xs = np.stack([X, -X, 2 * X])
+    _close(fg.vmap(fg.grad(ours_loss, (0, 1)), in_axes=(0, None))(xs, W),
+           jax.vmap(jax.grad(theirs_loss, (0, 1)), in_axes=(0, None))(xs, W), rtol=1e-4)
+    _close(fg.grad(lambda w: fg.grad(ours_loss)(X, w).sum())(W),
+           jax.grad(lambda w: jax.grad(theirs_loss)(X, w).sum())(W), rtol=1e-4)
+
+
 def test_nested_default_axis_names_are_the_automatic_ones(meshes):
     def make(shard_map, lx, np_, mesh, p):
         def outer(a):
