@@ -610,6 +610,13 @@ def match_vma(prim, args, params, manual):
                  for a, v in zip(args, vmas, strict=True))
 
 
+def vary_along(x, vma):
+    """x marked by pvary as varying along the tracked manual axes of vma it does not
+    vary along yet (zeros made for a varying tangent must vary alike)."""
+    axes = in_mesh_order(vma - _vma_of(x), current.vma_axes)
+    return _pvary[0].bind(x, axis_name=axes) if axes else x
+
+
 def _with_result_vma(prim, avals, params, out, manual):
     union = NO_AXES.union(*[a.vma for a in avals])
     vma = _vma_pair(prim, union, params, manual)[1]

@@ -85,8 +85,9 @@ simplify_rules[broadcast_in_dim_p] = unchanged_operand
 def _zeros(aval):
     """A zero array of type aval: how the differentiation interpreters materialize zeros."""
     zero = scalar_array(0, aval.dtype, aval.weak_type)
-    return broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=()) \
-        if aval.shape else zero
+    if aval.shape:
+        zero = broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=())
+    return core.vary_along(zero, aval.vma) if aval.vma else zero
 
 
 ad_ops["zeros"] = _zeros

@@ -14,7 +14,9 @@ With check_vma (the default) the body is traced with the varying manual axes of 
 value on its aval (funcgraph.core): an input varies along the axes its in_spec splits
 over, a replicated value used with varying ones is marked by pvary, whose transpose is
 psum, and psum over axes along which its operand varies transposes to pvary; so the
-body's own transpose gives replicated inputs their summed cotangents, as in JAX.
+body's own transpose gives replicated inputs their summed cotangents, as in JAX.  A
+nested shard_map's body, and the bodies derived from it (JVP, partial eval, transpose,
+batching), track the enclosing shard_maps' manual axes as well as its own.
 
 Without check_vma, differentiation follows JAX's rule for programs whose replication is
 not tracked: psum transposes to psum, so the cotangent of an output replicated over
@@ -92,9 +94,16 @@ def vma_axes(manual_axes, check_vma):
     return tuple(manual_axes) if check_vma else ()
 
 
+def tracked_axes(manual_axes, check_vma):
+    """The manual axes whose variance a body traced now tracks: those of the enclosing
+    shard_map bodies (for a nested one) and its own."""
+    return tuple(core.current.vma_axes) + vma_axes(manual_axes, check_vma)
+
+
 def _tracing_body(manual_axes, check_vma, make):
-    """make() retraces the body (or a jaxpr derived from it) as shard_map traced it."""
-    with core.vma_scope(vma_axes(manual_axes, check_vma)):
+    """make() retraces the body (or a jaxpr derived from it) as shard_map traced it,
+    inside the bodies (or derived bodies) of the enclosing shard_maps."""
+    with core.vma_scope(tracked_axes(manual_axes, check_vma)):
         return make()
 
 
@@ -139,6 +148,7 @@ _derived = weakref.WeakKeyDictionary()
 
 def _cached(jaxpr, key, make):
     table = _derived.setdefault(jaxpr.jaxpr, {})
+    key = key + (core.current.vma_axes,)
     if key not in table:
         table[key] = make()
     return table[key]
@@ -254,6 +264,7 @@ def _backward_body(jaxpr, mesh, manual_axes, in_specs, out_specs, undefined, ct_
                        inner.outvars, inner.eqns)
     n_defined = len(variant.constvars)
     undefined_specs = [s for s, u in zip(in_specs, undefined, strict=True) if u]
+    undefined_avals = [v.aval for v in variant.invars]
     adjust_out, adjust_in = (_vma_out_ct, _vma_in_ct) if check_vma else \
         (_replicated_out_ct, _replicated_in_ct)
 
@@ -261,17 +272,24 @@ def _backward_body(jaxpr, mesh, manual_axes, in_specs, out_specs, undefined, ct_
         given = iter(xs[n_defined:])
         cts = [adjust_out(next(given), aval, spec, mesh, manual_axes) if m else Zero(aval)
                for aval, spec, m in zip(jaxpr.out_avals, out_specs, ct_mask, strict=True)]
-        return [adjust_in(instantiate(ct), spec, mesh, manual_axes) for ct, spec in zip(
-            backward_pass(variant, list(xs[:n_defined]), cts), undefined_specs, strict=True)]
+        return [adjust_in(instantiate(ct), aval, spec, mesh, manual_axes)
+                for ct, aval, spec in zip(backward_pass(variant, list(xs[:n_defined]), cts),
+                                          undefined_avals, undefined_specs, strict=True)]
     in_avals = [v.aval for v in variant.constvars] + \
-        [_ct_aval(a, s, mesh, check_vma)
+        [_ct_aval(a, s, mesh, manual_axes, check_vma)
          for a, s, m in zip(jaxpr.out_avals, out_specs, ct_mask, strict=True) if m]
     return trace_flat(backward, in_avals)
 
 
-def _ct_aval(aval, spec, mesh, check_vma):
-    """A block of an output's cotangent varies along the axes its spec splits over."""
-    return aval.update(vma=mentioned(mesh, spec)) if check_vma else aval
+def _block_vma(aval, spec, mesh, manual_axes):
+    """The axes a block of a value varies along: those its spec splits over, and the
+    enclosing shard_maps' axes along which it varies (for a nested one)."""
+    return (aval.vma - frozenset(manual_axes)) | mentioned(mesh, spec)
+
+
+def _ct_aval(aval, spec, mesh, manual_axes, check_vma):
+    """A block of an output's cotangent varies as the output's block does."""
+    return aval.update(vma=_block_vma(aval, spec, mesh, manual_axes)) if check_vma else aval
 
 
 def _vma_out_ct(ct, aval, spec, mesh, manual_axes):
@@ -282,11 +300,12 @@ def _vma_out_ct(ct, aval, spec, mesh, manual_axes):
     return psum_p.bind(ct, axis_name=axes) if axes else ct
 
 
-def _vma_in_ct(ct, spec, mesh, manual_axes):
+def _vma_in_ct(ct, aval, spec, mesh, manual_axes):
     """The cotangent of an input is invariant along the axes its spec leaves out (pvary's
-    transpose summed it); should it still vary along one, sum it there."""
-    axes = core.in_mesh_order(core.get_aval(ct).vma - mentioned(mesh, spec),
-                              mesh.axis_names)
+    transpose summed it), and along the enclosing shard_maps' axes along which the input
+    is; should it still vary along one, sum it there."""
+    axes = core.in_mesh_order(
+        core.get_aval(ct).vma - _block_vma(aval, spec, mesh, manual_axes), mesh.axis_names)
     return psum_p.bind(ct, axis_name=axes) if axes else ct
 
 
@@ -299,7 +318,7 @@ def _replicated_out_ct(ct, aval, spec, mesh, manual_axes):
     return ct
 
 
-def _replicated_in_ct(ct, spec, mesh, manual_axes):
+def _replicated_in_ct(ct, aval, spec, mesh, manual_axes):
     """Without check_vma: the cotangent of an input replicated over manual axes is summed
     over them."""
     axes = unmentioned(mesh, spec, manual_axes)

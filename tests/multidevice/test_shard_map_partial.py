@@ -124,9 +124,6 @@ def test_some_axes_manual_under_vmap(meshes):
     _close(fg.vmap(ours, in_axes=(0, None))(xs, W), jax.vmap(theirs, in_axes=(0, None))(xs, W))
 
 
-@pytest.mark.xfail(strict=True, reason="check_vma: the gradient through a scan whose carry "
-                   "starts as lax.pcast(zeros, to='varying') and is psum'med is |y| times "
-                   "jax's (also with every axis manual)")
 def test_control_flow_jit_and_collectives_in_a_partial_body(meshes):
     def make(shard_map, lx, np_, mesh, p):
         def f(a):
@@ -178,9 +175,6 @@ def test_nested_values_and_lowering_match_jax(meshes):
     assert [m[2] for m in got] == ['{"x"}', '{"y"}', '{"y"}']
 
 
-@pytest.mark.xfail(strict=True, reason="check_vma: the derived bodies of a nested shard_map "
-                   "track only its own manual axes, and its gradient comes out |y| times "
-                   "the flat shard_map's")
 def test_nested_grad_matches_one_shard_map_over_both_axes(meshes):
     # jax 0.10.2 fails to differentiate the nested form itself (its residuals get the
     # wrong spec), so the oracle is the same computation as one shard_map.
@@ -191,6 +185,20 @@ def test_nested_grad_matches_one_shard_map_over_both_axes(meshes):
     grad = fg.grad(_loss(ours, fg.tree_util.tree_leaves), (0, 1))
     _close(grad(X, W), want, rtol=1e-4)
     _close(fg.jit(grad)(X, W), want, rtol=1e-4)
+
+
+def test_nested_jvp_vmapped_grad_and_second_order_match_one_shard_map(meshes):
+    ours, _ = _both(meshes, _nested)
+    _, theirs = _both(meshes, _flat)
+    t = (np.ones_like(X), np.full_like(W, 0.5))
+    _close(fg.jvp(ours, (X, W), t), jax.jvp(theirs, (X, W), t))
+    ours_loss = _loss(ours, fg.tree_util.tree_leaves)
+    theirs_loss = _loss(theirs, jax.tree_util.tree_leaves)
+    xs = np.stack([X, -X, 2 * X])
+    _close(fg.vmap(fg.grad(ours_loss, (0, 1)), in_axes=(0, None))(xs, W),
+           jax.vmap(jax.grad(theirs_loss, (0, 1)), in_axes=(0, None))(xs, W), rtol=1e-4)
+    _close(fg.grad(lambda w: fg.grad(ours_loss)(X, w).sum())(W),
+           jax.grad(lambda w: jax.grad(theirs_loss)(X, w).sum())(W), rtol=1e-4)
 
 
 def test_nested_default_axis_names_are_the_automatic_ones(meshes):

@@ -126,6 +126,11 @@ CASES = {
                                                         tiled=True), (P(), P("i")), P("i", "j")),
     "all_to_all": (lambda l, n, w, x: l.all_to_all(n.sin(x) * w, "i", 1, 1, tiled=True),
                    (P(), P("i")), P("i")),
+    # a carry made varying by pcast: its zero tangent must vary too, or psum counts it
+    # once per device
+    "scan_carry_from_pcast": (lambda l, n, w, x: l.psum(l.scan(
+        lambda c, r: (c + r * w, c * r), l.pcast(n.zeros(4), "i", to="varying"), x)[0], "i"),
+        (P(), P("i")), P()),
 }
 
 
