@@ -82,12 +82,13 @@ def host_values(args):
     return vals, avals
 
 
-def device_values(args):
+def device_values(args, keep_placed=False):
     """(values, avals) of concrete arguments, Arrays on the default device kept as they
-    are (no host copy); others (committed elsewhere, sharded) go through the host."""
+    are (no host copy); others (committed elsewhere, sharded) go through the host, or,
+    with keep_placed, are kept too (their placement decides where the program runs)."""
     vals, avals = [], []
     for a in args:
-        if type(a) is Array and _on_default_device(a):
+        if type(a) is Array and (keep_placed or _on_default_device(a)):
             a._check_alive()
             vals.append(a)
             avals.append(a.aval)
@@ -111,22 +112,6 @@ def _placed_elsewhere(args):
         if type(a) is Array and a._sharding is not None and not _on_default_device(a):
             return True
     return False
-
-
-def placed_values(args):
-    """(values, avals) with every Array kept as it is (its placement decides where the
-    program runs); other values as host values."""
-    vals, avals = [], []
-    for a in args:
-        if type(a) is Array:
-            a._check_alive()
-            vals.append(a)
-            avals.append(a.aval)
-        else:
-            v, aval = to_concrete(a)
-            vals.append(v)
-            avals.append(aval)
-    return vals, avals
 
 
 class EvalTrace(core.Trace):
@@ -163,7 +148,7 @@ class EvalTrace(core.Trace):
         placed elsewhere (another device, sharded) it runs there, as jit of it would:
         XLA's propagation gives the results' shardings, as jax's eager ops do."""
         if _placed_elsewhere(args):
-            vals, avals = placed_values(args)
+            vals, avals = device_values(args, keep_placed=True)
             out = compiled_eval["placed_primitive"](prim, avals, params, vals)
         else:
             vals, avals = device_values(args)
