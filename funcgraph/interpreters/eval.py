@@ -28,6 +28,8 @@ direct_impls = {}
 #   compiled_eval["primitive"](prim, avals, params, args) -> outputs (Arrays) of one
 #       primitive on its concrete arguments (Arrays as they are, host values, scalars)
 #   compiled_eval["jaxpr"](closed, args) -> outputs of a const-free ClosedJaxpr
+#   compiled_eval["placed"](prim, avals, params, args) -> outputs of one primitive run
+#       where its committed arguments are (sharded over a mesh, or on another device)
 compiled_eval = {}
 
 
@@ -114,6 +116,8 @@ class EvalTrace(core.Trace):
             if config.check_nonfinite:
                 check_nonfinite(prim, out if prim.multiple_results else [out])
             return out
+        if _placed_elsewhere(args):
+            return self._run_placed(prim, args, params)
         impl = impl_rules.get(prim)
         if impl is None or not eager_mode.uses_numpy():
             return self._run_compiled(prim, args, params)
@@ -140,6 +144,23 @@ class EvalTrace(core.Trace):
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])
         return out
+
+    def _run_placed(self, prim, args, params):
+        """A primitive on arguments committed away from the default device runs compiled
+        where they are, as jit runs it: results sharded as XLA lays them out (jax's eager
+        ops on sharded arrays are jitted primitives too)."""
+        avals = [a.aval if type(a) is Array else to_concrete(a)[1] for a in args]
+        out = compiled_eval["placed"](prim, avals, params, args)
+        if config.check_nonfinite:
+            check_nonfinite(prim, out if prim.multiple_results else [out])
+        return out
+
+
+def _placed_elsewhere(args):
+    for a in args:
+        if type(a) is Array and a._sharding is not None and not _on_default_device(a):
+            return True
+    return False
 
 
 # --- jax_debug_nans / jax_debug_infs -----------------------------------------------

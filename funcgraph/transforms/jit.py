@@ -185,12 +185,28 @@ def _compiled_primitive(prim, avals, params, args):
     return outs if prim.multiple_results else outs[0]
 
 
+_placed_primitive_jaxprs = {}
+
+
+def _placed_primitive(prim, avals, params, args):
+    """One primitive traced once per type, run by run_jaxpr where its committed
+    arguments are."""
+    key = (prim, tuple(avals), tuple(sorted(params.items())) if params else ())
+    closed = _placed_primitive_jaxprs.get(key)
+    if closed is None:
+        closed = trace_flat(lambda *xs: _as_list(prim.bind(*xs, **params), prim), avals)
+        _placed_primitive_jaxprs[key] = closed
+    outs = run_jaxpr(closed, args)
+    return outs if prim.multiple_results else outs[0]
+
+
 def _as_list(out, prim):
     return list(out) if prim.multiple_results else [out]
 
 
 compiled_eval["primitive"] = _compiled_primitive
 compiled_eval["jaxpr"] = run_jaxpr
+compiled_eval["placed"] = _placed_primitive
 
 
 # --- the jit wrapper ------------------------------------------------------------------
