@@ -37,7 +37,8 @@ def _share_jax_compilations():
     def compile_once(backend, module, executable_devices, options, host_callbacks):
         if host_callbacks:
             return original(backend, module, executable_devices, options, host_callbacks)
-        key = (id(backend), str(module), len(executable_devices))
+        # the devices by id: a program compiled for devices 0-1 must not run on 2-3
+        key = (id(backend), str(module), tuple(d.id for d in executable_devices))
         if key not in cache:
             cache[key] = original(backend, module, executable_devices, options, host_callbacks)
         return cache[key]
