@@ -11,8 +11,9 @@ import numpy as np
 from funcgraph import backend, core, tree_util
 from funcgraph.array import Array, put_sharded, reshard
 from funcgraph.backend import platforms, spmd
+from funcgraph.primitives.sharding_constraint import sharding_constraint_p
 from funcgraph.sharding import (
-    PartitionSpec, Sharding, SingleDeviceSharding, resolve)
+    NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve)
 
 
 def devices(backend=None):
@@ -65,6 +66,8 @@ def device_put(x, device=None):
 
 
 def _put(leaf, sharding):
+    if isinstance(leaf, core.Tracer):
+        return _put_traced(leaf, sharding)
     if sharding is None:
         if type(leaf) is Array:
             leaf._device_buffer()
@@ -76,6 +79,17 @@ def _put(leaf, sharding):
     if type(leaf) is Array:
         return reshard(leaf, sharding)
     return put_sharded(leaf, sharding)
+
+
+def _put_traced(leaf, sharding):
+    """Inside a transformation a sharding is a constraint on the layout, as
+    with_sharding_constraint (jit checks its devices are the program's)."""
+    if sharding is None:
+        return leaf
+    if isinstance(sharding, NamedSharding):
+        return sharding_constraint_p.bind(leaf, sharding=sharding)
+    raise NotImplementedError(f"device_put of a traced value to {sharding}: inside jit, "
+                              f"funcgraph places values by NamedSharding only")
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
