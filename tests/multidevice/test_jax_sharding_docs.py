@@ -59,19 +59,14 @@ def visualize(L, x):
 
 def _grid_of(sharding, shape):
     """jax's sharding as the rows of cell labels it draws (when rich is not installed)."""
-    shape = tuple(shape) if len(shape) == 2 else (1,) + tuple(shape)
-    index_map = sharding.devices_indices_map(shape if len(shape) == 2 else shape[1:])
     cells = {}
-    for device, index in index_map.items():
-        index = index if len(index) == 2 else (slice(None),) + tuple(index)
-        key = tuple(s.indices(n)[0] for s, n in zip(index, shape, strict=True))
-        cells.setdefault(key, []).append(device.id)
+    for device, index in sharding.devices_indices_map(tuple(shape)).items():
+        starts = tuple(s.indices(n)[0] for s, n in zip(index, shape, strict=True))
+        cells.setdefault((0,) * (2 - len(starts)) + starts, []).append(device.id)
     rows = sorted({k[0] for k in cells})
-    lines = []
-    for r in rows:
-        row = sorted(k for k in cells if k[0] == r)
-        lines.append(" | ".join("CPU " + ",".join(map(str, sorted(cells[k]))) for k in row))
-    return "\n".join(lines)
+    return "\n".join(" | ".join("CPU " + ",".join(map(str, sorted(cells[k])))
+                                for k in sorted(k for k in cells if k[0] == r))
+                     for r in rows)
 
 
 class _capture:
@@ -1095,3 +1090,127 @@ def test_shard_map_page_spmd_pipeline(capsys):
             show(loss)
             return loss, L.jax.jit(L.jax.grad(loss_pp))(params_, batch_)
     assert_same_run(example, capsys, specs="blocks", rtol=1e-4)
+
+
+# --- docs/new_docs/201/placement.md --------------------------------------------------------
+
+def placement_meshes(L):
+    full = L.jax.make_mesh((8,), ('x',))
+    return types.SimpleNamespace(
+        full=full,
+        a=L.jax.make_mesh((4,), ('x',), devices=full.devices[:4]),
+        b=L.jax.make_mesh((4,), ('x',), devices=full.devices[4:]),
+        m0=L.jax.make_mesh((1,), ('x',), devices=full.devices[:1]),
+        m1=L.jax.make_mesh((1,), ('x',), devices=full.devices[1:2]))
+
+
+def test_placement_page_meshes_and_committed(capsys):
+    def example(L):
+        m = placement_meshes(L)
+        print(m.full)
+        print([d.id for d in m.a.devices], [d.id for d in m.b.devices])
+        x = L.jnp.arange(4.0)
+        print(x.committed)
+        print(x.sharding)
+        xa = L.jax.device_put(np.arange(8.0), L.NamedSharding(m.a, L.jax.P('x')))
+        print(xa.committed)
+        print(xa.sharding)
+        visualize(L, xa)
+        xb = L.jax.device_put(xa, L.NamedSharding(m.b, L.jax.P('x')))
+        print(xb.sharding.mesh == m.b)
+        visualize(L, xb)
+        return x, xa, xb
+    assert_same_run(example, capsys)
+
+
+@pytest.mark.xfail(strict=True, reason=SHARDING_IN_TYPES + " (f32[8@x])")
+def test_placement_page_typeof_of_committed_array(capsys):
+    def example(L):
+        m = placement_meshes(L)
+        xa = L.jax.device_put(np.arange(8.0), L.NamedSharding(m.a, L.jax.P('x')))
+        print(L.jax.typeof(xa))
+        return xa
+    assert_same_run(example, capsys)
+
+
+def test_placement_page_add_of_arrays_committed_to_different_meshes_raises(capsys):
+    def example(L):
+        m = placement_meshes(L)
+        a = L.jax.device_put(1.0, L.NamedSharding(m.m0, L.jax.P()))
+        b = L.jax.device_put(2.0, L.NamedSharding(m.m1, L.jax.P()))
+        return a + b
+    assert_same_error(example, capsys)
+
+
+def test_placement_page_uncommitted_operand_follows_committed_one(capsys):
+    def example(L):
+        m = placement_meshes(L)
+        a = L.jax.device_put(1.0, L.NamedSharding(m.m0, L.jax.P()))
+        c = L.jnp.float32(3.0)
+        print((a + c).sharding)
+        print((a + c).committed)
+        return a + c
+    assert_same_run(example, capsys)
+
+
+def test_placement_page_same_devices_new_order(capsys):
+    def example(L):
+        m = placement_meshes(L)
+        mesh_rev = L.jax.make_mesh((8,), ('x',), devices=m.full.devices[::-1])
+        x = L.jax.device_put(np.arange(8.0), L.NamedSharding(m.full, L.jax.P('x')))
+        y = L.jax.device_put(x, L.NamedSharding(mesh_rev, L.jax.P('x')))
+
+        def data_by_device(arr):
+            return [float(s.data[0]) for s in sorted(arr.addressable_shards,
+                                                     key=lambda s: s.device.id)]
+        print(data_by_device(x))
+        print(data_by_device(y))
+        visualize(L, y)
+        return x, y, y * 2
+    assert_same_run(example, capsys)
+
+
+def test_placement_page_device_put_to_another_mesh_inside_jit_raises(capsys):
+    def example(L):
+        m = placement_meshes(L)
+        xa = L.jax.device_put(np.arange(8.0), L.NamedSharding(m.a, L.jax.P('x')))
+
+        @L.jax.jit
+        def f(x):
+            return L.jax.device_put(x, L.NamedSharding(m.b, L.jax.P('x')))
+        return f(xa)
+    assert_same_error(example, capsys)
+
+
+def test_placement_page_stages_on_disjoint_meshes(capsys):
+    def example(L):
+        m = placement_meshes(L)
+        stage_meshes = [L.jax.make_mesh((2,), ('x',), devices=m.full.devices[2 * i:2 * i + 2])
+                        for i in range(4)]
+
+        @L.jax.jit
+        def stage(x):
+            return L.jnp.sin(x) + 1.0
+        results = []
+        for mb in [np.full((16, 4), float(i)) for i in range(3)]:
+            for mesh in stage_meshes:
+                mb = L.jax.device_put(mb, L.NamedSharding(mesh, L.jax.P('x')))
+                mb = stage(mb)
+            results.append(mb)
+        print(results[-1].sharding.mesh == stage_meshes[-1])
+        return results
+    assert_same_run(example, capsys, specs="blocks")
+
+
+def test_placement_page_device_put_inside_jit_on_the_programs_mesh(capsys):
+    """The allowed counterpart of the page's error: inside jit, device_put to a sharding
+    over the arguments' mesh lays the value out as it says."""
+    def example(L):
+        m = placement_meshes(L)
+        xa = L.jax.device_put(np.arange(8.0), L.NamedSharding(m.a, L.jax.P('x')))
+
+        @L.jax.jit
+        def f(x):
+            return L.jax.device_put(x * 2, L.NamedSharding(m.a, L.jax.P()))
+        return f(xa)
+    assert_same_run(example, capsys, specs="blocks")
