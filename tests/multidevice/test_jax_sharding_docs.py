@@ -1214,3 +1214,166 @@ def test_placement_page_device_put_inside_jit_on_the_programs_mesh(capsys):
             return L.jax.device_put(x * 2, L.NamedSharding(m.a, L.jax.P()))
         return f(xa)
     assert_same_run(example, capsys, specs="blocks")
+
+
+# --- docs/new_docs/301/sharding-ad.md ------------------------------------------------------
+
+REDUCED_UNREDUCED = ("PartitionSpec has no reduced/unreduced sets and there is no "
+                     "jax.reshard (" + SHARDING_IN_TYPES + ")")
+
+
+def ad_operands(L):
+    x = L.jax.device_put(L.jnp.arange(8 * 4.).reshape(8, 4), L.jax.P('X', None))
+    w = L.jax.device_put(L.jnp.arange(4 * 2.).reshape(4, 2) / 10., L.jax.P(None, None))
+    return w, x
+
+
+def ad_mesh(L):
+    return L.jax.make_mesh((2,), ('X',))
+
+
+def test_sharding_ad_page_grads_of_sharded_operands(capsys):
+    """dw of the replicated w and dx of the batch-sharded x, eagerly and under jit: the
+    same numbers, each laid out as its primal (the page prints their types)."""
+    def example(L):
+        with L.jax.set_mesh(ad_mesh(L)):
+            w, x = ad_operands(L)
+
+            def loss(w, x):
+                return L.jnp.sum((x @ w) ** 2)
+            dw, dx = L.jax.grad(loss, argnums=(0, 1))(w, x)
+            jdw, jdx = L.jax.jit(L.jax.grad(loss, argnums=(0, 1)))(w, x)
+            return w, x, dw, dx, jdw, jdx
+    assert_same_run(example, capsys, specs="blocks")
+
+
+@pytest.mark.xfail(strict=True, reason=SHARDING_IN_TYPES + " (f32[8@X,4] -> f32[8@X,4])")
+def test_sharding_ad_page_grad_types(capsys):
+    def example(L):
+        with L.jax.set_mesh(ad_mesh(L)):
+            w, x = ad_operands(L)
+            dw, dx = L.jax.grad(lambda w, x: L.jnp.sum((x @ w) ** 2), argnums=(0, 1))(w, x)
+            print(L.jax.typeof(w), '->', L.jax.typeof(dw))
+            print(L.jax.typeof(x), '->', L.jax.typeof(dx))
+            return dw, dx
+    assert_same_run(example, capsys)
+
+
+def test_sharding_ad_page_trace_of_jitted_grad(capsys):
+    """`jax.jit(jax.grad(loss)).trace(w, x).jaxpr` exists and its jaxpr evaluates to the
+    gradient (the printed jaxprs differ: jax's carries sharding types)."""
+    def example(L):
+        with L.jax.set_mesh(ad_mesh(L)):
+            w, x = ad_operands(L)
+            loss = lambda w, x: L.jnp.sum((x @ w) ** 2)  # noqa: E731
+            traced = L.jax.jit(L.jax.grad(loss)).trace(w, x)
+            closed = traced.jaxpr
+            print(type(closed).__name__, len(closed.jaxpr.invars), len(closed.jaxpr.outvars))
+            return L.jax.jit(L.jax.grad(loss))(w, x)
+    assert_same_run(example, capsys, specs="blocks")
+
+
+@pytest.mark.xfail(strict=True, reason=SHARDING_IN_TYPES + ": a @ b with both contracting "
+                   "dims sharded raises in jax's explicit mode")
+def test_sharding_ad_page_matmul_of_sharded_contracting_dims_raises(capsys):
+    def example(L):
+        with L.jax.set_mesh(ad_mesh(L)):
+            a = L.jax.device_put(L.jnp.arange(4.).reshape(2, 2), L.jax.P(None, 'X'))
+            b = L.jax.device_put(L.jnp.arange(4., 8.).reshape(2, 2), L.jax.P('X', None))
+            return a @ b
+    assert_same_error(example, capsys)
+
+
+@pytest.mark.xfail(strict=True, reason="jnp.einsum has no out_sharding argument (" +
+                   SHARDING_IN_TYPES + ")")
+def test_sharding_ad_page_einsum_out_sharding(capsys):
+    def example(L):
+        with L.jax.set_mesh(ad_mesh(L)):
+            a = L.jax.device_put(L.jnp.arange(4.).reshape(2, 2), L.jax.P(None, 'X'))
+            b = L.jax.device_put(L.jnp.arange(4., 8.).reshape(2, 2), L.jax.P('X', None))
+            c = L.jnp.einsum('ij,jk->ik', a, b, out_sharding=L.jax.P(None, None))
+            print(c)
+            return c
+    assert_same_run(example, capsys)
+
+
+@pytest.mark.xfail(strict=True, reason=REDUCED_UNREDUCED)
+def test_sharding_ad_page_unreduced_einsum_and_reshard(capsys):
+    def example(L):
+        with L.jax.set_mesh(ad_mesh(L)):
+            a = L.jax.device_put(L.jnp.arange(4.).reshape(2, 2), L.jax.P(None, 'X'))
+            b = L.jax.device_put(L.jnp.arange(4., 8.).reshape(2, 2), L.jax.P('X', None))
+            c = L.jnp.einsum('ij,jk->ik', a, b, out_sharding=L.jax.P(None, None, unreduced={'X'}))
+            for shard in c.addressable_shards:
+                print(f'device {shard.device.id}:\n{shard.data}')
+            return L.jax.reshard(c, L.jax.P(None, None))
+    assert_same_run(example, capsys)
+
+
+@pytest.mark.xfail(strict=True, reason=REDUCED_UNREDUCED)
+def test_sharding_ad_page_reduced_weights_microbatch_step(capsys):
+    def example(L):
+        jnp = L.jnp
+        with L.jax.set_mesh(ad_mesh(L)):
+            def loss3(stacked_ws, batch):
+                final_xs, _ = L.jax.lax.scan(lambda xs, w: (jnp.tanh(xs @ w), None), batch,
+                                             stacked_ws)
+                return jnp.sum(final_xs ** 2)
+
+            @L.jax.jit
+            def step(stacked_ws, xs):
+                def microbatch_step(grad_acc, xs_mb):
+                    return grad_acc + L.jax.grad(loss3)(stacked_ws, xs_mb), None
+                grad_acc = L.jax.reshard(jnp.zeros_like(stacked_ws), L.jax.P(unreduced={'X'}))
+                grad_acc, _ = L.jax.lax.scan(microbatch_step, grad_acc, xs)
+                grads = L.jax.reshard(grad_acc, L.jax.P())
+                return L.jax.reshard(stacked_ws, L.jax.P()) - 0.01 * grads
+            stacked_ws = L.jax.device_put(jnp.stack([jnp.eye(4) / 2] * 3),
+                                          L.jax.P(reduced={'X'}))
+            xs = L.jax.device_put(jnp.ones((5, 2, 4)), L.jax.P(None, 'X', None))
+            return step(stacked_ws, xs)
+    assert_same_run(example, capsys)
+
+
+def test_sharding_ad_page_replicated_microbatch_step(capsys):
+    """The page's step_replicated (weights replicated, the batch sharded over X): the
+    same new weights, and its compiled program all-reduces the gradients."""
+    def example(L):
+        jnp = L.jnp
+        with L.jax.set_mesh(ad_mesh(L)):
+            def loss3(stacked_ws, batch):
+                final_xs, _ = L.jax.lax.scan(lambda xs, w: (jnp.tanh(xs @ w), None), batch,
+                                             stacked_ws)
+                return jnp.sum(final_xs ** 2)
+
+            @L.jax.jit
+            def step_replicated(stacked_ws, xs):
+                def microbatch_step(grad_acc, xs_mb):
+                    return grad_acc + L.jax.grad(loss3)(stacked_ws, xs_mb), None
+                grad_acc, _ = L.jax.lax.scan(microbatch_step, jnp.zeros_like(stacked_ws), xs)
+                return stacked_ws - 0.01 * grad_acc
+            ws = L.jax.device_put(jnp.stack([jnp.eye(4) / 2] * 3), L.jax.P())
+            xs = L.jax.device_put(jnp.ones((5, 2, 4)), L.jax.P(None, 'X', None))
+            hlo = step_replicated.lower(ws, xs).compile().as_text()
+            print(any('all-reduce(' in line or 'all-reduce-start(' in line
+                      for line in hlo.splitlines()))
+            return step_replicated(ws, xs)
+    out, _ = assert_same_run(example, capsys, specs="blocks")
+    assert out == "True\n"
+
+
+@pytest.mark.xfail(strict=True, reason="shard_map with unreduced out_specs and "
+                   "lax.pcast(..., to='unreduced') are not implemented (" +
+                   REDUCED_UNREDUCED + ")")
+def test_sharding_ad_page_shard_map_unreduced_out_specs(capsys):
+    def example(L):
+        with L.jax.set_mesh(ad_mesh(L)):
+            a = L.jax.device_put(L.jnp.arange(4.).reshape(2, 2), L.jax.P(None, 'X'))
+            b = L.jax.device_put(L.jnp.arange(4., 8.).reshape(2, 2), L.jax.P('X', None))
+
+            @L.jax.shard_map(in_specs=(L.jax.P(None, 'X'), L.jax.P('X', None)),
+                             out_specs=L.jax.P(None, None, unreduced={'X'}))
+            def matmul_partial(a, b):
+                return L.jax.lax.pcast(a @ b, 'X', to='unreduced')
+            return L.jax.reshard(matmul_partial(a, b), L.jax.P(None, None))
+    assert_same_run(example, capsys)
