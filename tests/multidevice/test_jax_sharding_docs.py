@@ -12,11 +12,12 @@ Each example is written once against a namespace `L` holding either library.  Th
 call `jax.set_mesh(mesh)` at the top level; here each example sets its mesh with `with
 L.jax.set_mesh(mesh):` so that no mesh leaks between tests.
 
-Normalized when comparing printed text: jax draws visualize_array_sharding with `rich`
-(box characters; without rich installed it raises), funcgraph as an ASCII grid: both are
-read back as their grid of cell labels ("CPU 0,1"), row by row.  The repr of a traced
-value differs and is replaced by `<traced>`."""
+Normalized when comparing printed text: jax draws visualize_array_sharding only with
+`rich` installed (it raises without): then the drawings are compared as they are,
+otherwise read back as their grids of cell labels ("CPU 0,1"), row by row.  The repr of
+a traced value differs and is replaced by `<traced>`."""
 import functools
+import importlib.util
 import re
 import types
 
@@ -35,6 +36,7 @@ FG = types.SimpleNamespace(name="funcgraph", jax=fg, jnp=fnp, lax=fg.lax,
                            NamedSharding=fg.sharding.NamedSharding,
                            AxisType=fg.sharding.AxisType)
 
+RICH = importlib.util.find_spec("rich") is not None
 _CELL = re.compile(r"[A-Z]+ \d+(?:,\d+)*")
 _TRACED = re.compile(r"Traced<[^\n]*?>with<[^\n]*?>|Tracer<[^\n]*?>|Traced<[^\n]*?>")
 
@@ -43,14 +45,15 @@ SHARDING_IN_TYPES = ("explicit sharding (sharding in types) is not implemented: 
 
 
 def visualize(L, x):
-    """L.jax.debug.visualize_array_sharding, printed as rows of cell labels (jax's rich
-    drawing and funcgraph's ASCII one differ in their box characters only)."""
+    """L.jax.debug.visualize_array_sharding.  jax draws only when `rich` is installed: then
+    both drawings are compared character for character; without it, jax's sharding is
+    read as the rows of cell labels it would draw and funcgraph's drawing likewise."""
+    if RICH:
+        L.jax.debug.visualize_array_sharding(x)
+        return
     if L is JAX:
-        try:
-            import rich  # noqa: F401  (jax draws only with rich)
-        except ImportError:
-            print(_grid_of(x.sharding, x.shape))
-            return
+        print(_grid_of(x.sharding, x.shape))
+        return
     with _capture() as out:
         L.jax.debug.visualize_array_sharding(x)
     rows = [_CELL.findall(line) for line in out.getvalue().splitlines()]
@@ -1427,4 +1430,51 @@ def test_shard_map_page_reduced_and_unreduced_in_specs(capsys):
                     print(L.jax.typeof(v))
                 return a
             return f(x_sharded, x_replicated, x_unreduced, x_reduced)
+    assert_same_run(example, capsys)
+
+
+# --- visualize_sharding draws what jax draws ---------------------------------------------
+
+LAYOUTS = [  # (mesh shape, axis names, array shape, spec, scale)
+    ((4, 2), ('X', 'Y'), (8, 4), ('X', 'Y'), 1.0),
+    ((4, 2), ('X', 'Y'), (8, 4), ('Y', 'X'), 1.0),
+    ((4, 2), ('X', 'Y'), (8, 16), (None, ('X', 'Y')), 1.0),
+    ((4, 2), ('X', 'Y'), (12, 12), ('X', None), 0.5),
+    ((8,), ('A',), (64,), ('A',), 1.0),
+    ((8,), ('A',), (16, 4), (), 1.0),
+    ((2, 4), ('a', 'b'), (8, 16), ('a', 'b'), 1.0),
+    ((2, 4), ('a', 'b'), (32, 2), (('b', 'a'),), 2.0),
+]
+
+
+@pytest.mark.parametrize("layout", range(len(LAYOUTS)))
+def test_visualize_sharding_draws_as_jax(layout, capsys):
+    """Boxes sized by the blocks' shares of the array, as jax's table (when `rich` is
+    missing, jax cannot draw: the grids of cell labels are compared)."""
+    mesh_shape, names, shape, spec, scale = LAYOUTS[layout]
+
+    def example(L):
+        mesh = L.jax.make_mesh(mesh_shape, names)
+        sharding = L.NamedSharding(mesh, L.jax.P(*spec))
+        if RICH:
+            L.jax.debug.visualize_sharding(shape, sharding, use_color=False, scale=scale)
+        else:
+            visualize(L, L.jax.device_put(L.jnp.zeros(shape), sharding))
+        return L.jnp.zeros(())
+    out, _ = assert_same_run(example, capsys)
+    assert "CPU" in out
+
+
+@pytest.mark.xfail(RICH, strict=True, reason="a drawing wider than max_width (80): jax's "
+                   "table narrows its columns and wraps the labels ('CPU' over '0'); "
+                   "funcgraph draws it wider")
+def test_visualize_sharding_wider_than_max_width(capsys):
+    def example(L):
+        mesh = L.jax.make_mesh((4, 2), ('X', 'Y'))
+        sharding = L.NamedSharding(mesh, L.jax.P(None, ('X', 'Y')))
+        if RICH:
+            L.jax.debug.visualize_sharding((4, 16), sharding, use_color=False)
+        else:
+            visualize(L, L.jax.device_put(L.jnp.zeros((4, 16)), sharding))
+        return L.jnp.zeros(())
     assert_same_run(example, capsys)
