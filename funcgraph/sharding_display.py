@@ -1,6 +1,9 @@
 """visualize_array_sharding: which device holds which block of a 1-d or 2-d Array,
 drawn as a grid of boxes sized by the blocks' shares of the array (text; an HTML table
-in Jupyter): the same characters jax's table prints (with `rich`, no colors)."""
+in Jupyter): the same characters jax's table prints (with `rich`, no colors), narrowed
+and wrapped as it is when wider than max_width."""
+import re
+
 from funcgraph.array import Array
 
 
@@ -37,14 +40,76 @@ class _Cell:
     def width(self):
         return self.left + len(self.text) + self.right
 
-    def lines(self, width):
-        """Its lines in a column `width` wide: the padded text centered."""
+    def widest_at(self, width):
+        """How wide it draws in a column at most `width` wide (the label wraps)."""
         inner = width - self.left - self.right
-        before = (inner - len(self.text)) // 2
-        body = " " * self.left + " " * before + self.text
-        body += " " * (width - len(body))
+        if inner < 1:
+            return width
+        return min(min(len(self.text), inner) + self.left + self.right, width)
+
+    def lines(self, width):
+        """Its lines in a column `width` wide: the label, wrapped to what the padding
+        leaves, left-justified there."""
+        inner = width - self.left - self.right
         blank = " " * width
-        return [blank] * self.top + [body] + [blank] * self.bottom
+        if inner < 1:  # no room left for the label
+            body = []
+        else:
+            body = [" " * self.left + line.ljust(inner) + " " * self.right
+                    for line in _wrapped(self.text, inner)]
+        return [blank] * self.top + body + [blank] * self.bottom
+
+
+def _wrapped(text, width):
+    """The label's lines at `width`: words moved to the next line when they do not fit,
+    a word longer than a line cut short with an ellipsis (as rich's table wraps)."""
+    lines, line = [], ""
+    for word in re.findall(r"\S+\s*", text):
+        if line and len(line) + len(word.rstrip()) > width:
+            lines.append(line)
+            line = ""
+        line += word
+    lines.append(line)
+    lines = [ln.rstrip() if len(ln) > width else ln for ln in lines]
+    return [ln[:width - 1] + "…" if len(ln) > width else ln for ln in lines]
+
+
+def _column_widths(cells, n_rows, n_cols, max_width):
+    """Each column as wide as its widest cell; a table wider than max_width narrows its
+    widest columns first, then all evenly, as jax's (rich's) table does."""
+    room = max_width - (n_cols + 1)
+    widths = [min(max(cells[(r, c)].width for r in range(n_rows)), room)
+              for c in range(n_cols)]
+    if sum(widths) <= room:
+        return widths
+    while sum(widths) > room:
+        widest = max(widths)
+        second = max((w for w in widths if w != widest), default=0)
+        excess = sum(widths) - room
+        if widest == second:
+            break
+        widths = _reduce(excess, [int(w == widest) for w in widths],
+                         [min(excess, widest - second)] * n_cols, widths)
+    if sum(widths) > room:
+        widths = _reduce(sum(widths) - room, [1] * n_cols, widths, widths)
+    return [max(cells[(r, c)].widest_at(w) for r in range(n_rows))
+            for c, w in enumerate(widths)]
+
+
+def _reduce(total, ratios, maximums, values):
+    """values less `total` shared in proportion to ratios, each less at most its maximum."""
+    ratios = [r if m else 0 for r, m in zip(ratios, maximums, strict=True)]
+    remaining_ratio, remaining = sum(ratios), total
+    out = []
+    for ratio, maximum, value in zip(ratios, maximums, values, strict=True):
+        if ratio and remaining_ratio > 0:
+            cut = min(maximum, round(ratio * remaining / remaining_ratio))
+            out.append(value - cut)
+            remaining -= cut
+            remaining_ratio -= ratio
+        else:
+            out.append(value)
+    return out
 
 
 def _sized_cells(shape, cells, scale, min_width, max_width):
@@ -70,12 +135,12 @@ class ShardingView:
     """The drawing: `str()` is the text grid jax prints (a table of boxes, one per block,
     no colors), `_repr_html_` an HTML table."""
 
-    def __init__(self, cells, n_rows, n_cols):
+    def __init__(self, cells, n_rows, n_cols, max_width=80):
         self.cells, self.n_rows, self.n_cols = cells, n_rows, n_cols
+        self.max_width = max_width
 
     def __str__(self):
-        widths = [max(self.cells[(r, c)].width for r in range(self.n_rows))
-                  for c in range(self.n_cols)]
+        widths = _column_widths(self.cells, self.n_rows, self.n_cols, self.max_width)
 
         def rule(left, middle, right):
             return left + middle.join("─" * w for w in widths) + right
@@ -84,7 +149,7 @@ class ShardingView:
             if r:
                 lines.append(rule("├", "┼", "┤"))
             columns = [self.cells[(r, c)].lines(w) for c, w in enumerate(widths)]
-            height = max(len(col) for col in columns)
+            height = max(1, *(len(col) for col in columns))
             columns = [col + [" " * w] * (height - len(col))
                        for col, w in zip(columns, widths, strict=True)]
             lines.extend("│" + "│".join(parts) + "│" for parts in zip(*columns, strict=True))
@@ -110,7 +175,8 @@ def sharding_view(shape, sharding, *, scale=1.0, min_width=9, max_width=80):
     cells = _cells(shape, sharding.devices_indices_map(shape))
     n_rows = 1 + max(r for r, _ in cells)
     n_cols = 1 + max(c for _, c in cells)
-    return ShardingView(_sized_cells(shape, cells, scale, min_width, max_width), n_rows, n_cols)
+    return ShardingView(_sized_cells(shape, cells, scale, min_width, max_width), n_rows, n_cols,
+                        max_width)
 
 
 def visualize_array_sharding(arr, *, use_color=False, scale=1.0, min_width=9, max_width=80):
