@@ -1465,16 +1465,19 @@ def test_visualize_sharding_draws_as_jax(layout, capsys):
     assert "CPU" in out
 
 
-@pytest.mark.xfail(RICH, strict=True, reason="a drawing wider than max_width (80): jax's "
-                   "table narrows its columns and wraps the labels ('CPU' over '0'); "
-                   "funcgraph draws it wider")
 def test_visualize_sharding_wider_than_max_width(capsys):
+    """A drawing wider than max_width (80): the columns narrowed and the labels wrapped
+    ('CPU' over '0') as jax's table does (without rich: funcgraph's drawing alone)."""
     def example(L):
         mesh = L.jax.make_mesh((4, 2), ('X', 'Y'))
         sharding = L.NamedSharding(mesh, L.jax.P(None, ('X', 'Y')))
-        if RICH:
-            L.jax.debug.visualize_sharding((4, 16), sharding, use_color=False)
-        else:
-            visualize(L, L.jax.device_put(L.jnp.zeros((4, 16)), sharding))
+        L.jax.debug.visualize_sharding((4, 16), sharding, use_color=False)
         return L.jnp.zeros(())
-    assert_same_run(example, capsys)
+    if RICH:
+        assert_same_run(example, capsys)
+        return
+    example(FG)
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) == 80
+    assert sum(line.count("CPU") for line in lines) == 8
+    assert [d for line in lines for d in re.findall(r"\b\d\b", line)] == list("01234567")
