@@ -11,6 +11,7 @@ import numpy as np
 from funcgraph import backend, core, tree_util
 from funcgraph.array import Array, put_sharded, reshard
 from funcgraph.backend import platforms, spmd
+from funcgraph.lax._sharding import with_sharding_constraint
 from funcgraph.primitives.sharding_constraint import sharding_constraint_p
 from funcgraph.sharding import (
     NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve)
@@ -90,6 +91,14 @@ def _put_traced(leaf, sharding):
         return sharding_constraint_p.bind(leaf, sharding=sharding)
     raise NotImplementedError(f"device_put of a traced value to {sharding}: inside jit, "
                               f"funcgraph places values by NamedSharding only")
+
+
+def reshard(xs, out_shardings):
+    """xs laid out as out_shardings say (one sharding or PartitionSpec for every leaf, or
+    a tree prefix of xs): placed now outside jit, a layout constraint inside it.  (jax's
+    reshard also changes the sharding in the value's type under explicit mesh axes;
+    funcgraph's types carry no sharding.)"""
+    return with_sharding_constraint(xs, out_shardings)
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
