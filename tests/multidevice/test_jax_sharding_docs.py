@@ -1481,3 +1481,19 @@ def test_visualize_sharding_wider_than_max_width(capsys):
     assert max(len(line) for line in lines) == 80
     assert sum(line.count("CPU") for line in lines) == 8
     assert [d for line in lines for d in re.findall(r"\b\d\b", line)] == list("01234567")
+
+
+def test_reshard_eagerly_and_under_jit(capsys):
+    """jax.reshard, which the pages use with explicit axes: an array moved to another
+    layout, eagerly, under jit and under grad."""
+    def example(L):
+        with L.jax.set_mesh(mesh_4x2(L)):
+            x = L.jax.device_put(x_8x4(L), L.jax.P('X', 'Y'))
+            y = L.jax.reshard(x, L.jax.P(None, 'X'))
+            z = L.jax.jit(lambda x: L.jax.reshard(x * 2, L.jax.P('Y', None)))(x)
+            pair = L.jax.reshard((x, y), (L.jax.P(('X', 'Y')), L.jax.P()))
+            g = L.jax.grad(lambda x: L.jnp.sum(L.jax.reshard(x, L.jax.P()) ** 2))(x)
+            # g's numbers only: jax lays a cotangent out as its primal's type says
+            # (P('X', 'Y')), funcgraph as the transposed constraint does (P())
+            return y, z, pair, np.asarray(g)
+    assert_same_run(example, capsys, specs="blocks")
