@@ -121,8 +121,8 @@ def _without_trailing_nones(layout_):
 
 def assert_same_run(example, capsys, *, shardings=True, specs="exact", rtol=1e-5):
     """specs="blocks": the results' PartitionSpecs may differ in trailing Nones (the
-    same layout; eager shard_map names its result by out_specs in jax, see
-    test_shard_map_page_eager_result_keeps_out_specs)."""
+    same layout), for eager shard_map calls, whose results jax names by their out_specs
+    as given (test_shard_map_page_eager_result_keeps_out_specs)."""
     out_jax, res_jax = run_example(example, JAX, capsys)
     out_fg, res_fg = run_example(example, FG, capsys)
     assert type(res_jax) is list, f"the example fails with jax: {res_jax}"
@@ -414,7 +414,7 @@ def test_sharding_page_shard_map_matmul_psum_scatter(capsys):
             z_ref = L.jnp.dot(x, y, out_sharding=L.jax.P('X', None))
             print(L.jnp.allclose(z_ref, z))
             return z
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
 
 
 # --- docs/new_docs/201/shard-map.md ------------------------------------------------------
@@ -450,12 +450,12 @@ def test_shard_map_page_matmul_basic(capsys):
             visualize(L, a)
             visualize(L, b)
             return c, c_jit
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
 
 
 @pytest.mark.xfail(strict=True, reason="eager shard_map's result sharding: jax names it "
-                   "NamedSharding(mesh, out_specs) (P('x', None)); funcgraph names XLA's "
-                   "layout, as jit does, without the trailing None (P('x',))")
+                   "NamedSharding(mesh, out_specs) as given (P()); funcgraph names XLA's "
+                   "layout as jit does (over Explicit axes every dimension: P(None,))")
 def test_shard_map_page_eager_result_keeps_out_specs(capsys):
     def example(L):
         with L.jax.set_mesh(mesh_ij(L)):
@@ -464,7 +464,9 @@ def test_shard_map_page_eager_result_keeps_out_specs(capsys):
             f = L.jax.shard_map(lambda a, b: L.jax.lax.psum(a @ b, 'y'),
                                 in_specs=(L.jax.P('x', 'y'), L.jax.P('y', None)),
                                 out_specs=L.jax.P('x', None))
-            return f(a, b)
+            g = L.jax.shard_map(lambda a: L.jax.lax.psum(a.sum(0), ('x', 'y')),
+                                in_specs=L.jax.P('x', 'y'), out_specs=L.jax.P())
+            return f(a, b), g(a)
     assert_same_run(example, capsys)
 
 
@@ -524,7 +526,7 @@ def test_shard_map_page_block_shapes_and_out_specs(capsys):
             y3, y4, y5 = f3(x), f4(x), f5(x)
             print(y1.shape, y2.shape, y3.shape, y4.shape, y5.shape)
             return y1, y2, y3, y4, y5
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
 
 
 def test_shard_map_page_closed_over_value_tiled_by_out_specs(capsys):
@@ -588,7 +590,7 @@ def test_shard_map_page_psum_results(capsys):
             def g(x):
                 return 2 * x
             return f(x), g(L.jnp.arange(6.))
-    assert_same_run(example, capsys)
+    assert_same_run(example, capsys, specs="blocks")
 
 
 def test_shard_map_page_varying_out_specs_replicated_raises(capsys):
@@ -900,7 +902,7 @@ def test_shard_map_page_data_parallel(in_specs, capsys):
             print(allclose(L, L.jax.jit(L.jax.grad(m.loss))(params, batch), grads))
             print("local batch shapes:", local_shapes)
             return L.jax.jit(loss_dp)(params, batch), grads
-    assert_same_run(example, capsys, specs="blocks", rtol=1e-4)
+    assert_same_run(example, capsys, rtol=1e-4)
 
 
 @pytest.mark.xfail(strict=True, reason="jit caches per wrapper: `jax.jit(f)(x)` written "
@@ -961,7 +963,7 @@ def test_shard_map_page_fsdp(in_specs, capsys):
             grads = L.jax.jit(L.jax.grad(loss_fsdp))(params, batch)
             print(allclose(L, L.jax.jit(L.jax.grad(m.loss))(repl_params, repl_batch), grads))
             return L.jax.jit(loss_fsdp)(params, batch), grads
-    assert_same_run(example, capsys, specs="blocks", rtol=1e-4)
+    assert_same_run(example, capsys, rtol=1e-4)
 
 
 @pytest.mark.slow
@@ -989,7 +991,7 @@ def test_shard_map_page_tensor_parallel(capsys):
             loss = L.jax.jit(loss_tp)(params, batch)
             show(loss)
             return loss, L.jax.jit(L.jax.grad(loss_tp))(params, batch)
-    assert_same_run(example, capsys, specs="blocks", rtol=1e-4)
+    assert_same_run(example, capsys, rtol=1e-4)
 
 
 @pytest.mark.slow
@@ -1022,7 +1024,7 @@ def test_shard_map_page_fsdp_and_tensor_parallel(capsys):
             grads = L.jax.jit(L.jax.grad(loss_fsdp_tp))(params, batch)
             print(allclose(L, L.jax.jit(L.jax.grad(m.loss))(repl_params, repl_batch), grads))
             return L.jax.jit(loss_fsdp_tp)(params, batch), grads
-    assert_same_run(example, capsys, specs="blocks", rtol=1e-4)
+    assert_same_run(example, capsys, rtol=1e-4)
 
 
 @pytest.mark.slow
@@ -1089,7 +1091,7 @@ def test_shard_map_page_spmd_pipeline(capsys):
             loss = L.jax.jit(loss_pp)(params_, batch_)
             show(loss)
             return loss, L.jax.jit(L.jax.grad(loss_pp))(params_, batch_)
-    assert_same_run(example, capsys, specs="blocks", rtol=1e-4)
+    assert_same_run(example, capsys, rtol=1e-4)
 
 
 # --- docs/new_docs/201/placement.md --------------------------------------------------------
@@ -1199,7 +1201,7 @@ def test_placement_page_stages_on_disjoint_meshes(capsys):
             results.append(mb)
         print(results[-1].sharding.mesh == stage_meshes[-1])
         return results
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
 
 
 def test_placement_page_device_put_inside_jit_on_the_programs_mesh(capsys):
@@ -1213,7 +1215,7 @@ def test_placement_page_device_put_inside_jit_on_the_programs_mesh(capsys):
         def f(x):
             return L.jax.device_put(x * 2, L.NamedSharding(m.a, L.jax.P()))
         return f(xa)
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
 
 
 # --- docs/new_docs/301/sharding-ad.md ------------------------------------------------------
@@ -1244,7 +1246,7 @@ def test_sharding_ad_page_grads_of_sharded_operands(capsys):
             dw, dx = L.jax.grad(loss, argnums=(0, 1))(w, x)
             jdw, jdx = L.jax.jit(L.jax.grad(loss, argnums=(0, 1)))(w, x)
             return w, x, dw, dx, jdw, jdx
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
 
 
 @pytest.mark.xfail(strict=True, reason=SHARDING_IN_TYPES + " (f32[8@X,4] -> f32[8@X,4])")
@@ -1270,7 +1272,7 @@ def test_sharding_ad_page_trace_of_jitted_grad(capsys):
             closed = traced.jaxpr
             print(type(closed).__name__, len(closed.jaxpr.invars), len(closed.jaxpr.outvars))
             return L.jax.jit(L.jax.grad(loss))(w, x)
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
 
 
 @pytest.mark.xfail(strict=True, reason=SHARDING_IN_TYPES + ": a @ b with both contracting "
@@ -1356,7 +1358,7 @@ def test_sharding_ad_page_replicated_microbatch_step(capsys):
             print(any('all-reduce(' in line or 'all-reduce-start(' in line
                       for line in hlo.splitlines()))
             return step_replicated(ws, xs)
-    out, _ = assert_same_run(example, capsys, specs="blocks")
+    out, _ = assert_same_run(example, capsys)
     assert out == "True\n"
 
 
@@ -1408,7 +1410,7 @@ def test_shard_map_page_jaxpr_of_jitted_shard_map(capsys):
             y = L.jnp.arange(3.)
             print(L.jax.jit(f).trace(x, y).jaxpr)
             return f(x, y)
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
 
 
 @pytest.mark.xfail(strict=True, reason="shard_map in_specs with reduced/unreduced sets (" +
@@ -1496,4 +1498,4 @@ def test_reshard_eagerly_and_under_jit(capsys):
             # g's numbers only: jax lays a cotangent out as its primal's type says
             # (P('X', 'Y')), funcgraph as the transposed constraint does (P())
             return y, z, pair, np.asarray(g)
-    assert_same_run(example, capsys, specs="blocks")
+    assert_same_run(example, capsys)
