@@ -5,8 +5,10 @@ sizes, which block each device holds) and what they print must agree.  The pages
 repository): docs/new_docs/201/sharding.md (meshes, device_put, explicit and auto
 sharding), docs/new_docs/201/shard-map.md (shard_map, collectives, collective matmuls,
 data/FSDP/tensor/pipeline parallelism) and docs/new_docs/301/sharding-ad.md (autodiff of
-sharded programs, reduced/unreduced).  (docs/_tutorials/parallelism.md only links to
-these; docs/notebooks/shard_map.md is an older copy of shard-map.md.)
+sharded programs, reduced/unreduced), and docs/new_docs/201/placement.md (committed
+arrays, meshes over device subsets).  docs/parallel.md has the same examples as
+sharding.md and docs/notebooks/shard_map.md as shard-map.md (older imports);
+docs/_tutorials/parallelism.md is a placeholder that links to them.
 
 Each example is written once against a namespace `L` holding either library.  The pages
 call `jax.set_mesh(mesh)` at the top level; here each example sets its mesh with `with
@@ -16,8 +18,10 @@ Normalized when comparing printed text: jax draws visualize_array_sharding only 
 `rich` installed (it raises without): then the drawings are compared as they are,
 otherwise read back as their grids of cell labels ("CPU 0,1"), row by row.  The repr of
 a traced value differs and is replaced by `<traced>`."""
+import contextlib
 import functools
 import importlib.util
+import io
 import re
 import types
 
@@ -54,7 +58,8 @@ def visualize(L, x):
     if L is JAX:
         print(_grid_of(x.sharding, x.shape))
         return
-    with _capture() as out:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
         L.jax.debug.visualize_array_sharding(x)
     rows = [_CELL.findall(line) for line in out.getvalue().splitlines()]
     print("\n".join(" | ".join(r) for r in rows if r))
@@ -70,21 +75,6 @@ def _grid_of(sharding, shape):
     return "\n".join(" | ".join("CPU " + ",".join(map(str, sorted(cells[k])))
                                 for k in sorted(k for k in cells if k[0] == r))
                      for r in rows)
-
-
-class _capture:
-    """Redirects stdout to a StringIO (nested inside capsys' capture)."""
-
-    def __enter__(self):
-        import contextlib
-        import io
-        self._io = io.StringIO()
-        self._redirect = contextlib.redirect_stdout(self._io)
-        self._redirect.__enter__()
-        return self._io
-
-    def __exit__(self, *exc):
-        self._redirect.__exit__(*exc)
 
 
 def layout(sharding, shape):
@@ -225,10 +215,10 @@ def test_sharding_page_addressable_shards(capsys):
         with L.jax.set_mesh(mesh_4x2(L)):
             x = L.jax.device_put(x_8x4(L), L.jax.P('X', 'Y'))
             for s in x.addressable_shards:
-                print(s.device.id, s.index, s.data, sep='\n', end='\n\n')
+                print(s.device, s.index, s.data, sep='\n', end='\n\n')
             y = L.jax.device_put(x, L.jax.P('X', None))
             for s in y.addressable_shards:
-                print(s.device.id, s.index, s.data, sep='\n', end='\n\n')
+                print(s.device, s.index, s.data, sep='\n', end='\n\n')
             return x, y
     assert_same_run(example, capsys)
 
@@ -255,7 +245,7 @@ def test_sharding_page_unreduced_device_put(capsys):
             y = L.jax.device_put(x, L.jax.P('X', None, unreduced={'Y'}))
             print(y.sharding)
             for s in y.addressable_shards:
-                print(s.device.id, s.data, sep='\n', end='\n\n')
+                print(s.device, s.data, sep='\n', end='\n\n')
             return y
     assert_same_run(example, capsys)
 
