@@ -192,7 +192,7 @@ def test_sharding_page_print_mesh(capsys):
     assert_same_run(example, capsys)
 
 
-@pytest.mark.xfail(strict=True, reason="AbstractMesh, use_abstract_mesh and reshard are not "
+@pytest.mark.xfail(strict=True, reason="AbstractMesh and use_abstract_mesh are not "
                    "implemented (" + SHARDING_IN_TYPES + ")")
 def test_sharding_page_abstract_mesh_reshard_in_jit(capsys):
     def example(L):
@@ -1210,8 +1210,8 @@ def test_placement_page_device_put_inside_jit_on_the_programs_mesh(capsys):
 
 # --- docs/new_docs/301/sharding-ad.md ------------------------------------------------------
 
-REDUCED_UNREDUCED = ("PartitionSpec has no reduced/unreduced sets and there is no "
-                     "jax.reshard (" + SHARDING_IN_TYPES + ")")
+REDUCED_UNREDUCED = ("PartitionSpec has no reduced/unreduced sets (" + SHARDING_IN_TYPES +
+                     ")")
 
 
 def ad_operands(L):
