@@ -18,7 +18,7 @@ from funcgraph.api import (
     effects_barrier, host_count, host_id, host_ids, local_device_count, local_devices,
     make_array_from_callback, make_array_from_process_local_data,
     make_array_from_single_device_arrays, print_environment_info, process_count,
-    process_index, process_indices)
+    process_index, process_indices, reshard)
 from funcgraph import sharding
 from funcgraph.sharding import NamedSharding, P, make_mesh, set_mesh
 from funcgraph.transforms.ad import (fwd_and_bwd, grad, hessian, jacfwd, jacrev, jvp,
@@ -56,7 +56,7 @@ __all__ = [
     "debug", "distributed", "effects_barrier", "experimental", "export", "pure_callback",
     "default_device", "device_count", "local_device_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_mesh", "NamedSharding", "process_count",
-    "process_index", "set_mesh", "sharding",
+    "process_index", "reshard", "set_mesh", "sharding",
     "jacobian", "tree", "typeof",
     "debug_infs", "debug_nans", "log_compiles", "default_matmul_precision",
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",

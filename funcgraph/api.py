@@ -10,10 +10,11 @@ import warnings
 import numpy as np
 
 from funcgraph import backend, core, tree_util
-from funcgraph.array import Array, put_sharded, reshard
+from funcgraph.array import Array, put_sharded, reshard as place_array
 from funcgraph.backend import platforms, spmd
+from funcgraph.primitives.sharding_constraint import sharding_constraint_p
 from funcgraph.sharding import (
-    PartitionSpec, Sharding, SingleDeviceSharding, resolve)
+    NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve, spelled_out)
 
 
 def devices(backend=None):
@@ -94,6 +95,8 @@ def device_put(x, device=None):
 
 
 def _put(leaf, sharding):
+    if isinstance(leaf, core.Tracer):
+        return _put_traced(leaf, sharding)
     if sharding is None:
         if type(leaf) is Array:
             leaf._device_buffer()
@@ -103,8 +106,39 @@ def _put(leaf, sharding):
         arr._device_buffer()
         return arr
     if type(leaf) is Array:
-        return reshard(leaf, sharding)
+        return place_array(leaf, sharding)
     return put_sharded(leaf, sharding)
+
+
+def _put_traced(leaf, sharding):
+    """Inside a transformation a sharding is a constraint on the layout, as
+    with_sharding_constraint (jit checks its devices are the program's)."""
+    if sharding is None:
+        return leaf
+    if isinstance(sharding, NamedSharding):
+        return sharding_constraint_p.bind(leaf, sharding=sharding)
+    raise NotImplementedError(f"device_put of a traced value to {sharding}: inside jit, "
+                              f"funcgraph places values by NamedSharding only")
+
+
+def reshard(xs, out_shardings):
+    """xs laid out as out_shardings say (one sharding or PartitionSpec for every leaf, or
+    a tree prefix of xs): placed now outside jit, a layout constraint inside it.  Over
+    Explicit mesh axes the result's spec names every dimension, as jax's result type
+    does (funcgraph's types themselves carry no sharding)."""
+    leaves, tree = tree_util.tree_flatten(xs)
+    given = tree_util.prefix_leaves(out_shardings, xs, _is_sharding_leaf, "reshard")
+    out = []
+    for leaf, s in zip(leaves, given, strict=True):
+        s = resolve(s, "reshard")
+        if isinstance(s, NamedSharding):
+            s = spelled_out(s, np.ndim(leaf))
+        out.append(sharding_constraint_p.bind(leaf, sharding=s))
+    return tree_util.tree_unflatten(tree, out)
+
+
+def _is_sharding_leaf(x):
+    return isinstance(x, (Sharding, PartitionSpec))
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
@@ -221,7 +255,7 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
     first = arrays[0]
     ordered = [by_device[d] for d in indices]
     if isinstance(sharding, SingleDeviceSharding):
-        return reshard(first, sharding)
+        return place_array(first, sharding)
     buf = spmd.assemble(shape, first.dtype, sharding._backend_sharding(),
                         [a._device_buffer() for a in ordered])
     return Array(None, core.ShapedArray(shape, first.dtype, first.weak_type), buf, sharding)

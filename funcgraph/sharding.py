@@ -370,17 +370,27 @@ def sharding_from_blocks(mesh, tiles, blocks, original=None, original_ndim=None)
     order) holds block `blocks[i]`: `original` (an input's sharding, of an input of rank
     original_ndim) when it is the same layout of an array of the same rank, as jax
     reuses it, else a NamedSharding over the mesh without trailing Nones, else a
-    TiledSharding."""
+    TiledSharding.  Over a mesh with Explicit axes the spec names every dimension
+    (P('x', None)), as jax's result types do."""
     ndim = len(tiles)
     c = original
     if c is not None and c.mesh == mesh and original_ndim == ndim and \
             c.tile_counts(ndim) == tuple(tiles) and c.block_coordinates(ndim) == blocks:
-        return c
+        return spelled_out(c, ndim)
     for spec in _specs_with_tiles(mesh, tiles):
         sharding = NamedSharding(mesh, spec)
         if sharding.block_coordinates(ndim) == blocks:
-            return sharding
+            return spelled_out(sharding, ndim)
     return TiledSharding(mesh._flat_devices, tiles, blocks)
+
+
+def spelled_out(sharding, ndim):
+    """sharding with its spec naming all ndim dimensions when its mesh has Explicit axes
+    (jax's typed shardings do)."""
+    spec = sharding.spec
+    if len(spec) >= ndim or AxisType.Explicit not in sharding.mesh.axis_types:
+        return sharding
+    return NamedSharding(sharding.mesh, PartitionSpec(*spec, *[None] * (ndim - len(spec))))
 
 
 def _specs_with_tiles(mesh, tiles):

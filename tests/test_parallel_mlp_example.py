@@ -38,6 +38,6 @@ def test_example_losses_match_jax_and_layouts_are_drawn():
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=2e-6)
     # The model-parallel weights and activations are drawn split over the "model" axis.
     assert "w1 (16, 32) laid out as P(None, 'model')" in ours
-    assert "|  CPU 0,4  |  CPU 1,5  |  CPU 2,6  |  CPU 3,7  |" in ours
+    assert "│ CPU 0,4  │ CPU 1,5  │ CPU 2,6  │ CPU 3,7  │" in ours
     assert "activations (64, 32) laid out as P('data', 'model')" in ours
-    assert "|  CPU 4  |  CPU 5  |  CPU 6  |  CPU 7  |" in ours
+    assert "│ CPU 4 │ CPU 5 │ CPU 6 │ CPU 7 │" in ours

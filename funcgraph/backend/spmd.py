@@ -120,6 +120,13 @@ class Layout:
         self.partition = partition
 
 
+def _whole(ndim, devices):
+    _jax()
+    from jax._src.sharding_impls import GSPMDSharding
+    return Layout((1,) * ndim, [(0,) * ndim] * len(devices),
+                  GSPMDSharding.get_replicated(tuple(devices)))
+
+
 def _layout(op_sharding, ndim, devices):
     hlo = _jax().xla_client.HloSharding.from_proto(op_sharding)
     n = len(devices)
@@ -159,9 +166,13 @@ class SpmdExecutable:
         """The Layout XLA chose for each output."""
         if self.layouts is None:
             devices = self.devices
-            shardings = self.loaded.get_output_shardings()[1 if self.ordered else 0:]
-            self.layouts = [_layout(op, len(a.shape), devices) for op, a in
-                            zip(shardings, self.out_avals, strict=True)]
+            shardings = self.loaded.get_output_shardings()
+            if shardings is None:  # one partition (a mesh of one device): XLA names none
+                self.layouts = [_whole(len(a.shape), devices) for a in self.out_avals]
+            else:
+                self.layouts = [_layout(op, len(a.shape), devices) for op, a in
+                                zip(shardings[1 if self.ordered else 0:], self.out_avals,
+                                    strict=True)]
         return self.layouts
 
     def result_handlers(self, runtime_shardings):

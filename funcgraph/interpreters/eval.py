@@ -28,6 +28,8 @@ direct_impls = {}
 #   compiled_eval["primitive"](prim, avals, params, args) -> outputs (Arrays) of one
 #       primitive on its concrete arguments (Arrays as they are, host values, scalars)
 #   compiled_eval["jaxpr"](closed, args) -> outputs of a const-free ClosedJaxpr
+#   compiled_eval["placed"](prim, avals, params, args) -> outputs of one primitive run
+#       where its committed arguments are (sharded over a mesh, or on another device)
 compiled_eval = {}
 
 

@@ -26,3 +26,12 @@ def with_sharding_constraint(x, shardings):
            sharding_constraint_p.bind(leaf, sharding=resolve(s, "with_sharding_constraint"))
            for leaf, s in zip(leaves, per_leaf, strict=True)]
     return tree_util.tree_unflatten(tree, out)
+
+
+def sharded_result(x, out_sharding):
+    """x laid out as a function's `out_sharding=` argument says (jnp.dot, einsum,
+    random.normal, ...): a sharding constraint, which outside jit places the value;
+    None leaves XLA's layout."""
+    if out_sharding is None:
+        return x
+    return sharding_constraint_p.bind(x, sharding=resolve(out_sharding, "out_sharding"))

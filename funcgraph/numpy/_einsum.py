@@ -7,13 +7,19 @@ import numpy as np
 import opt_einsum
 
 from funcgraph import core, dtypes, lax
+from funcgraph.lax._sharding import sharded_result
 from funcgraph.numpy._core import asarray_operand, aval_of, convert
 from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives import reductions as red
 
 
 def einsum(subscripts, *operands, optimize="auto", precision=None,
-           preferred_element_type=None):
+           preferred_element_type=None, out_sharding=None):
+    return sharded_result(_einsum(subscripts, operands, optimize, precision,
+                                  preferred_element_type), out_sharding)
+
+
+def _einsum(subscripts, operands, optimize, precision, preferred_element_type):
     if not isinstance(subscripts, str):
         # the interleaved form einsum(op0, sublist0, op1, sublist1, ..., [out])
         subscripts, operands = _interleaved_to_subscripts((subscripts,) + operands)

@@ -2,13 +2,18 @@
 import builtins
 
 from funcgraph import dtypes, lax
+from funcgraph.lax._sharding import sharded_result
 from funcgraph.numpy._core import aval_of, broadcast_shapes, check_axis, promote_dtypes
 from funcgraph.numpy._reductions import sum
 from funcgraph.numpy._shapes import broadcast_to, expand_dims, ndim, ravel, shape, squeeze
 from funcgraph.numpy._ufuncs import conjugate, multiply
 
 
-def dot(a, b, precision=None, preferred_element_type=None):
+def dot(a, b, precision=None, preferred_element_type=None, *, out_sharding=None):
+    return sharded_result(_dot(a, b, precision, preferred_element_type), out_sharding)
+
+
+def _dot(a, b, precision, preferred_element_type):
     a, b = promote_dtypes(a, b)
     na, nb = ndim(a), ndim(b)
     if na == 0 or nb == 0:
@@ -18,7 +23,11 @@ def dot(a, b, precision=None, preferred_element_type=None):
                            preferred_element_type=preferred_element_type)
 
 
-def matmul(a, b, precision=None, preferred_element_type=None):
+def matmul(a, b, precision=None, preferred_element_type=None, *, out_sharding=None):
+    return sharded_result(_matmul(a, b, precision, preferred_element_type), out_sharding)
+
+
+def _matmul(a, b, precision, preferred_element_type):
     a, b = promote_dtypes(a, b)
     na, nb = ndim(a), ndim(b)
     if na == 0 or nb == 0:

@@ -8,6 +8,7 @@ import numpy as np
 
 from funcgraph import core, dtypes, lax
 from funcgraph.config import config
+from funcgraph.lax._sharding import sharded_result
 import funcgraph.numpy as fnp
 from funcgraph.transforms.jit import jit
 
@@ -287,8 +288,12 @@ def _uniform(key, minval, maxval, *, shape, dtype):
     return lax.max(lo, lax.add(lax.mul(floats, lax.sub(hi, lo)), lo))
 
 
-def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None):
     """Uniform floats in [minval, maxval)."""
+    return sharded_result(_uniform_of(key, shape, dtype, minval, maxval), out_sharding)
+
+
+def _uniform_of(key, shape, dtype, minval, maxval):
     key = _check_key("uniform", key)
     shape = _canonical_shape("uniform", shape)
     dtype = _float_dtype("uniform", dtype)
@@ -308,8 +313,12 @@ def _normal_real(key, *, shape, dtype):
     return lax.mul(fnp.broadcast_to(_sqrt2(dtype), shape), lax.erf_inv(u))
 
 
-def normal(key, shape=(), dtype=None):
+def normal(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard normal samples (inverse-CDF of a uniform; complex dtypes split the key)."""
+    return sharded_result(_normal_of(key, shape, dtype), out_sharding)
+
+
+def _normal_of(key, shape, dtype):
     key = _check_key("normal", key)
     shape = _canonical_shape("normal", shape)
     dtype = dtypes.canonicalize(dtypes.default_float() if dtype is None else dtype)

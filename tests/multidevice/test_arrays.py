@@ -181,7 +181,7 @@ def test_visualize_array_sharding(meshes, capsys):
     view = fg.debug.visualize_array_sharding(x)
     text = capsys.readouterr().out
     assert text.strip() == str(view)
-    rows = [line for line in text.splitlines() if line.startswith("|")]
+    rows = [line for line in text.splitlines() if line.startswith("│") and "CPU" in line]
     assert len(rows) == 4 and all(line.count("CPU") == 2 for line in rows)
     assert "CPU 0" in rows[0] and "CPU 1" in rows[0] and "CPU 7" in rows[3]
     replicated = fg.device_put(np.ones(8), NamedSharding(fm, P("y")))
