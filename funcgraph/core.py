@@ -86,7 +86,10 @@ class ShapedArray:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
 
-    __str__ = str_short
+    def __str__(self):
+        """jax's text of a type: float32[6]{V:i} (jaxprs print the short f32[6])."""
+        dims = ",".join(map(str, self.shape))
+        return f"{np.dtype(self.dtype).name}[{dims}]{vma_str(self.vma)}"
 
 
 def vma_str(vma):

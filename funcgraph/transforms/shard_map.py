@@ -48,7 +48,14 @@ def _leaf_specs(specs, tree, what):
 
 def _inferred_specs(leaves, mesh, manual):
     """in_specs left out: each argument's own spec over the manual axes when it is laid
-    out over the mesh."""
+    out over the mesh.  A traced argument (under jit) carries no sharding in funcgraph's
+    types, where jax's explicit-sharding types would: that is jax's error for in_specs
+    left out, rather than a guess."""
+    if any(isinstance(x, core.Tracer) for x in leaves):
+        raise TypeError(
+            f"shard_map in_specs argument must be a pytree of PartitionSpec instances, but "
+            f"it was None with traced arguments (under jit): funcgraph's types carry no "
+            f"sharding to infer them from (axis_names={frozenset(manual)}); pass in_specs")
     return [_manual_part(x._sharding.spec, manual) if type(x) is Array and
             isinstance(x._sharding, NamedSharding) and x._sharding.mesh == mesh
             else PartitionSpec() for x in leaves]
