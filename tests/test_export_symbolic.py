@@ -153,8 +153,8 @@ def mlp_export():
 
 
 def test_mlp_export_signature(mlp_export):
-    assert [str(a) for a in mlp_export.in_avals][-1] == "f32[b,4]"
-    assert sorted(str(a) for a in mlp_export.out_avals) == ["f32[]", "f32[]", "f32[b,3]"]
+    assert [str(a) for a in mlp_export.in_avals][-1] == "float32[b,4]"
+    assert sorted(str(a) for a in mlp_export.out_avals) == ["float32[]", "float32[]", "float32[b,3]"]
     assert not core.symbolic_tracing.is_active()
     text = mlp_export.mlir_module()
     assert "jax.uses_shape_polymorphism = true" in text
@@ -212,7 +212,7 @@ def test_reshape_and_arange_of_a_symbolic_length():
                 "b, 4")
     text = exp.mlir_module()
     assert "stablehlo.dynamic_reshape" in text and "stablehlo.dynamic_iota" in text
-    assert str(exp.out_avals[0]) == "f32[2*b,2]"
+    assert str(exp.out_avals[0]) == "float32[2*b,2]"
 
 
 def test_reshape_with_minus_one():
@@ -325,7 +325,7 @@ def test_a_variable_only_inside_a_nonlinear_expression_is_refused():
 def test_a_variable_solved_from_a_linear_dimension():
     exp = export.export(fg.jit(lambda x: x.reshape(-1) * x.shape[0] + x.shape[0] // 2))(
         _spec("2*b + 1, 4"))
-    assert str(exp.out_avals[0]) == "f32[8*b + 4]"
+    assert str(exp.out_avals[0]) == "float32[8*b + 4]"
     loaded = jax.export.deserialize(exp.serialize())
 
     def f(x):
