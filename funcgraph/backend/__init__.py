@@ -11,7 +11,9 @@ back, `compile_and_load(..., host_callbacks=)` of a parsed module and
 import atexit
 import collections
 import functools
+import importlib
 import os
+import pkgutil
 import sys
 import threading
 import types
@@ -48,6 +50,10 @@ def _jax():
         import jax.sharding
         from jax._src import core as jax_core
         from jax._src.lib import xla_client
+        if config.jax_platforms:
+            # jax initializes only these platforms (if it has not initialized any yet).
+            jax.config.update("jax_platforms", config.jax_platforms)
+        _import_pjrt_plugins()
     except ImportError as e:
         raise ImportError(
             f"funcgraph's backend needs jax and jaxlib (XLA's compiler and runtime), which "
@@ -55,9 +61,6 @@ def _jax():
             f"pyproject.toml, e.g. pip install 'jax==0.10.2' 'jaxlib==0.10.2'") from e
     finally:
         sys.modules.update(aliases)
-    if config.jax_platforms:
-        # jax initializes only these platforms (if it has not initialized any yet).
-        jax.config.update("jax_platforms", config.jax_platforms)
     enable_x64 = getattr(jax, "enable_x64", None)  # a config State: no truth value
     return types.SimpleNamespace(
         jax=jax, device_put=jax.device_put,
@@ -66,6 +69,21 @@ def _jax():
         make_ir_context=jax.interpreters.mlir.make_ir_context,
         SingleDeviceSharding=jax.sharding.SingleDeviceSharding, core=jax_core,
         xla_client=xla_client)
+
+
+def _import_pjrt_plugins():
+    """Import jax's PJRT plugin modules (jax_plugins.*, e.g. the CUDA one, which imports
+    jax._src at its top) now, while an alias of jax is set aside; jax initializes them
+    later, when its backends start (after fg.distributed.initialize, if called)."""
+    try:
+        import jax_plugins
+    except ImportError:
+        return
+    for plugin in pkgutil.iter_modules(jax_plugins.__path__, "jax_plugins."):
+        try:
+            importlib.import_module(plugin.name)
+        except Exception:
+            pass  # jax reports a broken plugin itself when it loads it
 
 
 def _client():
@@ -213,8 +231,8 @@ def _fast_runner(loaded, out_avals):
     try:
         jax = _jax()
         sharding = jax.SingleDeviceSharding(loaded.local_devices()[0])
-        handlers = [jax.xla_client.array_result_handler(
-            jax.core.ShapedArray(a.shape, a.dtype), sharding, True, True) for a in out_avals]
+        handlers = [result_handler(jax.core.ShapedArray(a.shape, a.dtype), sharding)
+                    for a in out_avals]
         execute_sharded = loaded.execute_sharded
         plain = loaded.execute
 
@@ -226,6 +244,16 @@ def _fast_runner(loaded, out_avals):
         return run
     except Exception:
         return None
+
+
+def result_handler(aval, sharding):
+    """jaxlib's C++ maker of committed result arrays of this type and sharding.  jaxlib
+    0.10 takes a fourth argument (skip its checks), 0.11 does not."""
+    make = _jax().xla_client.array_result_handler
+    try:
+        return make(aval, sharding, True, True)
+    except TypeError:
+        return make(aval, sharding, True)
 
 
 @functools.lru_cache(maxsize=None)

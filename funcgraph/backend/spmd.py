@@ -21,7 +21,7 @@ import numpy as np
 
 from funcgraph.backend import (
     _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding, ordered_token, pretty_mlir,
-    set_runtime_tokens)
+    result_handler, set_runtime_tokens)
 
 
 # --- runtime shardings ------------------------------------------------------------------
@@ -178,9 +178,8 @@ class SpmdExecutable:
     def result_handlers(self, runtime_shardings):
         """What turns the outputs into arrays with these shardings (one per output; a
         partition number: the array that partition holds)."""
-        jax = _jax()
         return [_pick(s) if isinstance(s, int) else
-                jax.xla_client.array_result_handler(_jax_aval(a.shape, a.dtype), s, True, True)
+                result_handler(_jax_aval(a.shape, a.dtype), s)
                 for a, s in zip(self.out_avals, runtime_shardings, strict=True)]
 
     def place(self, bufs, start=0):
