@@ -1297,15 +1297,21 @@ def test_sharding_ad_page_unreduced_einsum_and_reshard(capsys):
     assert_same_run(example, capsys)
 
 
+def _scan_layers_loss(L):
+    """The sharding-AD page's loss3: layers of tanh(x @ w) scanned over stacked weights."""
+    def loss3(stacked_ws, batch):
+        final_xs, _ = L.jax.lax.scan(lambda xs, w: (L.jnp.tanh(xs @ w), None), batch,
+                                     stacked_ws)
+        return L.jnp.sum(final_xs ** 2)
+    return loss3
+
+
 @pytest.mark.xfail(strict=True, reason=REDUCED_UNREDUCED)
 def test_sharding_ad_page_reduced_weights_microbatch_step(capsys):
     def example(L):
         jnp = L.jnp
         with L.jax.set_mesh(ad_mesh(L)):
-            def loss3(stacked_ws, batch):
-                final_xs, _ = L.jax.lax.scan(lambda xs, w: (jnp.tanh(xs @ w), None), batch,
-                                             stacked_ws)
-                return jnp.sum(final_xs ** 2)
+            loss3 = _scan_layers_loss(L)
 
             @L.jax.jit
             def step(stacked_ws, xs):
@@ -1328,10 +1334,7 @@ def test_sharding_ad_page_replicated_microbatch_step(capsys):
     def example(L):
         jnp = L.jnp
         with L.jax.set_mesh(ad_mesh(L)):
-            def loss3(stacked_ws, batch):
-                final_xs, _ = L.jax.lax.scan(lambda xs, w: (jnp.tanh(xs @ w), None), batch,
-                                             stacked_ws)
-                return jnp.sum(final_xs ** 2)
+            loss3 = _scan_layers_loss(L)
 
             @L.jax.jit
             def step_replicated(stacked_ws, xs):
