@@ -1,4 +1,4 @@
-"""The special matrices of jax.scipy.linalg: built from their defining formulas, with funcgraph
+"""The special matrices of JAX's scipy.linalg: built from their defining formulas, with funcgraph
 operations where they depend on array values and with NumPy where only on a static size."""
 import math
 

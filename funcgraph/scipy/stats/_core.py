@@ -1,4 +1,4 @@
-"""The statistics functions of jax.scipy.stats: mode, rankdata, sem.
+"""The statistics functions of JAX's scipy.stats: mode, rankdata, sem.
 
 mode and rankdata compare every pair of elements along the axis (O(n^2), vectorized), which
 keeps them simple and differentiable-free of sorting tricks; they are meant for moderate n."""

@@ -1,4 +1,4 @@
-"""Gaussian kernel density estimation (as jax.scipy.stats.gaussian_kde), a pytree."""
+"""Gaussian kernel density estimation (as JAX's scipy.stats.gaussian_kde), a pytree."""
 import numpy as np
 
 from funcgraph import random, tree_util

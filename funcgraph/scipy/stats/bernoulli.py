@@ -1,4 +1,4 @@
-"""The Bernoulli distribution (as jax.scipy.stats.bernoulli)."""
+"""The Bernoulli distribution (as JAX's scipy.stats.bernoulli)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

@@ -1,4 +1,4 @@
-"""The beta distribution (as jax.scipy.stats.beta)."""
+"""The beta distribution (as JAX's scipy.stats.beta)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

@@ -1,4 +1,4 @@
-"""The beta-binomial distribution (as jax.scipy.stats.betabinom)."""
+"""The beta-binomial distribution (as JAX's scipy.stats.betabinom)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

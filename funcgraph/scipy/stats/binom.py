@@ -1,4 +1,4 @@
-"""The binomial distribution (as jax.scipy.stats.binom)."""
+"""The binomial distribution (as JAX's scipy.stats.binom)."""
 import numpy as np
 
 from funcgraph import lax

@@ -1,4 +1,4 @@
-"""The Cauchy distribution (as jax.scipy.stats.cauchy)."""
+"""The Cauchy distribution (as JAX's scipy.stats.cauchy)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

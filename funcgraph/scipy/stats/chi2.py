@@ -1,4 +1,4 @@
-"""The chi-square distribution (as jax.scipy.stats.chi2): gamma(df / 2, scale 2)."""
+"""The chi-square distribution (as JAX's scipy.stats.chi2): gamma(df / 2, scale 2)."""
 from funcgraph.scipy.stats import gamma as _gamma
 from funcgraph.scipy.stats._util import log_of_pdf, promote
 

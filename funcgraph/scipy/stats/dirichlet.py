@@ -1,4 +1,4 @@
-"""The Dirichlet distribution (as jax.scipy.stats.dirichlet)."""
+"""The Dirichlet distribution (as JAX's scipy.stats.dirichlet)."""
 import numpy as np
 
 from funcgraph import lax

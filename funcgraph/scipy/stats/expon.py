@@ -1,4 +1,4 @@
-"""The exponential distribution (as jax.scipy.stats.expon)."""
+"""The exponential distribution (as JAX's scipy.stats.expon)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

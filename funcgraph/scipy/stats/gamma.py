@@ -1,4 +1,4 @@
-"""The gamma distribution (as jax.scipy.stats.gamma)."""
+"""The gamma distribution (as JAX's scipy.stats.gamma)."""
 import numpy as np
 
 from funcgraph import lax

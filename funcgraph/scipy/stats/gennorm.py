@@ -1,4 +1,4 @@
-"""The generalized normal distribution (as jax.scipy.stats.gennorm): density
+"""The generalized normal distribution (as JAX's scipy.stats.gennorm): density
 beta / (2 Gamma(1 / beta)) exp(-|x|^beta)."""
 from funcgraph import lax
 from funcgraph import numpy as fnp

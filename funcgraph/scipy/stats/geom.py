@@ -1,4 +1,4 @@
-"""The geometric distribution on {1, 2, ...} (as jax.scipy.stats.geom)."""
+"""The geometric distribution on {1, 2, ...} (as JAX's scipy.stats.geom)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

@@ -1,4 +1,4 @@
-"""The left-skewed Gumbel distribution (as jax.scipy.stats.gumbel_l): CDF 1 - exp(-exp(z))."""
+"""The left-skewed Gumbel distribution (as JAX's scipy.stats.gumbel_l): CDF 1 - exp(-exp(z))."""
 import numpy as np
 
 from funcgraph import numpy as fnp

@@ -1,4 +1,4 @@
-"""The right-skewed Gumbel distribution (as jax.scipy.stats.gumbel_r): CDF exp(-exp(-z))."""
+"""The right-skewed Gumbel distribution (as JAX's scipy.stats.gumbel_r): CDF exp(-exp(-z))."""
 import numpy as np
 
 from funcgraph import numpy as fnp

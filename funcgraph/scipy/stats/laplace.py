@@ -1,4 +1,4 @@
-"""The Laplace distribution (as jax.scipy.stats.laplace)."""
+"""The Laplace distribution (as JAX's scipy.stats.laplace)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

@@ -1,4 +1,4 @@
-"""The logistic distribution (as jax.scipy.stats.logistic)."""
+"""The logistic distribution (as JAX's scipy.stats.logistic)."""
 from funcgraph import nn
 from funcgraph import numpy as fnp
 from funcgraph.scipy.stats._util import log_of_pdf, promote

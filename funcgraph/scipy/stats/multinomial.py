@@ -1,4 +1,4 @@
-"""The multinomial distribution over the last axis (as jax.scipy.stats.multinomial)."""
+"""The multinomial distribution over the last axis (as JAX's scipy.stats.multinomial)."""
 import numpy as np
 
 from funcgraph import lax

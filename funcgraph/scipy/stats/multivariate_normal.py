@@ -1,4 +1,4 @@
-"""The multivariate normal distribution (as jax.scipy.stats.multivariate_normal)."""
+"""The multivariate normal distribution (as JAX's scipy.stats.multivariate_normal)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

@@ -1,4 +1,4 @@
-"""The negative binomial distribution (as jax.scipy.stats.nbinom): the number of failures
+"""The negative binomial distribution (as JAX's scipy.stats.nbinom): the number of failures
 before the n-th success."""
 import numpy as np
 

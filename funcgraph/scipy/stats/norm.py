@@ -1,4 +1,4 @@
-"""The normal distribution (as jax.scipy.stats.norm)."""
+"""The normal distribution (as JAX's scipy.stats.norm)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

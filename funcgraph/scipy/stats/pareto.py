@@ -1,4 +1,4 @@
-"""The Pareto distribution (as jax.scipy.stats.pareto)."""
+"""The Pareto distribution (as JAX's scipy.stats.pareto)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

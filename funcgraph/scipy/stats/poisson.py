@@ -1,4 +1,4 @@
-"""The Poisson distribution (as jax.scipy.stats.poisson)."""
+"""The Poisson distribution (as JAX's scipy.stats.poisson)."""
 import numpy as np
 
 from funcgraph import lax

@@ -1,4 +1,4 @@
-"""Student's t distribution (as jax.scipy.stats.t)."""
+"""Student's t distribution (as JAX's scipy.stats.t)."""
 import numpy as np
 
 from funcgraph import lax

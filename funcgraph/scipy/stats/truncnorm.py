@@ -1,5 +1,5 @@
 """The normal distribution truncated to [a, b] in standard units (as
-jax.scipy.stats.truncnorm)."""
+JAX's scipy.stats.truncnorm)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

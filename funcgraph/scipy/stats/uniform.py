@@ -1,4 +1,4 @@
-"""The uniform distribution on [loc, loc + scale] (as jax.scipy.stats.uniform)."""
+"""The uniform distribution on [loc, loc + scale] (as JAX's scipy.stats.uniform)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

@@ -1,4 +1,4 @@
-"""The von Mises distribution (as jax.scipy.stats.vonmises)."""
+"""The von Mises distribution (as JAX's scipy.stats.vonmises)."""
 import numpy as np
 
 from funcgraph import numpy as fnp

@@ -1,4 +1,4 @@
-"""The wrapped Cauchy distribution on [0, 2 pi] (as jax.scipy.stats.wrapcauchy)."""
+"""The wrapped Cauchy distribution on [0, 2 pi] (as JAX's scipy.stats.wrapcauchy)."""
 import numpy as np
 
 from funcgraph import numpy as fnp
