@@ -47,17 +47,23 @@ def time_call(fn, repeat):
     return best
 
 
-def interleaved(fg_fn, jax_fn, rounds, repeat):
-    """Median over rounds of (funcgraph time, jax time, ratio)."""
+def median_of_rounds(measure, rounds):
+    """Median over rounds of (funcgraph time, jax time, ratio); measure() -> the two
+    times of one round."""
     fg_times, jax_times, ratios = [], [], []
     for _ in range(rounds):
         gc.collect()
-        t_fg = time_call(fg_fn, repeat)
-        t_jax = time_call(jax_fn, repeat)
+        t_fg, t_jax = measure()
         fg_times.append(t_fg)
         jax_times.append(t_jax)
         ratios.append(t_fg / t_jax)
     return statistics.median(fg_times), statistics.median(jax_times), statistics.median(ratios)
+
+
+def interleaved(fg_fn, jax_fn, rounds, repeat):
+    """Median over rounds of (funcgraph time, jax time, ratio) of calls of fg_fn, jax_fn."""
+    return median_of_rounds(lambda: (time_call(fg_fn, repeat), time_call(jax_fn, repeat)),
+                            rounds)
 
 
 # --- benchmarks --------------------------------------------------------------------
@@ -270,14 +276,8 @@ def _first_call_in_fresh_process(framework):
 def first_call_fresh_process():
     """Trace + lower + compile + run of the MLP loss, the first jit of its kind in a new
     process (after the backend has started): no warm caches on either side."""
-    fg_times, jax_times, ratios = [], [], []
-    for _ in range(3):
-        t_fg = _first_call_in_fresh_process("funcgraph")
-        t_jax = _first_call_in_fresh_process("jax")
-        fg_times.append(t_fg)
-        jax_times.append(t_jax)
-        ratios.append(t_fg / t_jax)
-    return statistics.median(fg_times), statistics.median(jax_times), statistics.median(ratios)
+    return median_of_rounds(lambda: (_first_call_in_fresh_process("funcgraph"),
+                                     _first_call_in_fresh_process("jax")), rounds=3)
 
 
 @benchmark("XLA compile of a 10,000-equation program", 1.0)
@@ -291,19 +291,18 @@ def compile_long_program():
                 x = np_mod.tanh(x * y + 1.0)
             return x
         return f
-    fg_times, jax_times, ratios = [], [], []
-    for _ in range(2):  # a fresh lowering each round: jax's Lowered keeps its executable
+    def compile_times():  # a fresh lowering each round: jax's Lowered keeps its executable
         lowered_fg = fg.jit(long_program(fnp)).lower(x, x)
         lowered_jax = jax.jit(long_program(jnp)).lower(x, x)
         backend.clear_caches()
-        start = time.perf_counter()
-        lowered_fg.compile()
-        fg_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        lowered_jax.compile()
-        jax_times.append(time.perf_counter() - start)
-        ratios.append(fg_times[-1] / jax_times[-1])
-    return statistics.median(fg_times), statistics.median(jax_times), statistics.median(ratios)
+        return _seconds(lowered_fg.compile), _seconds(lowered_jax.compile)
+    return median_of_rounds(compile_times, rounds=2)
+
+
+def _seconds(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 @benchmark("grad over forward pass (funcgraph alone)", 2.5)
