@@ -154,8 +154,31 @@ def test_preferred_element_type_and_integers():
                  jax.lax.conv_general_dilated(x, w, **kw), dtype=jnp.bfloat16)
     g = fg.grad(lambda w: fg.numpy.sum(lax.conv_general_dilated(x, w, **kw)))(w)
     assert g.dtype == jnp.bfloat16
+
+
+# XLA's GPU backend compiles integer convolutions only in cuDNN's int8 forms; jax lowers
+# them as funcgraph does (a plain convolution), and fails there the same way.
+@pytest.mark.cpu_only
+def test_integer_convolution():
     xi, wi = (np.arange(12, dtype=np.int32).reshape(1, 2, 6), np.ones((3, 2, 3), np.int32))
     assert_close(lax.conv(xi, wi, (1,), "SAME"), jax.lax.conv(xi, wi, (1,), "SAME"))
+
+
+def test_complex_convolution_is_three_real_ones():
+    """As jax on CPU and GPU (XLA's GPU backend has no complex convolutions): Gauss's
+    product of real and imaginary parts, three real convolutions."""
+    (xr, wr), (xi, wi) = _operands((2, 3, 8), (4, 3, 3)), _operands((2, 3, 8), (4, 3, 3), seed=1)
+    x, w = (xr + 1j * xi).astype(np.complex64), (wr + 1j * wi).astype(np.complex64)
+    f = lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME")
+    text = fg.jit(f).lower(x, w).as_text()
+    convs = [line for line in text.splitlines() if "stablehlo.convolution" in line]
+    assert len(convs) == 3 and not any("complex" in line for line in convs)
+    expected = jax.lax.conv_general_dilated(x, w, (1,), "SAME")
+    for result in eager_and_jit(f, x, w):
+        assert_close(result, expected)
+    g = fg.grad(lambda w: fg.numpy.sum(f(x, w)).real)(w)
+    assert_close(g, jax.grad(lambda w: jnp.sum(jax.lax.conv_general_dilated(
+        x, w, (1,), "SAME")).real)(w))
 
 
 def test_conveniences():

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from funcgraph import core
+from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.ad_util import Zero, is_zero
 from funcgraph.interpreters.batching import batching_rules
@@ -209,7 +209,41 @@ def _conv_lowering(ctx, avals_in, avals_out, lhs, rhs, window_strides, padding, 
         attrs.update(window_strides=i64_array(window_strides),
                      padding=f"dense<{pads}> : tensor<{len(pads)}x2xi64>",
                      lhs_dilation=i64_array(lhs_dilation), rhs_dilation=i64_array(rhs_dilation))
+    if dtypes.is_complex(avals_out[0].dtype):
+        return _complex_conv_lowering(ctx, avals_in, avals_out[0], lhs, rhs, attrs)
     return ctx.op("stablehlo.convolution", [lhs, rhs], avals_in, avals_out[0], attrs)
+
+
+def _part_dtype(dtype):
+    """The dtype of a complex dtype's real and imaginary parts."""
+    return np.dtype(dtypes.finfo(dtype).dtype)
+
+
+def _complex_conv_lowering(ctx, avals_in, aval_out, lhs, rhs, attrs):
+    """A complex convolution as three real ones (Gauss's product: k1 = (a + b) c,
+    k2 = a (d - c), k3 = b (c + d); result k1 - k3 + i (k1 + k2)), as jax lowers it on
+    CPU and GPU: XLA's GPU backend has no complex convolutions."""
+    lhs_aval, rhs_aval = avals_in
+    parts = [ShapedArray(a.shape, _part_dtype(a.dtype)) for a in (lhs_aval, rhs_aval)]
+    part_out = ShapedArray(aval_out.shape, _part_dtype(aval_out.dtype))
+
+    def split(x, aval, part):
+        return (ctx.op("stablehlo.real", [x], [aval], part),
+                ctx.op("stablehlo.imag", [x], [aval], part))
+
+    def binary(name, a, b, part):
+        return ctx.op(name, [a, b], [part, part], part)
+
+    def conv(x, y):
+        return ctx.op("stablehlo.convolution", [x, y], parts, part_out, attrs)
+
+    (a, b), (c, d) = split(lhs, lhs_aval, parts[0]), split(rhs, rhs_aval, parts[1])
+    k1 = conv(binary("stablehlo.add", a, b, parts[0]), c)
+    k2 = conv(a, binary("stablehlo.subtract", d, c, parts[1]))
+    k3 = conv(b, binary("stablehlo.add", c, d, parts[1]))
+    re = binary("stablehlo.subtract", k1, k3, part_out)
+    im = binary("stablehlo.add", k1, k2, part_out)
+    return ctx.op("stablehlo.complex", [re, im], [part_out, part_out], aval_out)
 
 
 conv_general_dilated_p = declare("conv_general_dilated", _conv_shape, _conv_impl,
