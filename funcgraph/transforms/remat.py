@@ -1,5 +1,6 @@
 """checkpoint (remat), checkpoint_name, checkpoint_policies and print_saved_residuals,
 with JAX's API (jax.checkpoint, jax.ad_checkpoint)."""
+import dataclasses
 import functools
 import types
 
@@ -94,48 +95,65 @@ def save_anything_except_these_names(*names_not_to_save):
     return lambda *_, **__: True
 
 
-class _NamePolicy:
-    """Save only outputs of checkpoint_name: those in `names` (keep=True) or those not
-    in it (keep=False)."""
-    __slots__ = ("names", "keep")
-
-    def __init__(self, names, keep):
-        self.names, self.keep = frozenset(names), keep
+@dataclasses.dataclass(frozen=True)
+class SaveOnlyTheseNames:
+    """Save only outputs of checkpoint_name whose name is in saveable_names (a frozenset)."""
+    saveable_names: frozenset
 
     def __call__(self, prim, *_, **params):
-        return prim is name_p and (params["name"] in self.names) == self.keep
+        return prim is name_p and params["name"] in self.saveable_names
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAnyNamesButThese:
+    """Save only outputs of checkpoint_name whose name is not in names (a frozenset)."""
+    names: frozenset
+
+    def __call__(self, prim, *_, **params):
+        return prim is name_p and params["name"] not in self.names
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAndOffloadOnlyTheseNames:
+    """Save the outputs of checkpoint_name named in names_which_can_be_saved, offload
+    (from memory space offload_src to offload_dst) those named in
+    names_which_can_be_offloaded, recompute the rest."""
+    names_which_can_be_saved: frozenset
+    names_which_can_be_offloaded: frozenset
+    offload_src: str
+    offload_dst: str
+
+    def __call__(self, prim, *_, **params):
+        if prim is name_p and params["name"] in self.names_which_can_be_saved:
+            return Saveable
+        if prim is name_p and params["name"] in self.names_which_can_be_offloaded:
+            return Offloadable(src=self.offload_src, dst=self.offload_dst)
+        return Recompute
 
 
 def save_only_these_names(*names_which_can_be_saved):
     """Save only named values, and only among the names given."""
-    return _NamePolicy(names_which_can_be_saved, True)
+    return SaveOnlyTheseNames(frozenset(names_which_can_be_saved))
 
 
 def save_any_names_but_these(*names_not_to_save):
     """Save only named values, except the names given."""
-    return _NamePolicy(names_not_to_save, False)
+    return SaveAnyNamesButThese(frozenset(names_not_to_save))
 
 
 def save_and_offload_only_these_names(*, names_which_can_be_saved,
                                       names_which_can_be_offloaded, offload_src, offload_dst):
     """As save_only_these_names, and the names in names_which_can_be_offloaded are
     offloaded from offload_src to offload_dst (funcgraph saves them in place)."""
-    saved, offloaded = set(names_which_can_be_saved), set(names_which_can_be_offloaded)
+    saved, offloaded = frozenset(names_which_can_be_saved), frozenset(names_which_can_be_offloaded)
     intersection = saved & offloaded
     if intersection:
         raise ValueError(
             f"The names should be exclusive and should not intersect in "
             f"`names_which_can_be_saved` and `names_which_can_be_offloaded`. Got "
-            f"names_which_can_be_saved={saved}, names_which_can_be_offloaded={offloaded} "
-            f"and the intersection={intersection}")
-
-    def policy(prim, *_, **params):
-        if prim is name_p and params["name"] in saved:
-            return Saveable
-        if prim is name_p and params["name"] in offloaded:
-            return Offloadable(src=offload_src, dst=offload_dst)
-        return Recompute
-    return policy
+            f"names_which_can_be_saved={set(saved)}, names_which_can_be_offloaded="
+            f"{set(offloaded)} and the intersection={set(intersection)}")
+    return SaveAndOffloadOnlyTheseNames(saved, offloaded, offload_src, offload_dst)
 
 
 def save_from_both_policies(policy_1, policy_2):
@@ -153,6 +171,9 @@ def save_from_both_policies(policy_1, policy_2):
 
 
 checkpoint_policies = types.SimpleNamespace(
+    SaveOnlyTheseNames=SaveOnlyTheseNames,
+    SaveAnyNamesButThese=SaveAnyNamesButThese,
+    SaveAndOffloadOnlyTheseNames=SaveAndOffloadOnlyTheseNames,
     everything_saveable=everything_saveable,
     nothing_saveable=nothing_saveable,
     dots_saveable=dots_saveable,
