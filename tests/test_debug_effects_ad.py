@@ -10,6 +10,7 @@ import pytest
 
 import funcgraph as fg
 import funcgraph.numpy as fnp
+from tests.util import assert_float32_on_cpu_exact
 
 FG = dict(api=fg, np=fnp, lax=fg.lax, io=fg.experimental.io_callback)
 JAX = dict(api=jax, np=jnp, lax=jax.lax, io=jax.experimental.io_callback)
@@ -169,7 +170,10 @@ def test_prints_under_differentiation_match_jax(name, capsys):
 def test_recomputation_prints_once_per_backward_pass(capsys):
     """grad(checkpoint(f)) prints in the forward pass and once more when recomputing."""
     out, _ = captured(capsys, CHECKPOINTED["grad"], FG)
-    assert out.splitlines() == ["x=1.0", "y=0.8414709568023682"] * 2
+    lines = out.splitlines()
+    assert [line.split("=")[0] for line in lines] == ["x", "y"] * 2
+    assert lines[0] == lines[2] == "x=1.0" and lines[1] == lines[3]
+    assert_float32_on_cpu_exact(lines[1].split("=")[1], "0.8414709568023682")  # XLA's sin(1)
 
 
 def test_io_callback_in_checkpoint_under_grad_is_an_error_as_in_jax():
@@ -177,7 +181,10 @@ def test_io_callback_in_checkpoint_under_grad_is_an_error_as_in_jax():
         shape = jax.ShapeDtypeStruct((), np.float32)
         return api.grad(api.checkpoint(
             lambda x: np.sin(x) * io(lambda v: v, shape, np.float32(3.0))))(1.0)
-    with pytest.raises(NotImplementedError, match="Effects not supported in partial-eval"):
+    # jax 0.10 (pinned; funcgraph's wording) rejects it when partially evaluating the
+    # checkpoint, jax 0.11 already in its JVP ("... in AD of `checkpoint`/`remat`").
+    error = r"Effects not supported in (partial-eval|AD) of `checkpoint`/`remat`"
+    with pytest.raises(NotImplementedError, match=error):
         program(**JAX)
     with pytest.raises(NotImplementedError, match="Effects not supported in partial-eval"):
         program(**FG)

@@ -6,7 +6,7 @@ import pytest
 
 import funcgraph as fg
 from funcgraph import nn, random
-from tests.util import assert_close, check_against_jax
+from tests.util import assert_close, assert_exact_on_cpu, check_against_jax
 
 X = np.array([-30.0, -6.5, -1.0, -0.25, 0.0, 0.5, 1.0, 6.0, 7.5, 40.0], np.float32)
 
@@ -128,9 +128,11 @@ def test_initializers_bit_exact(name, args, shape):
     expected = getattr(jax.nn.initializers, name)(*args)(jax.random.PRNGKey(3), shape)
     got = init(random.PRNGKey(3), shape)
     assert np.asarray(got).dtype == expected.dtype
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+    # the same random bits; their transformation (erfinv, scaling) fuses differently
+    # under jit on a GPU, a few ulps apart
+    assert_exact_on_cpu(got, expected)
     got_jit = fg.jit(lambda k: init(k, shape))(random.PRNGKey(3))
-    np.testing.assert_array_equal(np.asarray(got_jit), np.asarray(expected))
+    assert_exact_on_cpu(got_jit, expected)
 
 
 @pytest.mark.parametrize("mode", ["fan_in", "fan_out", "fan_avg", "fan_geo_avg"])

@@ -56,6 +56,40 @@ def check_against_jax(fg_fn, jax_fn, *args, scale=1.0, check_dtype=True, **kwarg
             assert_close(r, np.asarray(e), scale=scale, check_dtype=check_dtype)
 
 
+def on_cpu():
+    """Whether the suite runs on the CPU (funcgraph's default backend).  There funcgraph and
+    jax compile the same XLA code, so results are compared as strictly as written (often
+    bit for bit); other backends (cuda) fuse and approximate differently in the last bits,
+    and solvers (cuSOLVER) may pick other eigenvector phases."""
+    return fg.default_backend() == "cpu"
+
+
+def assert_exact_on_cpu(actual, expected, ulps=8):
+    """Bit for bit on the CPU; elsewhere within `ulps` units in the last place of the
+    largest magnitude of `expected` (a GPU's fused kernels round differently, and errors
+    of one computation scale with its values, not with each element)."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if on_cpu() or actual.dtype.kind not in "fc":
+        np.testing.assert_array_equal(actual, expected)
+        return
+    scale = np.max(np.abs(expected), initial=0.0)
+    atol = ulps * np.finfo(actual.dtype).eps * scale
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=atol)
+
+
+def assert_float32_on_cpu_exact(value, expected, ulps=2):
+    """A float32 (or its printed text) equals float32(expected) (or its text) on the CPU;
+    elsewhere it is within `ulps` units in the last place (GPU sin, cos, ... round
+    differently)."""
+    value, expected = np.float32(value), np.float32(expected)
+    if on_cpu():
+        assert value == expected, (value, expected)
+    else:
+        assert abs(value - expected) <= ulps * np.spacing(np.abs(expected)), (value, expected)
+
+
 def assert_same(actual, expected, tol=1e-6):
     """Same dtype and shape; values equal (exactly for integers and booleans)."""
     actual, expected = np.asarray(actual), np.asarray(expected)
