@@ -172,8 +172,12 @@ def test_reduce_window_shape_tuple():
 
 # --- lax.reduce -----------------------------------------------------------------------
 
+# An init that is not the monoid's identity is applied once by XLA's CPU backend; XLA
+# leaves it implementation-defined, and its GPU backend may apply it once per partial
+# reduction (on an H100 the gradient below saw it 4 times).
 @pytest.mark.parametrize("monoid, init", [("add", 0.0), ("mul", 1.0), ("max", -np.inf),
-                                          ("min", np.inf), ("add", 2.0)])
+                                          ("min", np.inf),
+                                          pytest.param("add", 2.0, marks=pytest.mark.cpu_only)])
 def test_reduce_monoids(monoid, init):
     x = _x((3, 4, 5))
     ours = lambda x: lax.reduce(x, init, getattr(lax, monoid), (0, 2))  # noqa: E731
