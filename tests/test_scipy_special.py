@@ -61,6 +61,15 @@ CASES = [
 ]
 
 
+def _jax_differentiated(name):
+    """jax's function whose gradient funcgraph's `name` has: jax 0.11 differentiates
+    scipy.special.i0 as jax.numpy.i0 (i0' = i1, 0 at x = 0), jax 0.10 through the kink of
+    exp(|x|) i0e(x) (1 at x = 0); funcgraph follows 0.11."""
+    if name == "i0" and tuple(map(int, jax.__version__.split(".")[:2])) < (0, 11):
+        return jax.numpy.i0
+    return getattr(jsp, name)
+
+
 @pytest.mark.parametrize("name,args,rtol,grad_rtol", CASES, ids=[c[0] for c in CASES])
 def test_values_and_gradients_match_jax(name, args, rtol, grad_rtol):
     ours, theirs = getattr(fsp, name), getattr(jsp, name)
@@ -72,7 +81,7 @@ def test_values_and_gradients_match_jax(name, args, rtol, grad_rtol):
         return
     last = len(args) - 1
     grad_ours = fg.vmap(fg.grad(ours, argnums=last))(*args)
-    grad_theirs = jax.vmap(jax.grad(theirs, argnums=last))(*args)
+    grad_theirs = jax.vmap(jax.grad(_jax_differentiated(name), argnums=last))(*args)
     np.testing.assert_allclose(grad_ours, grad_theirs, rtol=grad_rtol, atol=1e-6)
 
 

@@ -354,9 +354,10 @@ def i0e(x):
 
 
 def i0(x):
-    """The modified Bessel function of order 0."""
-    x = _inexact(x)
-    return fnp.exp(fnp.abs(x)) * i0e(x)
+    """The modified Bessel function of order 0, as numpy.i0: its derivative is i1, also at
+    the kink x = 0 of exp(|x|) i0e(x) (as jax >= 0.11; jax 0.10 differentiated that
+    product, giving 1 at 0)."""
+    return fnp.i0(_inexact(x))
 
 
 def i1e(x):
