@@ -3,9 +3,11 @@ import jax
 import jax.scipy.special as jsp
 import numpy as np
 import pytest
+import scipy.special
 
 import funcgraph as fg
 from funcgraph.scipy import special as fsp
+from tests.util import on_cpu
 
 F32 = np.float32
 LINE = np.linspace(-25, 25, 43).astype(F32)  # avoids the exact branch points of log_ndtr
@@ -61,6 +63,16 @@ CASES = [
 ]
 
 
+def _assert_as_accurate_as_jax(name, args, actual, expected, rtol):
+    """Off the CPU: where the series of gammaincc, betainc, ... amplify the GPU's last-bit
+    differences in exp and log, jax's values drift from the CPU's too; funcgraph's value
+    must then be as close to the exact one (SciPy in float64) as jax's, or within rtol."""
+    exact = getattr(scipy.special, name)(*(np.asarray(a, np.float64) for a in args))
+    bound = np.maximum(np.abs(expected - exact), rtol * np.abs(exact))
+    error = np.abs(actual - exact)
+    assert np.all(error <= bound), (name, np.max(error / bound))
+
+
 def _jax_differentiated(name):
     """jax's function whose gradient funcgraph's `name` has: jax 0.11 differentiates
     scipy.special.i0 as jax.numpy.i0 (i0' = i1, 0 at x = 0), jax 0.10 through the kink of
@@ -76,7 +88,12 @@ def test_values_and_gradients_match_jax(name, args, rtol, grad_rtol):
     expected = np.asarray(theirs(*args))
     actual = np.asarray(ours(*args))
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-30 if rtol else 0)
+    try:
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-30 if rtol else 0)
+    except AssertionError:
+        if on_cpu() or not rtol:
+            raise
+        _assert_as_accurate_as_jax(name, args, actual, expected, rtol)
     if grad_rtol is None:
         return
     last = len(args) - 1
