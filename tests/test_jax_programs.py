@@ -13,6 +13,7 @@ import pytest
 import funcgraph as fg
 import funcgraph.numpy as fnp
 import funcgraph.scipy.linalg
+from tests.util import on_cpu
 
 
 def _namespace(mod, numpy_mod, scipy_linalg):
@@ -501,9 +502,17 @@ PROGRAMS = [linear_regression, logistic_per_example_grads, mlp_classifier, self_
             stats_ops]
 
 
+# Off the CPU, programs whose float32 results are roundoff of an ill-conditioned solve:
+# gp_posterior's gradient is exactly 0 (odd data, symmetric test points), computed through
+# K^-1 with cond(K) = 2.9e3 and |d alpha / d ls|_1 = 30, so its float32 value is noise of
+# size cond(K) * eps * 30 = 1e-2 (the CPU's happens to be 1e-6, an H100's 2e-3).
+OFF_CPU_ATOL = {"gp_posterior": 1e-2}
+
+
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_program_matches_jax(program):
-    _compare(program, rtol=1e-4, atol=1e-4)
+    atol = 1e-4 if on_cpu() else OFF_CPU_ATOL.get(program.__name__, 1e-4)
+    _compare(program, rtol=1e-4, atol=atol)
 
 
 def cnn_classifier(m):

@@ -203,10 +203,22 @@ def _functions(module, name, kwargs):
             functools.partial(getattr(jax_mod, name), **kwargs))
 
 
+# Names whose values are unspecified (lax.empty: uninitialized memory on a GPU), so
+# only their shapes and dtypes are compared.
+UNSPECIFIED_VALUES = {("lax", "empty")}
+
+
+def same_types(got, want):
+    got_leaves, want_leaves = fg.tree.leaves(got), jax.tree.leaves(want)
+    assert [(np.shape(g), np.asarray(g).dtype) for g in got_leaves] == \
+        [(np.shape(w), np.asarray(w).dtype) for w in want_leaves]
+
+
 @pytest.mark.parametrize("module,name,args,kwargs,checks", ROWS, ids=_ids(ROWS))
 def test_value_matches_jax(module, name, args, kwargs, checks):
     fg_fn, jax_fn = _functions(module, name, kwargs)
-    close(fg_fn(*args), jax_fn(*args))
+    compare = same_types if (module, name) in UNSPECIFIED_VALUES else close
+    compare(fg_fn(*args), jax_fn(*args))
 
 
 TRANSFORMED_ROWS = [row for row in ROWS if row[4] != "eager"]

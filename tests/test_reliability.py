@@ -346,6 +346,7 @@ def _elementwise_impls():
                    and getattr(ew, name) in impl_rules), key=str)
 
 
+@pytest.mark.cpu_only  # the NumPy eager path serves the CPU only (GPU division, sqrt differ)
 @pytest.mark.parametrize("name", _elementwise_impls())
 def test_every_numpy_impl_agrees_with_xla_bit_for_bit(name):
     """The eager rule: NumPy serves an op only where it gives XLA's exact results; the
