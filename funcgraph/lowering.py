@@ -246,6 +246,13 @@ class LoweringContext:
         return dim.evaluate(env, DimOps(self))
 
     def constant(self, value, aval):
+        if any(type(d) is int and d == 0 for d in aval.shape):
+            # XLA's GPU backend rejects constants without elements (a RET_CHECK in its
+            # layout normalization on s32[3,0]): a broadcast scalar has the same value.
+            scalar = aval.update(shape=(), weak_type=False)
+            zero = self.constant(np.zeros((), aval.dtype), scalar)
+            return self.op("stablehlo.broadcast_in_dim", [zero], [scalar], aval,
+                           {"broadcast_dimensions": i64_array(())})
         if aval.shape:
             dense = dense_array(value, aval.dtype)
             return self.op("stablehlo.constant", [], [], aval,

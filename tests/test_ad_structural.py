@@ -225,8 +225,16 @@ def test_jit_pullback_matches_jax(case):
 
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.finite_differences],
-                         ids=[c.name for c in CASES if c.finite_differences])
+# Which duplicate wins a scatter is implementation-defined: XLA's CPU backend applies the
+# updates in order, a GPU's race, and may pick another winner in each evaluation that
+# finite differences make.
+WINNER_DEPENDS_ON_BACKEND = {"scatter_duplicates"}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, id=c.name,
+                 marks=[pytest.mark.cpu_only] if c.name in WINNER_DEPENDS_ON_BACKEND else [])
+    for c in CASES if c.finite_differences])
 def test_check_grads_order_2(x64, case):
     floats = tuple(np.asarray(x, np.float64) for x in case.floats)
     check_grads(bind(case, lax), floats, order=2)

@@ -6,6 +6,8 @@ import pytest
 
 import funcgraph as fg
 import funcgraph.numpy as fnp
+from funcgraph import core
+from funcgraph.lowering import LoweringContext, ModuleBuilder
 from funcgraph.transforms import jit as jit_module
 
 
@@ -211,3 +213,16 @@ def test_method_jit():
             return x * self.scale
     with pytest.raises(TypeError):
         Model().apply(np.ones(2, np.float32))  # self is not an array: JAX errors too
+
+
+def test_constants_without_elements_lower_as_broadcast_scalars():
+    """XLA's GPU backend rejects a constant with no elements (s32[3,0]): such constants
+    (closed-over values of bodies, lowering rules' tables) are a broadcast scalar."""
+    ctx = LoweringContext(ModuleBuilder())
+    i32 = np.dtype(np.int32)
+    ctx.constant(np.zeros((3, 0), i32), core.ShapedArray((3, 0), i32))
+    ctx.constant(np.arange(3, dtype=i32), core.ShapedArray((3,), i32))
+    constants = [line for line in ctx.lines if "stablehlo.constant" in line]
+    assert [c.split(" : ")[-1] for c in constants] == ["() -> tensor<i32>",
+                                                     "() -> tensor<3xi32>"]
+    assert any("broadcast_in_dim" in line and "tensor<3x0xi32>" in line for line in ctx.lines)
