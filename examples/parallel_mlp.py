@@ -18,6 +18,10 @@ import funcgraph.numpy as fnp  # noqa: E402
 from funcgraph import lax  # noqa: E402
 from funcgraph.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
 
+# The 8 virtual devices are CPU devices: run there even where an accelerator is the
+# default (JAX_PLATFORMS=cuda,cpu).
+fg.config.update("jax_platforms", "cpu")
+
 BATCH, D_IN, HIDDEN, D_OUT = 64, 16, 32, 4
 STEPS, LEARNING_RATE = 5, 0.1
 

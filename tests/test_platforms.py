@@ -15,6 +15,7 @@ import pytest
 import funcgraph as fg
 import funcgraph.numpy as fnp
 from funcgraph import backend, lax
+from funcgraph.backend import spmd
 from funcgraph.interpreters import eval as eval_mod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,6 +85,20 @@ def test_default_device_by_platform_name(restore_config):
     if not any(d.platform == "gpu" for d in jax.devices()):
         with pytest.raises(RuntimeError, match="Unknown backend: 'gpu' requested"):
             fg.numpy.ones(3).device
+
+
+def test_programs_for_devices_compile_on_their_platform(monkeypatch, restore_config):
+    """A program placed on devices compiles with their platform's client, not the default
+    backend's (with cuda,cpu, default_device("cpu") programs compiled for cuda crashed)."""
+    def default_client():
+        raise AssertionError("compiled with the default backend's client")
+    monkeypatch.setattr(spmd, "_client", default_client)
+    cpu = fg.devices("cpu")[0]
+    sharding = fg.sharding.NamedSharding(fg.sharding.Mesh([cpu], ("d",)),
+                                         fg.sharding.PartitionSpec())
+    out = fg.jit(lambda x: x * 3 + 2, out_shardings=sharding)(np.ones(2, np.float32))
+    assert out.devices() == {cpu}
+    np.testing.assert_array_equal(out, np.full(2, 5, np.float32))
 
 
 def _run_python(code, **env):

@@ -247,7 +247,7 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_c
     if found is not None:
         return found
     jax = _jax()
-    client = _client()
+    client = devices[0].client  # the devices' platform, not the default (cuda,cpu: cuda)
     options = jax.backend.get_compile_options(
         num_replicas=1, num_partitions=len(devices),
         device_assignment=np.array([d.id for d in devices]).reshape(1, len(devices)))
