@@ -8,6 +8,7 @@ from funcgraph.array import scalar_array
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
 from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.eval import direct_impls
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.ir import simplify_rules
@@ -420,6 +421,9 @@ dimension_value_p = declare(
     _dimension_value_impl,
     lambda ctx, ai, ao, *, dim: _convert_dim(ctx, ctx.dim_value(dim), ao[0]))
 core.symbolic_dims_supported.add(dimension_value_p)
+# Its value exists only inside an export: eagerly it raises on every platform (compiled,
+# it would fail in the lowering instead, where no dimension variable is known).
+direct_impls[dimension_value_p] = _dimension_value_impl
 shape_poly.as_array_hook = lambda dim: dimension_value_p.bind(dim=dim)
 
 
