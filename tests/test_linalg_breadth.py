@@ -96,6 +96,10 @@ def test_complex_cholesky_gradient_from_the_autodiff_cookbook():
     close(fg.jit(fnp.linalg.cholesky)(HERMITIAN), jnp.linalg.cholesky(HERMITIAN))
     close(fg.grad(f(fnp), holomorphic=True)(HERMITIAN),
           jax.grad(f(jnp), holomorphic=True)(HERMITIAN), tol=1e-4)
+    # its products are in full precision, as jax's (a GPU's default TF32 lost 3 digits)
+    text = fg.jit(fg.grad(f(fnp), holomorphic=True)).lower(HERMITIAN).as_text()
+    dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line]
+    assert dots and all("precision = [HIGHEST, HIGHEST]" in line for line in dots)
 
 
 @pytest.mark.parametrize("trans", [0, 1, 2])

@@ -15,6 +15,7 @@ from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.contractions import dot_general_p
 from funcgraph.primitives.elementwise import add_p, conj_p, mul_p, neg_p
 from funcgraph.primitives.helpers import INEXACT, check_dtype, declare
+from funcgraph.primitives.precision import Precision
 
 
 def _check_square(name, aval, arg="operand"):
@@ -43,11 +44,14 @@ def _batch_dims(nd):
 
 
 def _matmul(a, b):
-    """a @ b over the last two axes, with equal leading batch axes."""
+    """a @ b over the last two axes, with equal leading batch axes, in full precision (as
+    jax's derivatives of cholesky and triangular_solve: a GPU's default TF32 products
+    would cost them three digits)."""
     nd = core.get_aval(a).ndim
     bd = _batch_dims(nd)
     return dot_general_p.bind(a, b, dimension_numbers=(((nd - 1,), (nd - 2,)), (bd, bd)),
-                              precision=None, preferred_element_type=None)
+                              precision=(Precision.HIGHEST, Precision.HIGHEST),
+                              preferred_element_type=None)
 
 
 def _mT(x):
