@@ -8,6 +8,7 @@ import pytest
 
 import funcgraph as fg
 import funcgraph.numpy as fnp
+from tests.util import column_phases, on_cpu
 
 RNG = np.random.RandomState(3)
 
@@ -36,6 +37,32 @@ def close(x, y, tol=2e-5):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
+def close_factors(name, got, want, tol=2e-5):
+    """close(got, want) on the CPU, where funcgraph and jax both call LAPACK.  Elsewhere
+    (jax calls cuSOLVER) eigen- and singular vectors are compared up to each one's phase:
+    u and v^H of a singular triple by opposite phases, and the columns of u (rows of v^H)
+    beyond the singular values, any basis of the same space, by their projector."""
+    if on_cpu() or name not in ("eigh", "svd") or not isinstance(want, tuple):
+        close(got, want, tol)
+        return
+    if name == "eigh":
+        (w, v), (jw, jv) = got, want
+        close(w, jw, tol)
+        close(v * column_phases(v, jv)[..., None, :], jv, tol)
+        return
+    (u, s, vh), (ju, js, jvh) = got, want
+    close(s, js, tol)
+    u, vh, ju, jvh = (np.asarray(x) for x in (u, vh, ju, jvh))
+    k = s.shape[-1]
+    phases = column_phases(u[..., :k], ju[..., :k])
+    close(u[..., :k] * phases[..., None, :], ju[..., :k], tol)
+    close(vh[..., :k, :] * np.conj(phases)[..., :, None], jvh[..., :k, :], tol)
+    rest = lambda q: q @ np.conj(np.swapaxes(q, -1, -2))  # noqa: E731
+    close(rest(u[..., k:]), rest(ju[..., k:]), tol)
+    close(rest(np.conj(np.swapaxes(vh[..., k:, :], -1, -2))),
+          rest(np.conj(np.swapaxes(jvh[..., k:, :], -1, -2))), tol)
+
+
 VALUE_CASES = [
     ("eigh", (HERM,), {}), ("eigh", (HERM,), {"UPLO": "U", "symmetrize_input": False}),
     ("eigvalsh", (HERM,), {}),
@@ -60,10 +87,11 @@ VALUE_CASES = [
 def test_complex_values_match_jax(name, args, kwargs):
     expected = getattr(jnp.linalg, name)(*args, **kwargs)
     fn = getattr(fnp.linalg, name)
-    close(fn(*args, **kwargs), expected)
-    close(fg.jit(lambda *a: fn(*a, **kwargs))(*args), expected)
+    close_factors(name, fn(*args, **kwargs), expected)
+    close_factors(name, fg.jit(lambda *a: fn(*a, **kwargs))(*args), expected)
 
 
+@pytest.mark.cpu_only  # jax calls cuSOLVER on a GPU: other phases, other last bits
 @pytest.mark.parametrize("name,args", [("eigh", (HERM,)), ("svd", (SQUARE,)),
                                        ("qr", (TALL,))])
 def test_factors_are_bit_identical_to_jax(name, args):
@@ -94,8 +122,8 @@ def test_real_factors_agree_with_jax_up_to_column_signs(name, args):
 
 def test_vmap_of_complex_factorizations():
     stack = np.stack([HERM, HERM.conj()])
-    close(fg.vmap(fnp.linalg.eigh)(stack), jax.vmap(jnp.linalg.eigh)(stack))
-    close(fg.vmap(fnp.linalg.svd)(BATCH), jax.vmap(jnp.linalg.svd)(BATCH))
+    close_factors("eigh", fg.vmap(fnp.linalg.eigh)(stack), jax.vmap(jnp.linalg.eigh)(stack))
+    close_factors("svd", fg.vmap(fnp.linalg.svd)(BATCH), jax.vmap(jnp.linalg.svd)(BATCH))
 
 
 # --- gradients (complex128) ---------------------------------------------------------------
@@ -185,4 +213,13 @@ def test_jvp_of_complex_eigh_and_svd(x64):
     a, da = _complex((4, 3), np.complex128), _complex((4, 3), np.complex128)
     out, tan = fg.jvp(lambda m: fnp.linalg.svd(m, full_matrices=False), (a,), (da,))
     jout, jtan = jax.jvp(lambda m: jnp.linalg.svd(m, full_matrices=False), (a,), (da,))
-    close((out, tan), (jout, jtan), tol=1e-8)
+    if on_cpu():
+        close((out, tan), (jout, jtan), tol=1e-8)
+        return
+    # Off the CPU, up to the singular vectors' phases P (the JVP rule is equivariant:
+    # u P has tangent du P, P* v^H has P* dv^H).
+    close_factors("svd", out, jout, tol=1e-8)
+    phases = column_phases(np.asarray(out[0]), np.asarray(jout[0]))
+    close(tan[1], jtan[1], tol=1e-8)
+    close(np.asarray(tan[0]) * phases[None, :], jtan[0], tol=1e-8)
+    close(np.asarray(tan[2]) * np.conj(phases)[:, None], jtan[2], tol=1e-8)

@@ -90,6 +90,15 @@ def assert_float32_on_cpu_exact(value, expected, ulps=2):
         assert abs(value - expected) <= ulps * np.spacing(np.abs(expected)), (value, expected)
 
 
+def column_phases(got, want):
+    """The unit factors (phases; signs for real vectors) by which each column of `want`
+    differs from the matching column of `got` (eigen- and singular vectors are defined up
+    to them, and cuSOLVER picks others than LAPACK): <got_i, want_i> / |<got_i, want_i>|."""
+    inner = np.sum(np.conj(got) * want, axis=-2)
+    size = np.abs(inner)
+    return np.where(size > 0, inner / np.where(size > 0, size, 1), 1).astype(inner.dtype)
+
+
 def assert_same(actual, expected, tol=1e-6):
     """Same dtype and shape; values equal (exactly for integers and booleans)."""
     actual, expected = np.asarray(actual), np.asarray(expected)
