@@ -9,6 +9,7 @@ import pytest
 import funcgraph as fg
 import funcgraph.numpy as fnp
 from funcgraph import core, export, nn
+from tests.util import on_cpu
 
 RNG = np.random.default_rng(0)
 
@@ -398,8 +399,9 @@ def test_symbolic_export_for_several_platforms():
     loaded = jax.export.deserialize(exp.serialize())
     x = _f32(5, 4)
     want = jnp.tanh(x).sum(axis=0) / 5
-    np.testing.assert_allclose(loaded.call(x), want, rtol=1e-6)
-    np.testing.assert_allclose(exp.call(x), want, rtol=1e-6)
+    rtol = 1e-6 if on_cpu() else 1e-5  # a GPU's tanh and sum round differently
+    np.testing.assert_allclose(loaded.call(x), want, rtol=rtol)
+    np.testing.assert_allclose(exp.call(x), want, rtol=rtol)
 
 
 def test_integer_labels_with_one_hot_and_gather_named():

@@ -126,7 +126,10 @@ def test_params_formatting():
     def f(x, y):
         return (x.sum(axis=(0, 1)), x.T, x.reshape(6), x.astype(np.int32),
                 fnp.expand_dims(x, 0), x @ y)
-    closed = fg.make_jaxpr(f)(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
+    # The default matmul precision is unset (the suite sets it on a GPU; as jax, a set
+    # default becomes dot_general's precision parameter).
+    with fg.default_matmul_precision(None):
+        closed = fg.make_jaxpr(f)(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
     assert str(closed) == """\
 { lambda ; a:f32[2,3] b:f32[3,4]. let
     c:f32[] = reduce_sum[axes=(0, 1)] a
