@@ -70,20 +70,6 @@ def to_concrete(x):
     raise TypeError(f"value of type {type(x).__name__} is not a valid funcgraph array: {x!r}")
 
 
-def host_values(args):
-    """(NumPy values, avals) of concrete arguments."""
-    vals, avals = [], []
-    for a in args:
-        if type(a) is Array and a._np is not None:
-            vals.append(a._np)
-            avals.append(a.aval)
-        else:
-            v, aval = to_concrete(a)
-            vals.append(v)
-            avals.append(aval)
-    return vals, avals
-
-
 def device_values(args, keep_placed=False):
     """(values, avals) of concrete arguments, Arrays on the default device kept as they
     are (no host copy); others (committed elsewhere, sharded) go through the host, or,
@@ -127,19 +113,34 @@ class EvalTrace(core.Trace):
                 check_nonfinite(prim, out if prim.multiple_results else [out])
             return out
         impl = impl_rules.get(prim)
-        if impl is None or not eager_mode.uses_numpy() or _placed_elsewhere(args):
+        if impl is None or not eager_mode.uses_numpy():
             return self._run_compiled(prim, args, params)
-        vals, avals = host_values(args)
-        try:
-            rule = core.shape_rules[prim]
-        except KeyError:
-            raise core.missing_rule(prim, "shape") from None
+        # The NumPy path, the eager hot path: one pass over the arguments gives their host
+        # values and avals, or finds one placed off the default
+        # device, which makes the primitive run compiled where it is.
+        vals, avals = [], []
+        for a in args:
+            if type(a) is Array:
+                if a._sharding is not None and not _on_default_device(a):
+                    return self._run_compiled(prim, args, params)
+                value = a._np
+                vals.append(a._value if value is None else value)
+                avals.append(a.aval)
+            else:
+                value, aval = to_concrete(a)
+                vals.append(value)
+                avals.append(aval)
+        rule = core.shape_rules.get(prim)
+        if rule is None:
+            raise core.missing_rule(prim, "shape")
         out_aval = rule(*avals, **params)
         out = impl(*vals, **params)
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
+        if type(out) is Array or out.dtype == out_aval.dtype:
+            return out if type(out) is Array else Array(out, out_aval)
         return _wrap(out, out_aval)
 
     def _run_compiled(self, prim, args, params):

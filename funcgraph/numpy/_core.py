@@ -85,8 +85,18 @@ def python_scalar_array(x, dtype, weak_type):
     if arr is None:
         if len(_scalar_arrays) > 4096:
             _scalar_arrays.clear()
-        arr = _scalar_arrays[key] = Array(np.array(x, dtype), core.scalar_aval(dtype, weak_type))
+        arr = _scalar_arrays[key] = Array(_python_scalar_value(x, dtype),
+                                          core.scalar_aval(dtype, weak_type))
     return arr
+
+
+def _python_scalar_value(x, dtype):
+    """x as a NumPy value of dtype.  As in JAX, a Python int is first a value of the
+    default int type (an OverflowError where it does not fit), then converted, wrapping:
+    uint8 * 300 multiplies by 44."""
+    if type(x) is int and dtypes.is_int(dtype):
+        return np.array(x, dtypes.python_scalar_dtype(x)).astype(dtype)
+    return np.array(x, dtype)
 
 
 def broadcast_shapes(*shapes, names=None):
@@ -162,11 +172,40 @@ def _promote_pair(a, b):
     return a, b, a_aval.shape, b_aval.shape
 
 
+# (Python scalar's aval, an Array's dtype, its weak type) -> whether promoting the two
+# keeps the Array's type, as in the common `x * 0.5`.  Decided by the lattice once.
+_keeps_array_type = {}
+
+
+def _with_python_scalar(array, scalar):
+    """The Python scalar as an operand next to the Array, when promotion keeps the
+    Array's type (the eager hot path skips promotion then); None otherwise."""
+    aval = array.aval
+    key = (core.aval_of_python_scalar(scalar), aval.dtype, aval.weak_type)
+    keeps = _keeps_array_type.get(key)
+    if keeps is None:
+        promoted = dtypes.promote_weak((aval.dtype, aval.weak_type), (key[0].dtype, True))
+        keeps = _keeps_array_type[key] = promoted == (aval.dtype, aval.weak_type)
+    return python_scalar_array(scalar, aval.dtype, aval.weak_type) if keeps else None
+
+
+_WEAK_PYTHON_SCALARS = (float, int)
+
+
 def promote_and_broadcast(*args, name=None):
     """Promote, then broadcast to one shape; rank-0 operands stay rank 0 (elementwise
     primitives accept them next to shaped operands)."""
     if len(args) == 2:
-        a, b, a_shape, b_shape = _promote_pair(*args)
+        a, b = args
+        if type(a) is Array and type(b) in _WEAK_PYTHON_SCALARS:
+            scalar = _with_python_scalar(a, b)
+            if scalar is not None:
+                return a, scalar
+        elif type(b) is Array and type(a) in _WEAK_PYTHON_SCALARS:
+            scalar = _with_python_scalar(b, a)
+            if scalar is not None:
+                return scalar, b
+        a, b, a_shape, b_shape = _promote_pair(a, b)
         if a_shape == b_shape or not a_shape or not b_shape:
             return a, b
         shape = broadcast_shapes(a_shape, b_shape, names=name)
