@@ -87,9 +87,11 @@ class ShapedArray:
         return f"ShapedArray({self.str_short()}{weak})"
 
     def __str__(self):
-        """jax's text of a type: float32[6]{V:i} (jaxprs print the short f32[6])."""
+        """jax's text of a type: float32[6]{V:i}, ~float32[] when weakly typed (jaxprs
+        print the short f32[6])."""
         dims = ",".join(map(str, self.shape))
-        return f"{np.dtype(self.dtype).name}[{dims}]{vma_str(self.vma)}"
+        weak = "~" if self.weak_type else ""
+        return f"{weak}{np.dtype(self.dtype).name}[{dims}]{vma_str(self.vma)}"
 
 
 def vma_str(vma):

@@ -21,6 +21,34 @@ def test_array_array_promotion_matches_jax(a, b):
     assert (fnp.asarray(x) + fnp.asarray(y)).dtype == (jnp.asarray(x) + jnp.asarray(y)).dtype
 
 
+@pytest.mark.parametrize("dtype,scalar", [
+    (np.uint8, 300), (np.int8, -200), (np.uint32, -1), (np.int16, 70000)])
+def test_python_int_wraps_into_a_narrower_int_like_jax(dtype, scalar):
+    """The int is the default int first, then converted (wrapping), eagerly and in jit."""
+    x = np.arange(3, dtype=dtype)
+    expected = np.asarray(jnp.asarray(x) * scalar)
+    for got in (fnp.asarray(x) * scalar, scalar * fnp.asarray(x),
+                fg.jit(lambda v: v * scalar)(x)):
+        np.testing.assert_array_equal(got, expected)
+        assert got.dtype == expected.dtype
+
+
+def test_python_int_too_large_for_the_default_int_is_an_overflow_error():
+    with pytest.raises(OverflowError):
+        jnp.arange(3, dtype=np.int32) * 2**31
+    with pytest.raises(OverflowError, match="2147483648"):
+        fnp.arange(3, dtype=np.int32) * 2**31
+
+
+@pytest.mark.parametrize("weak", [False, True])
+def test_array_times_python_float_keeps_the_array_type(weak):
+    x = fnp.asarray(np.float32(2.0)) if not weak else fnp.asarray(2.0)
+    jx = jnp.asarray(np.float32(2.0)) if not weak else jnp.asarray(2.0)
+    for op in (lambda v: v * 0.5, lambda v: 0.5 * v, lambda v: v - 3, lambda v: 1.5 + v):
+        assert fg.typeof(op(x)) == fg.typeof(x) and str(fg.typeof(op(x))) == str(jax.typeof(op(jx)))
+        assert float(op(x)) == float(op(jx))
+
+
 @pytest.mark.parametrize("a", ALL)
 @pytest.mark.parametrize("scalar", PY_SCALARS, ids=lambda s: type(s).__name__)
 def test_weak_scalar_promotion_matches_jax(a, scalar):

@@ -296,9 +296,9 @@ def array(object, dtype=None, copy=True, ndmin=0):
         out = astype(out, aval_of(out).dtype if dtype is None else dtype)
     else:
         if core.is_python_scalar(object) and dtype is None:
+            # Weakly typed, as JAX's jnp.array(2.0) (bools are never weak).
             aval = core.aval_of_python_scalar(object)
-            value = np.array(object, aval.dtype)
-            out = Array(value, core.ShapedArray((), aval.dtype, False))
+            out = Array(np.array(object, aval.dtype), aval)
         else:
             value = np.array(object, dtype=canonical_dtype(dtype))
             if value.dtype.kind not in NUMERIC_KINDS:

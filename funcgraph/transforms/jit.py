@@ -178,12 +178,15 @@ _primitive_cache = {}
 
 def _compiled_primitive(prim, avals, params, args):
     key = (prim, tuple(avals), tuple(sorted(params.items())) if params else ())
-    compiled = _primitive_cache.get(key)
-    if compiled is None:
+    call = _primitive_cache.get(key)
+    if call is None:
         closed = trace_flat(lambda *xs: _as_list(prim.bind(*xs, **params), prim), avals)
-        compiled = _primitive_cache[key] = CompiledJaxpr(closed)
-    outs = compiled(to_buffers(args, avals))
-    return outs if prim.multiple_results else outs[0]
+        # The jit fast path's call: a primitive's output list is a plain list of leaves.
+        out_tree = tree_util.tree_structure(list(closed.out_avals)) \
+            if prim.multiple_results else tree_util.tree_structure(0)
+        call = _primitive_cache[key] = flat_caller(CompiledJaxpr(closed), closed.in_avals,
+                                                   OutputSpec(out_tree, {}))
+    return call(args)
 
 
 def _as_list(out, prim):
