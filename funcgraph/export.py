@@ -83,7 +83,8 @@ class Exported:
         self.out_avals = tuple(out_avals)
         # Per flat argument and result: its sharding as export_format.ShardingRecord (a
         # NamedSharding over an abstract mesh), None where unspecified.  As in jax, the
-        # HloShardings are None on a fresh export and filled in by deserialize.
+        # HloShardings are None on a fresh export; deserialize fills them in where the
+        # installed jax does (0.10, not 0.11).
         self._in_named_shardings = tuple(in_named_shardings or (None,) * len(self.in_avals))
         self._out_named_shardings = tuple(out_named_shardings
                                           or (None,) * len(self.out_avals))
@@ -484,6 +485,8 @@ def _from_record(record):
 
 
 def _hlo_shardings(shardings, avals):
+    if not export_format.reads_back_hlo_shardings():
+        return (None,) * len(avals)
     return tuple(None if s is None else export_format.hlo_sharding(s, len(a.shape))
                  for s, a in zip(shardings, avals, strict=True))
 

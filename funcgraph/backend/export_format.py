@@ -290,6 +290,14 @@ def unstable_custom_calls(text):
     return found
 
 
+def reads_back_hlo_shardings():
+    """Whether a deserialized Exported carries HloShardings (`in_shardings_hlo`,
+    `out_shardings_hlo`) as the installed jax reads them back: jax 0.10 derives them
+    from the named shardings; jax 0.11 leaves them None, as on a fresh export (the
+    named shardings are what it uses)."""
+    return _jax().jax.__version_info__ < (0, 11)
+
+
 def hlo_sharding(sharding, ndim):
     """XLA's HloSharding of a ShardingRecord on a value of rank ndim (what jax gives as
     `in_shardings_hlo` of a deserialized Exported): the devices of the mesh, in its

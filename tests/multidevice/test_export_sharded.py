@@ -21,6 +21,9 @@ from funcgraph import export
 from funcgraph.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 JP = js.PartitionSpec
+# jax 0.11's deserialize leaves in/out_shardings_hlo None (as on a fresh export; the
+# named shardings carry the layout); 0.10's derived HloShardings from the named ones.
+JAX_011 = jax.__version_info__ >= (0, 11)
 A = np.arange(32, dtype=np.float32).reshape(8, 4) / 10
 B = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
 
@@ -89,7 +92,10 @@ def test_serialized_shardings_read_back_like_jax(meshes):
         assert by_fg.nr_devices == by_jax.nr_devices == 8
         assert by_fg.in_shardings_hlo == by_jax.in_shardings_hlo
         assert by_fg.out_shardings_hlo == by_jax.out_shardings_hlo
-        assert str(by_fg.in_shardings_hlo[0]) == "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"
+        if JAX_011:
+            assert by_fg.in_shardings_hlo == (None, None)
+        else:
+            assert str(by_fg.in_shardings_hlo[0]) == "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"
         assert repr(by_jax._in_named_shardings) == repr(jexp._in_named_shardings)
         assert repr(by_fg.in_shardings_jax(fm)) == repr(by_jax.in_shardings_jax(jm))
         assert repr(by_fg.out_shardings_jax(fm)) == repr(by_jax.out_shardings_jax(jm))

@@ -26,11 +26,13 @@ import re
 import types
 
 import jax
+import jax.extend.core  # noqa: F401 (L.jax.extend.core.ClosedJaxpr)
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import funcgraph as fg
+import funcgraph.extend.core  # noqa: F401
 import funcgraph.numpy as fnp
 
 JAX = types.SimpleNamespace(name="jax", jax=jax, jnp=jnp, lax=jax.lax,
@@ -43,6 +45,10 @@ FG = types.SimpleNamespace(name="funcgraph", jax=fg, jnp=fnp, lax=fg.lax,
 RICH = importlib.util.find_spec("rich") is not None
 _CELL = re.compile(r"[A-Z]+ \d+(?:,\d+)*")
 _TRACED = re.compile(r"Traced<[^\n]*?>with<[^\n]*?>|Tracer<[^\n]*?>|Traced<[^\n]*?>")
+
+# jax 0.11 merged ClosedJaxpr into Jaxpr (ClosedJaxpr is an alias of Jaxpr, whose .jaxpr is
+# itself); funcgraph keeps its two IR classes, as jax 0.10 has them.
+JAX_011 = jax.__version_info__ >= (0, 11)
 
 SHARDING_IN_TYPES = ("explicit sharding (sharding in types) is not implemented: funcgraph "
                      "treats every mesh axis as Auto, typeof carries no sharding")
@@ -1257,7 +1263,9 @@ def test_sharding_ad_page_trace_of_jitted_grad(capsys):
             loss = lambda w, x: L.jnp.sum((x @ w) ** 2)  # noqa: E731
             traced = L.jax.jit(L.jax.grad(loss)).trace(w, x)
             closed = traced.jaxpr
-            print(type(closed).__name__, len(closed.jaxpr.invars), len(closed.jaxpr.outvars))
+            kind = (isinstance(closed, L.jax.extend.core.ClosedJaxpr) if JAX_011
+                    else type(closed).__name__)
+            print(kind, len(closed.jaxpr.invars), len(closed.jaxpr.outvars))
             return L.jax.jit(L.jax.grad(loss))(w, x)
     assert_same_run(example, capsys)
 

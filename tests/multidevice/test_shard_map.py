@@ -2,6 +2,7 @@
 lowering (manual computation and collectives' replica groups), grad (psum's transpose
 and replicated inputs/outputs), vmap, nesting in jit and grad, and a data-parallel
 train step."""
+import json
 import re
 
 import jax
@@ -95,11 +96,28 @@ def _manual_computation(text):
     return m.groups()
 
 
-def _collective_ops(text):
-    """Each collective's op name with its replica groups or source-target pairs."""
-    return re.findall(r'"stablehlo\.(all_reduce|all_gather|reduce_scatter|all_to_all|'
-                      r'collective_permute)"\(.*?(?:replica_groups|source_target_pairs) = '
-                      r'(dense<[^>]*>)', text)
+def _collective_ops(text, mesh_shape, axis_names):
+    """Each collective's op name with its replica groups (lists of partition ids) or
+    source-target pairs.  jax 0.10 (and funcgraph) write the groups out
+    (`replica_groups = dense<[[0, 2], ...]>`); jax 0.11 names the mesh axes they span
+    (`#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [#stablehlo.axis_ref<name = "x">]>`)."""
+    ops = re.findall(r'"stablehlo\.(all_reduce|all_gather|reduce_scatter|all_to_all|'
+                     r'collective_permute)"\(.*?(?:replica_groups|source_target_pairs) = '
+                     r'(dense<[^>]*>|#stablehlo\.replica_group_mesh_axes<.*?\]>)', text)
+    return [(op, _groups_over_axes(re.findall(r'axis_ref<name = "(\w+)">', groups),
+                                   mesh_shape, axis_names)
+             if groups.startswith("#") else json.loads(groups[len("dense<"):-1]))
+            for op, groups in ops]
+
+
+def _groups_over_axes(axes, mesh_shape, axis_names):
+    """The partition ids (row-major over the mesh) that differ only along `axes`, one
+    group per position along the other axes, ordered along `axes` as named."""
+    ids = np.arange(int(np.prod(mesh_shape))).reshape(mesh_shape)
+    spanned = [axis_names.index(a) for a in axes]
+    others = [i for i in range(len(mesh_shape)) if i not in spanned]
+    size = int(np.prod([mesh_shape[i] for i in spanned]))
+    return np.transpose(ids, others + spanned).reshape(-1, size).tolist()
 
 
 def test_lowering_matches_jax(meshes):
@@ -111,7 +129,10 @@ def test_lowering_matches_jax(meshes):
     ours, theirs = _pair(meshes, body, P("x", "y"), (P("x", "y"), P("y")))
     text, jtext = fg.jit(ours).lower(X).as_text(), jax.jit(theirs).lower(X).as_text()
     assert _manual_computation(text) == _manual_computation(jtext)
-    assert _collective_ops(text) == _collective_ops(jtext) and len(_collective_ops(text)) == 6
+    ops = _collective_ops(text, (4, 2), ("x", "y"))
+    assert ops == _collective_ops(jtext, (4, 2), ("x", "y")) and len(ops) == 6
+    assert ops[0] == ("all_reduce", [[0, 2, 4, 6], [1, 3, 5, 7]])  # psum over "x"
+    assert ops[-1] == ("all_reduce", [list(range(8))])  # pmax over ("x", "y")
     assert "stablehlo.partition_id" in text and "sdy.mesh @mesh" in text
     _close(fg.jit(ours)(X), jax.jit(theirs)(X))
 

@@ -17,6 +17,11 @@ from funcgraph import lax
 from funcgraph.sharding import PartitionSpec as P
 
 JP = js.PartitionSpec
+# jax 0.11 rejects a reduction over axes the value is in different states along (pmin
+# over ("i", "j") of a value varying along i only: "can only accept axis_name which
+# corresponds to one of varying, ... or invarying state"); 0.10 and funcgraph make it
+# vary along j first (a pvary).  Under 0.11 the body casts it so itself.
+JAX_011 = jax.__version_info__ >= (0, 11)
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(8, 4)).astype(np.float32)
 W = RNG.normal(size=(4,)).astype(np.float32)
@@ -56,7 +61,8 @@ def _typed_values(l, n, w, x):
     ring = [(k, (k + 1) % 4) for k in range(4)]
     return {"w": w, "x": x, "wx": w * x, "scaled": x * 2.0, "psum": l.psum(x, "i"),
             "psum_of_replicated": l.psum(w, "i"), "pmean": l.pmean(x, "i"),
-            "pmax": l.pmax(x, "i"), "pmin_both": l.pmin(x, ("i", "j")),
+            "pmax": l.pmax(x, "i"),
+            "pmin_both": l.pmin(l.pcast(x, "j", to="varying") if JAX_011 else x, ("i", "j")),
             "axis_index": l.axis_index("j"), "all_gather": l.all_gather(x, "i"),
             "all_gather_of_replicated": l.all_gather(w, "j"),
             "psum_scatter": l.psum_scatter(x, "j", tiled=True),
