@@ -58,3 +58,13 @@ def pytest_runtest_setup(item):
     funcgraph's default backend is the CPU (e.g. not with JAX_PLATFORMS=cuda,cpu)."""
     if item.get_closest_marker("cpu_only") and funcgraph.default_backend() != "cpu":
         pytest.skip(f"cpu_only: the default backend is {funcgraph.default_backend()}")
+
+
+def pytest_collection_modifyitems(items):
+    """The slow tests run first (the 8-device suite, a 3-minute subprocess, first of all),
+    so that with several workers none of them is left running alone at the end."""
+    def order(item):
+        if item.nodeid.startswith("tests/test_multidevice.py"):
+            return 0
+        return 1 if item.get_closest_marker("slow") else 2
+    items.sort(key=order)

@@ -29,7 +29,7 @@ database).  To search harder:
     FUNCGRAPH_DIFFERENTIAL_EXAMPLES=2000 python -m pytest -n 2 tests/test_differential.py
     FUNCGRAPH_DIFFERENTIAL_SEED=7 ...         # another seed (default 0)
 
-FUNCGRAPH_DIFFERENTIAL_EXAMPLES sets the number of examples per test (default 60);
+FUNCGRAPH_DIFFERENTIAL_EXAMPLES sets the number of examples per test (default 40);
 a failure prints the shrunk program as a listing with its input arrays.
 """
 import dataclasses
@@ -53,7 +53,7 @@ from tests.util import tolerance
 
 pytestmark = pytest.mark.slow  # about a minute: `make test` runs it, `make test-fast` not
 
-EXAMPLES = int(os.environ.get("FUNCGRAPH_DIFFERENTIAL_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("FUNCGRAPH_DIFFERENTIAL_EXAMPLES", "40"))
 SEED = int(os.environ.get("FUNCGRAPH_DIFFERENTIAL_SEED", "0"))
 
 BOOL, U8, I32, I64 = (np.dtype(t) for t in (np.bool_, np.uint8, np.int32, np.int64))
