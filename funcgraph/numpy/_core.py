@@ -6,6 +6,7 @@ import operator
 import numpy as np
 
 from funcgraph import core, dtypes, lax, shape_poly
+from funcgraph.config import config
 from funcgraph.array import Array
 from funcgraph.core import Tracer
 from funcgraph.errors import calling_function, invalid_operand_error
@@ -172,21 +173,30 @@ def _promote_pair(a, b):
     return a, b, a_aval.shape, b_aval.shape
 
 
-# (Python scalar's aval, an Array's dtype, its weak type) -> whether promoting the two
-# keeps the Array's type, as in the common `x * 0.5`.  Decided by the lattice once.
-_keeps_array_type = {}
+# (scalar's type, scalar, Array's dtype, its weak type, x64) -> the scalar as an operand
+# next to such an Array, or False where promoting the two does not keep the Array's type
+# (decided by the lattice once).  The common `x * 0.5` is then one lookup.  Zeros are
+# left out (-0.0 == 0.0: the sign would be lost), and the size is bounded (NaN keys
+# never match).
+_scalar_operands = {}
 
 
 def _with_python_scalar(array, scalar):
     """The Python scalar as an operand next to the Array, when promotion keeps the
     Array's type (the eager hot path skips promotion then); None otherwise."""
     aval = array.aval
-    key = (core.aval_of_python_scalar(scalar), aval.dtype, aval.weak_type)
-    keeps = _keeps_array_type.get(key)
-    if keeps is None:
-        promoted = dtypes.promote_weak((aval.dtype, aval.weak_type), (key[0].dtype, True))
-        keeps = _keeps_array_type[key] = promoted == (aval.dtype, aval.weak_type)
-    return python_scalar_array(scalar, aval.dtype, aval.weak_type) if keeps else None
+    key = (type(scalar), scalar, aval.dtype, aval.weak_type, config.jax_enable_x64)
+    operand = _scalar_operands.get(key) if scalar else None
+    if operand is None:
+        scalar_dtype = core.aval_of_python_scalar(scalar).dtype
+        promoted = dtypes.promote_weak((aval.dtype, aval.weak_type), (scalar_dtype, True))
+        keeps = promoted == (aval.dtype, aval.weak_type)
+        operand = python_scalar_array(scalar, aval.dtype, aval.weak_type) if keeps else False
+        if scalar:
+            if len(_scalar_operands) > 4096:
+                _scalar_operands.clear()
+            _scalar_operands[key] = operand
+    return None if operand is False else operand
 
 
 _WEAK_PYTHON_SCALARS = (float, int)
