@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import funcgraph as fg
+import funcgraph.numpy as fnp
 
 
 def run_python(code):
@@ -415,3 +416,20 @@ def test_memory_is_bounded_after_many_distinct_compiles():
     out = subprocess.run([sys.executable, "-c", _COMPILE_MANY], capture_output=True,
                          text=True, check=True, timeout=600).stdout
     assert float(out.split()[-1]) < 40
+
+
+@pytest.mark.cpu_only
+def test_subnormals_flush_under_jit_as_in_jax():
+    """XLA's CPU code flushes subnormals: jit and the compiled eager path give jax's
+    numbers; the NumPy eager path keeps them (docs/sharp_edges.md says so)."""
+    x = np.array([1e-40, 2e-40], np.float32)
+    ops = {"div": lambda m, a: m.divide(a, a), "add": lambda m, a: m.add(a, a)}
+    for name, op in ops.items():
+        want = np.asarray(jax.jit(lambda a: op(jnp, a))(x))
+        np.testing.assert_array_equal(fg.jit(lambda a: op(fnp, a))(x), want, err_msg=name)
+        fg.config.update("funcgraph_eager_numpy", False)
+        try:
+            np.testing.assert_array_equal(op(fnp, fnp.asarray(x)), want, err_msg=name)
+        finally:
+            fg.config.update("funcgraph_eager_numpy", True)
+    np.testing.assert_array_equal(fnp.asarray(x) / fnp.asarray(x), [1.0, 1.0])
