@@ -20,7 +20,18 @@ def test_examples_are_found():
             "newton_while_loop.py"} <= names, names
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+# Examples that another test already runs whole, with more checks: here they would only
+# run (and compile) a second time.
+RUN_ELSEWHERE = {
+    "bayesian_model.py": "tests/test_examples_research.py runs its main() in the process "
+                         "that compiled the same programs for the jax comparison",
+    "parallel_mlp.py": "tests/test_parallel_mlp_example.py runs it and compares its "
+                       "losses with jax's",
+}
+RUN_HERE = [p for p in EXAMPLES if p.name not in RUN_ELSEWHERE]
+
+
+@pytest.mark.parametrize("path", RUN_HERE, ids=[p.name for p in RUN_HERE])
 def test_example_runs(path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))

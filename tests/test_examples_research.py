@@ -73,7 +73,9 @@ def test_vae_training_matches_jax():
 # ----------------------------------------------------------------------------- Bayesian model
 
 def _counts():
-    return np.asarray(bayesian_model.synthetic_counts(fg.random.PRNGKey(4), n=60))
+    # The example's own data size: its main() (test_bayesian_example_main_runs) then
+    # reuses the programs compiled here.
+    return np.asarray(bayesian_model.synthetic_counts(fg.random.PRNGKey(4), n=200))
 
 
 def _models():
@@ -129,3 +131,10 @@ def test_bayesian_fit_matches_jax():
     assert float(params["pi_a"]) != float(start["pi_a"])
     means = ours["posterior_means"](params)
     _assert_trees_close(means, theirs["posterior_means"](expected_params), 1e-4, 1e-4)
+
+
+def test_bayesian_example_main_runs(capsys):
+    """The example as a script: 150 Adam steps and its own asserts on the fit (run here
+    rather than in a process of its own, where it would compile its programs again)."""
+    bayesian_model.main()
+    assert "posterior means:" in capsys.readouterr().out
