@@ -116,8 +116,8 @@ class EvalTrace(core.Trace):
         if impl is None or not eager_mode.uses_numpy():
             return self._run_compiled(prim, args, params)
         # The NumPy path, the eager hot path: one pass over the arguments gives their host
-        # values and avals, or finds one placed off the default
-        # device, which makes the primitive run compiled where it is.
+        # values and avals, or finds one placed off the default device (the primitive
+        # then runs compiled, where that argument is).
         vals, avals = [], []
         for a in args:
             if type(a) is Array:
@@ -139,8 +139,8 @@ class EvalTrace(core.Trace):
             check_nonfinite(prim, out if prim.multiple_results else [out])
         if prim.multiple_results:
             return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
-        if type(out) is Array or out.dtype == out_aval.dtype:
-            return out if type(out) is Array else Array(out, out_aval)
+        if type(out) is not Array and out.dtype == out_aval.dtype:
+            return Array(out, out_aval)  # the common case of _wrap, inlined
         return _wrap(out, out_aval)
 
     def _run_compiled(self, prim, args, params):
