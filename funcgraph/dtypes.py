@@ -66,6 +66,11 @@ def is_complex(dtype):
     return dtype in (complex64, complex128)
 
 
+def real_dtype(dtype):
+    """The dtype of a complex dtype's real and imaginary parts; other dtypes unchanged."""
+    return {complex64: float32, complex128: float64}.get(dtype, dtype)
+
+
 def is_inexact(dtype):
     return is_float(dtype) or is_complex(dtype)
 

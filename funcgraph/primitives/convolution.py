@@ -214,18 +214,13 @@ def _conv_lowering(ctx, avals_in, avals_out, lhs, rhs, window_strides, padding, 
     return ctx.op("stablehlo.convolution", [lhs, rhs], avals_in, avals_out[0], attrs)
 
 
-def _part_dtype(dtype):
-    """The dtype of a complex dtype's real and imaginary parts."""
-    return np.dtype(dtypes.finfo(dtype).dtype)
-
-
 def _complex_conv_lowering(ctx, avals_in, aval_out, lhs, rhs, attrs):
     """A complex convolution as three real ones (Gauss's product: k1 = (a + b) c,
     k2 = a (d - c), k3 = b (c + d); result k1 - k3 + i (k1 + k2)), as jax lowers it on
     CPU and GPU: XLA's GPU backend has no complex convolutions."""
     lhs_aval, rhs_aval = avals_in
-    parts = [ShapedArray(a.shape, _part_dtype(a.dtype)) for a in (lhs_aval, rhs_aval)]
-    part_out = ShapedArray(aval_out.shape, _part_dtype(aval_out.dtype))
+    parts = [ShapedArray(a.shape, dtypes.real_dtype(a.dtype)) for a in (lhs_aval, rhs_aval)]
+    part_out = ShapedArray(aval_out.shape, dtypes.real_dtype(aval_out.dtype))
 
     def split(x, aval, part):
         return (ctx.op("stablehlo.real", [x], [aval], part),

@@ -23,10 +23,6 @@ from funcgraph.primitives.helpers import (
     defjvp_zero, lower_compare, unchanged_operand)
 
 
-def _real_dtype(dtype):
-    return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(dtype, dtype)
-
-
 def _splat(ctx, value, aval):
     """A constant array of aval's type filled with value."""
     scalar = aval.update(shape=(), weak_type=False)
@@ -372,7 +368,7 @@ def _abs_shape(x):
                         f"{x.str_short()}); it accepts signed int, float and complex dtypes "
                         f"(an unsigned value is its own absolute value)")
     check_dtype("abs", x, NUMBER)
-    return ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
+    return ShapedArray(x.shape, dtypes.real_dtype(x.dtype), x.weak_type)
 
 
 abs_p = declare("abs", _abs_shape, np.abs,
@@ -452,8 +448,8 @@ deflinear_unary(reduce_precision_p,
 batching_rules[reduce_precision_p] = batch_elementwise(reduce_precision_p)
 
 # --- unary: complex parts -----------------------------------------------------------
-real_p = unary("real", np.real, "stablehlo.real", (COMPLEX,), out_dtype=_real_dtype)
-imag_p = unary("imag", np.imag, "stablehlo.imag", (COMPLEX,), out_dtype=_real_dtype)
+real_p = unary("real", np.real, "stablehlo.real", (COMPLEX,), out_dtype=dtypes.real_dtype)
+imag_p = unary("imag", np.imag, "stablehlo.imag", (COMPLEX,), out_dtype=dtypes.real_dtype)
 # Transposes of the complex parts (as JAX's): real's is ct + 0i (conj of a real value
 # is that value as a complex one), imag's is -i ct.
 deflinear_unary(real_p, lambda ct, aval: conj_p.bind(ct))
@@ -475,7 +471,7 @@ def _conj_impl(x):
 
 def _conj_lowering(ctx, avals_in, avals_out, x):
     aval, out = avals_in[0], avals_out[0]
-    part = out.update(dtype=_real_dtype(out.dtype))
+    part = out.update(dtype=dtypes.real_dtype(out.dtype))
     if dtypes.is_complex(aval.dtype):
         re = ctx.op("stablehlo.real", [x], [aval], part)
         im = ctx.op("stablehlo.imag", [x], [aval], part)
@@ -672,7 +668,7 @@ def _minmax_lowering(hlo_name, direction):
             return ctx.op(hlo_name, [x, y], avals_in, out)
         # XLA orders complex values by their real parts only; the spec (and JAX)
         # compare (real, imag) pairs.
-        part = out.update(dtype=_real_dtype(out.dtype))
+        part = out.update(dtype=dtypes.real_dtype(out.dtype))
         rx, ry = (ctx.op("stablehlo.real", [v], [out], part) for v in (x, y))
         ix, iy = (ctx.op("stablehlo.imag", [v], [out], part) for v in (x, y))
         real_eq = lower_compare(ctx, rx, ry, part, "EQ")
@@ -1006,7 +1002,7 @@ def _convert_lowering(ctx, avals_in, avals_out, x, new_dtype, weak_type=False):
     if src.dtype == dst.dtype:
         return x
     if dtypes.is_complex(src.dtype) and not dtypes.is_complex(dst.dtype):
-        real = src.update(dtype=_real_dtype(src.dtype))
+        real = src.update(dtype=dtypes.real_dtype(src.dtype))
         x = ctx.op("stablehlo.real", [x], [src], real)
         src = real
     if dst.dtype == dtypes.bool_:
