@@ -77,16 +77,80 @@ def test_statics_and_keywords_take_the_full_path():
     assert not g._flat_cache  # a keyword call is never keyed by position
 
 
-def test_pytree_arguments_take_the_full_path_and_agree_with_jax():
-    f = fg.jit(lambda d: {k: v + 1.0 for k, v in d.items()})
+def test_container_arguments_take_the_container_fast_path_and_agree_with_jax():
+    body = lambda d: {k: v + 1.0 for k, v in d.items()}  # noqa: E731
+    f = fg.jit(body)
     d = {f"p{i}": np.full(2, i, np.float32) for i in range(20)}
     out = f(d)
-    assert not f._flat_cache
-    expected = jax.jit(lambda d: {k: v + 1.0 for k, v in d.items()})(d)
-    for k in d:
-        np.testing.assert_array_equal(np.asarray(out[k]), np.asarray(expected[k]))
+    assert not f._flat_cache and len(f._tree_cache) == 1
+    expected = jax.jit(body)(d)
+    _forbid_slow_path(f)
+    for value in (f(d), f({k: fg.device_put(v) for k, v in d.items()})):
+        assert sorted(value) == sorted(d)
+        for k in d:
+            np.testing.assert_array_equal(np.asarray(value[k]), np.asarray(expected[k]))
+    f.clear_cache()
+    assert not f._tree_cache
+
+
+@pytest.mark.parametrize("first,other", [
+    ({"a": 1.0, "b": 2.0}, {"a": 1.0, "c": 2.0}),            # other keys
+    ([1.0, 2.0], (1.0, 2.0)),                                  # list vs tuple
+    ((1.0, None), (1.0, 2.0)),                                 # None has no leaves
+    ({"a": np.float32(1)}, {"a": 1.0}),                        # Python scalars are weak
+    ({"a": np.ones(2, np.float32)}, {"a": np.ones(3, np.float32)}),
+    ({"a": np.ones(2, np.float32)}, {"a": np.ones(2, np.int32)}),
+])
+def test_container_key_separates_what_traces_differently(first, other):
+    f = fg.jit(lambda t: jax_free_sum(t))
+    f(first)
+    assert len(f._tree_cache) == 1
+    np.testing.assert_allclose(np.asarray(f(other)), jax_free_sum(other, np))
+    assert len(f._tree_cache) == 2 and len(f._cache) == 2
+
+
+def jax_free_sum(tree, module=fnp):
+    return sum(module.sum(module.asarray(x)) for x in fg.tree_util.tree_leaves(tree))
+
+
+def test_namedtuple_arguments_take_the_container_fast_path():
+    import collections
+    Pair = collections.namedtuple("Pair", "w b")
+    f = fg.jit(lambda p, x: p.w * x + p.b)
+    p = Pair(np.float32(2), np.float32(1))
+    f(p, np.ones(3, np.float32))
+    _forbid_slow_path(f)
+    np.testing.assert_array_equal(np.asarray(f(p, np.ones(3, np.float32))), np.full(3, 3.0))
+
+
+def test_registered_nodes_and_other_containers_stay_on_the_full_path():
+    """A class registered with funcgraph.tree_util, an OrderedDict, a dict whose keys do
+    not sort: jaxlib's flatten of Python's own containers does not see them as funcgraph
+    does, so they are never keyed by it."""
+    import collections
+
+    class Params:
+        def __init__(self, w):
+            self.w = w
+    fg.tree_util.register_pytree_node(Params, lambda p: ((p.w,), None),
+                                      lambda _, c: Params(*c))
+    f = fg.jit(lambda t: jax_free_sum(t))
+    for tree in ({"p": Params(np.ones(2, np.float32))},
+                 collections.OrderedDict(a=np.ones(2, np.float32)),
+                 {1: np.ones(2, np.float32), "a": np.ones(3, np.float32)}):
+        np.testing.assert_allclose(np.asarray(f(tree)), jax_free_sum(tree, np))
+        np.testing.assert_allclose(np.asarray(f(tree)), jax_free_sum(tree, np))
+    assert not f._tree_cache and len(f._cache) == 3
+
+
+def test_container_fast_path_under_a_transformation_traces():
+    f = fg.jit(lambda d: d["a"] * d["b"])
+    d = {"a": np.float32(3), "b": np.float32(2)}
     f(d)
-    assert len(f._cache) == 1
+    assert len(f._tree_cache) == 1
+    g = fg.grad(lambda a: f({"a": a, "b": np.float32(2)}))
+    assert float(g(np.float32(3))) == 2.0
+    assert float(fg.vmap(lambda a: f({"a": a, "b": a}))(np.arange(3.0, dtype=np.float32))[2]) == 4.0
 
 
 def test_mutating_the_numpy_argument_after_the_result_is_ready_leaves_the_result():

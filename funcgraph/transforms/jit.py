@@ -97,6 +97,20 @@ def _host_leaf_key(a):
     return core.get_aval(a) if t in _HOST_LEAF_TYPES or issubclass(t, np.generic) else None
 
 
+def container_key(args):
+    """(leaves, fast-path key) of positional arguments that are Python containers: the
+    key is jaxlib's treedef of the containers with flat_key of the leaves; (None, None)
+    where that flatten is unavailable or fails (a dict with keys that do not sort)."""
+    flatten = backend.container_flattener()
+    if flatten is None:
+        return None, None
+    try:
+        leaves, treedef = flatten(args)
+    except (TypeError, ValueError):
+        return None, None
+    return leaves, (treedef, flat_key(leaves))
+
+
 def is_flat_key(key):
     return not any(k is None for k in key)
 
@@ -391,6 +405,9 @@ class JitFunction:
         self._flat_cache = {}
         self._flat_fast_path = not (self.static_argnums or self.static_argnames
                                     or self.donate_argnums)
+        # The same for positional arguments that are Python containers of arrays: key
+        # container_key(args), filled only by such calls.
+        self._tree_cache = {}
         self._last_key = None
         self._variants = []  # jit_cache.Variant per cache entry, oldest first
         functools.update_wrapper(self, fun, updated=())
@@ -513,6 +530,11 @@ class JitFunction:
             entry = self._flat_cache.get(flat_key(args))  # keys holding None: never stored
             if entry is not None and core.current.trace is eval_trace:
                 return (entry.flat_caller or entry.make_flat_caller())(args)
+            if self._tree_cache and core.current.trace is eval_trace:
+                leaves, key = container_key(args)
+                entry = self._tree_cache.get(key)
+                if entry is not None:
+                    return (entry.flat_caller or entry.make_flat_caller())(leaves)
         if config.dispatch_checks:
             return self._call_checked(args, kwargs)
         return self._dispatch(args, kwargs)
@@ -536,6 +558,8 @@ class JitFunction:
             fast_key = flat_key(args)
             if is_flat_key(fast_key):
                 self._flat_cache[fast_key] = entry
+            else:
+                self._remember_container_call(args, leaves, entry)
         outs = entry.run_leaves(leaves)
         if config.check_nonfinite:
             self._check_outputs(entry, leaves, outs, args, kwargs)
@@ -543,6 +567,16 @@ class JitFunction:
             if type(leaves[i]) is Array:
                 leaves[i].delete()
         return entry.out_tree.unflatten(outs)
+
+    def _remember_container_call(self, args, leaves, entry):
+        """Arguments that are Python containers (dicts, lists, tuples) of arrays: later
+        calls of the same structure and leaf types take the fast path, keyed by jaxlib's
+        flatten.  Stored only where that flatten gives tree_util's very leaves, in order:
+        then an equal container structure means an equal in_tree."""
+        c_leaves, key = container_key(args)
+        if (key is not None and is_flat_key(key[1]) and len(c_leaves) == len(leaves)
+                and all(a is b for a, b in zip(c_leaves, leaves))):
+            self._tree_cache[key] = entry
 
     def _call_checked(self, args, kwargs):
         """A call with jax_disable_jit or jax_debug_nans/infs on: the slow path."""
@@ -687,6 +721,7 @@ class JitFunction:
     def clear_cache(self):
         self._cache.clear()
         self._flat_cache.clear()
+        self._tree_cache.clear()
         self._variants.clear()
 
     def _cache_size(self):
