@@ -82,7 +82,7 @@ def test_container_arguments_take_the_container_fast_path_and_agree_with_jax():
     f = fg.jit(body)
     d = {f"p{i}": np.full(2, i, np.float32) for i in range(20)}
     first = f(d)
-    assert not f._flat_cache and len(f._tree_cache) == 1
+    assert not f._flat_cache and len(f._container_cache) == 1
     expected = jax.jit(body)(d)
     _forbid_slow_path(f)
     for value in (first, f(d), f({k: fg.device_put(v) for k, v in d.items()})):
@@ -90,7 +90,7 @@ def test_container_arguments_take_the_container_fast_path_and_agree_with_jax():
         for k in d:
             np.testing.assert_array_equal(np.asarray(value[k]), np.asarray(expected[k]))
     f.clear_cache()
-    assert not f._tree_cache
+    assert not f._container_cache
 
 
 @pytest.mark.parametrize("first,other", [
@@ -104,9 +104,9 @@ def test_container_arguments_take_the_container_fast_path_and_agree_with_jax():
 def test_container_key_separates_what_traces_differently(first, other):
     f = fg.jit(lambda t: jax_free_sum(t))
     f(first)
-    assert len(f._tree_cache) == 1
+    assert len(f._container_cache) == 1
     np.testing.assert_allclose(np.asarray(f(other)), jax_free_sum(other, np))
-    assert len(f._tree_cache) == 2 and len(f._cache) == 2
+    assert len(f._container_cache) == 2 and len(f._cache) == 2
 
 
 def jax_free_sum(tree, module=fnp):
@@ -140,14 +140,14 @@ def test_registered_nodes_and_other_containers_stay_on_the_full_path():
                  {1: np.ones(2, np.float32), "a": np.ones(3, np.float32)}):
         np.testing.assert_allclose(np.asarray(f(tree)), jax_free_sum(tree, np))
         np.testing.assert_allclose(np.asarray(f(tree)), jax_free_sum(tree, np))
-    assert not f._tree_cache and len(f._cache) == 3
+    assert not f._container_cache and len(f._cache) == 3
 
 
 def test_container_fast_path_under_a_transformation_traces():
     f = fg.jit(lambda d: d["a"] * d["b"])
     d = {"a": np.float32(3), "b": np.float32(2)}
     f(d)
-    assert len(f._tree_cache) == 1
+    assert len(f._container_cache) == 1
     g = fg.grad(lambda a: f({"a": a, "b": np.float32(2)}))
     assert float(g(np.float32(3))) == 2.0
     assert float(fg.vmap(lambda a: f({"a": a, "b": a}))(np.arange(3.0, dtype=np.float32))[2]) == 4.0

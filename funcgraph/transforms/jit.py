@@ -407,7 +407,7 @@ class JitFunction:
                                     or self.donate_argnums)
         # The same for positional arguments that are Python containers of arrays: key
         # container_key(args), filled only by such calls.
-        self._tree_cache = {}
+        self._container_cache = {}
         self._last_key = None
         self._variants = []  # jit_cache.Variant per cache entry, oldest first
         functools.update_wrapper(self, fun, updated=())
@@ -530,9 +530,9 @@ class JitFunction:
             entry = self._flat_cache.get(flat_key(args))  # keys holding None: never stored
             if entry is not None and core.current.trace is eval_trace:
                 return (entry.flat_caller or entry.make_flat_caller())(args)
-            if self._tree_cache and core.current.trace is eval_trace:
+            if self._container_cache and core.current.trace is eval_trace:
                 leaves, key = container_key(args)
-                entry = self._tree_cache.get(key)
+                entry = self._container_cache.get(key)
                 if entry is not None:
                     return (entry.flat_caller or entry.make_flat_caller())(leaves)
         if config.dispatch_checks:
@@ -575,8 +575,8 @@ class JitFunction:
         then an equal container structure means an equal in_tree."""
         c_leaves, key = container_key(args)
         if (key is not None and is_flat_key(key[1]) and len(c_leaves) == len(leaves)
-                and all(a is b for a, b in zip(c_leaves, leaves))):
-            self._tree_cache[key] = entry
+                and all(a is b for a, b in zip(c_leaves, leaves, strict=True))):
+            self._container_cache[key] = entry
 
     def _call_checked(self, args, kwargs):
         """A call with jax_disable_jit or jax_debug_nans/infs on: the slow path."""
@@ -721,7 +721,7 @@ class JitFunction:
     def clear_cache(self):
         self._cache.clear()
         self._flat_cache.clear()
-        self._tree_cache.clear()
+        self._container_cache.clear()
         self._variants.clear()
 
     def _cache_size(self):
