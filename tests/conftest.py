@@ -31,6 +31,18 @@ def x64():
         jax.config.update("jax_enable_x64", saved[1])
 
 
+@pytest.fixture
+def jax_op_by_op():
+    """The jax oracle runs op by op (jax.disable_jit) for one test.  jax's library
+    functions (jax.scipy.stats) are jitted inside: each case of a table then compiles
+    whole programs of its own, which dominates the table's time.  Op by op, each primitive
+    compiles once per type and is shared across the cases.  funcgraph is not affected.
+    Not for tests whose jax functions loop (a while_loop then runs op by op in Python,
+    slower than its compile) or that compare random bits (op by op rounds differently)."""
+    with jax.disable_jit():
+        yield
+
+
 def _share_jax_compilations():
     """The jax oracle traces a fresh jax.jit(lambda ...) in most tests, recompiling programs
     it compiled moments before; in the test process, identical modules compile once."""

@@ -81,6 +81,7 @@ def _finite(values):
 
 
 @pytest.mark.parametrize("module,name,args,rtol", list(_cases()))
+@pytest.mark.usefixtures("jax_op_by_op")
 def test_values_and_gradients_match_jax(module, name, args, rtol):
     ours = getattr(getattr(fst, module), name)
     theirs = getattr(getattr(jst, module), name)
@@ -102,6 +103,7 @@ def test_values_and_gradients_match_jax(module, name, args, rtol):
 
 @pytest.mark.parametrize("module,name,args,argnum", PARAM_GRADS,
                          ids=[f"{m}.{n}" for m, n, _, _ in PARAM_GRADS])
+@pytest.mark.usefixtures("jax_op_by_op")
 def test_gradients_in_parameters_match_jax(module, name, args, argnum):
     def total(fn, np_):
         def f(*a):
