@@ -2,7 +2,10 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-PYTEST_ARGS ?= -n 2
+# Whole files per worker: each process then compiles a file's common programs once
+# (both libraries cache compiles in process); files are handed out in the order
+# tests/conftest.py sorts them, the 8-device subprocess first.
+PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: demo test test-fast bench install-cuda clean
 

@@ -74,7 +74,9 @@ def pytest_runtest_setup(item):
 
 def pytest_collection_modifyitems(items):
     """The slow tests run first (the 8-device suite, a 3-minute subprocess, first of all),
-    so that with several workers none of them is left running alone at the end."""
+    so that with several workers none of them is left running alone at the end.  `make
+    test` hands out whole files (--dist loadfile --no-loadscope-reorder), in the order of
+    their first test here: the files with slow tests first."""
     def order(item):
         if item.nodeid.startswith("tests/test_multidevice.py"):
             return 0

@@ -194,10 +194,10 @@ def check_unary(op, dtype):
     check_against_jax(op.fg, op.jax, unary_input(op, dtype))
 
 
-def check_each(fn, jax_fn, args):
+def check_each(fn, jax_fn, args, **options):
     """fn on each argument, all in one check (one compile per path)."""
     check_against_jax(lambda *xs: [fn(x) for x in xs], lambda *xs: [jax_fn(x) for x in xs],
-                      *args)
+                      *args, **options)
 
 
 def representative(dtypes_):
@@ -227,7 +227,7 @@ def test_unary_shapes(name):
     op = UNARY_BY_NAME[name]
     dtype = representative(op.dtypes)
     xs = [random_values(dtype, shape, op.domain, seed=i) for i, shape in enumerate(SHAPES)]
-    check_each(op.fg, op.jax, xs)
+    check_each(op.fg, op.jax, xs, compiled_eager=False)  # test_unary runs it per dtype
 
 
 X64_UNARY = {"neg": [I64, F64, C128], "sign": [I64, U64, F64], "round_afz": [F64],
@@ -383,7 +383,8 @@ def test_binary_shapes(name):
              for i, s in enumerate(SHAPES)]
     scalar, full = binary_operand(op, dtype, (), 10), binary_operand(op, dtype, (2, 3), 11)
     pairs += [(scalar, full), (full, scalar)]
-    check_against_jax(pairwise(op.fg), pairwise(op.jax), *[v for p in pairs for v in p])
+    check_against_jax(pairwise(op.fg), pairwise(op.jax), *[v for p in pairs for v in p],
+                      compiled_eager=False)  # test_binary runs it per dtype
 
 
 X64_BINARY = {"add": [I64, U64, F64, C128], "mul": [I64, C128], "div": [I64, U64, F64],
@@ -604,7 +605,7 @@ def test_convert_element_type_shapes(name, dtype):
     xs = [random_values(dtype, shape, WIDE, seed=i) for i, shape in enumerate(SHAPES)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-        check_each(fg_fn, jax_fn, xs)
+        check_each(fg_fn, jax_fn, xs, compiled_eager=False)
 
 
 @pytest.mark.cpu_only  # out-of-range float -> int is implementation-defined

@@ -32,23 +32,28 @@ def assert_close(actual, expected, dtype=None, scale=1.0, check_dtype=True):
         np.testing.assert_array_equal(actual_np, expected_np)
 
 
-def eager_and_jit(fn, *args, **kwargs):
-    """fn run eagerly (NumPy path), eagerly compiled, and under jit."""
+def eager_and_jit(fn, *args, compiled_eager=True, **kwargs):
+    """fn run eagerly (NumPy path), eagerly compiled (unless compiled_eager=False), and
+    under jit."""
     eager = fn(*args, **kwargs)
-    fg.config.update("funcgraph_eager_numpy", False)
-    try:
-        compiled = fn(*args, **kwargs)
-    finally:
-        fg.config.update("funcgraph_eager_numpy", True)
-    jitted = fg.jit(lambda *a: fn(*a, **kwargs))(*args)
-    return eager, compiled, jitted
+    results = [eager]
+    if compiled_eager:
+        fg.config.update("funcgraph_eager_numpy", False)
+        try:
+            results.append(fn(*args, **kwargs))
+        finally:
+            fg.config.update("funcgraph_eager_numpy", True)
+    results.append(fg.jit(lambda *a: fn(*a, **kwargs))(*args))
+    return tuple(results)
 
 
-def check_against_jax(fg_fn, jax_fn, *args, scale=1.0, check_dtype=True, **kwargs):
-    """funcgraph's eager, compiled-eager and jitted results all match jax's."""
-    import jax
+def check_against_jax(fg_fn, jax_fn, *args, scale=1.0, check_dtype=True, compiled_eager=True,
+                      **kwargs):
+    """funcgraph's eager, compiled-eager and jitted results all match jax's.  Sweeps over
+    many shapes pass compiled_eager=False: eagerly compiled, each op of each shape is a
+    program of its own (most of such a sweep's time), lowered by the rule jit checks."""
     expected = jax.jit(lambda *a: jax_fn(*a, **kwargs))(*args)
-    for result in eager_and_jit(fg_fn, *args, **kwargs):
+    for result in eager_and_jit(fg_fn, *args, compiled_eager=compiled_eager, **kwargs):
         flat_r = fg.tree_util.tree_leaves(result)
         flat_e = jax.tree_util.tree_leaves(expected)
         assert len(flat_r) == len(flat_e)
