@@ -9,7 +9,8 @@ PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: demo test test-fast bench install-cuda clean
 
-$(VENV)/.installed: pyproject.toml
+# setup.py builds funcgraph's optional C part (the jit fast path) into the source tree.
+$(VENV)/.installed: pyproject.toml setup.py funcgraph/_cdispatch.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e .
@@ -36,4 +37,4 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info funcgraph/*.so

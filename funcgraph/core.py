@@ -27,11 +27,17 @@ NO_AXES = frozenset()
 ManualAxisType = collections.namedtuple("ManualAxisType", "varying unreduced reduced")
 
 
+# ShapedArray.token's: one int per distinct aval made into a token (itertools.count is
+# atomic, so threads racing for one key store a single token).
+_aval_tokens = {}
+_new_tokens = itertools.count()
+
+
 class ShapedArray:
     """The type of an array: shape, dtype, whether the dtype is weak, and (inside a
     shard_map body traced with check_vma) `vma`, the manual mesh axes along which the
     value may differ between devices."""
-    __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash", "_token")
 
     def __init__(self, shape, dtype, weak_type=False, vma=NO_AXES):
         self.shape = shape
@@ -39,6 +45,21 @@ class ShapedArray:
         self.weak_type = weak_type
         self.vma = vma
         self._hash = None
+        self._token = None
+
+    @property
+    def token(self):
+        """An int that equal avals share and unequal ones do not: the jit fast path keys
+        calls by it, since hashing and comparing ints is done in C where an aval's
+        __hash__ and __eq__ are Python calls."""
+        token = self._token
+        if token is None:
+            key = (self.shape, self.dtype, self.weak_type, self.vma)
+            token = _aval_tokens.get(key)
+            if token is None:
+                token = _aval_tokens.setdefault(key, next(_new_tokens))
+            self._token = token
+        return token
 
     @property
     def ndim(self):

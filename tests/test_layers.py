@@ -10,7 +10,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Lowest first.  A module belongs to the longest entry that is it or a package above it.
 LAYERS = [
-    ("config",),
+    ("config", "_cdispatch"),  # _cdispatch.c: C, importing nothing (given objects by setup)
     ("dtypes", "tree_util", "tree", "backend", "shape_poly"),
     ("core", "sharding"),
     ("array", "ir", "errors", "util"),
@@ -42,9 +42,10 @@ def _modules():
     mods = {}
     for dirpath, _, files in os.walk(PACKAGE):
         for f in files:
-            if f.endswith(".py"):
+            if f.endswith((".py", ".c")):  # .c: an extension module built by setup.py
                 path = os.path.join(dirpath, f)
-                rel = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].replace(os.sep, ".")
+                rel = os.path.relpath(path, os.path.dirname(PACKAGE))
+                rel = rel.rpartition(".")[0].replace(os.sep, ".")
                 mods[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = path
     return mods
 
@@ -57,6 +58,8 @@ def _resolve(name, mods):
 
 def _imports(mod, path, mods):
     """(imported module, is function-local, line) for every funcgraph import of mod."""
+    if path.endswith(".c"):
+        return []
     tree = ast.parse(open(path).read())
     package = mod if path.endswith("__init__.py") else mod.rpartition(".")[0]
     found = []

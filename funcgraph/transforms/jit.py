@@ -26,6 +26,7 @@ from funcgraph.primitives.call import bind_call
 from funcgraph.primitives.sharding_constraint import sharding_constraint_p
 from funcgraph.sharding import NamedSharding
 from funcgraph.transforms import jit_cache, placement as placing
+from funcgraph.transforms.fast_dispatch import FastJit, FlatCall, flat_key
 from funcgraph.transforms.api_util import arg_names, debug_info, flatten_args, flatten_fun
 
 logger = logging.getLogger("funcgraph.jit")
@@ -61,11 +62,6 @@ def to_buffers(leaves, avals, may_alias=True):
             for x, aval in zip(leaves, avals, strict=True)]
 
 
-# Argument types looked up by their abstract value in the fast path; anything else
-# (pytrees, tracers, other array-likes) takes the full path.
-_HOST_LEAF_TYPES = frozenset(core.PYTHON_SCALARS) | {np.ndarray}
-
-
 def leaf_types(leaves):
     """(the avals of the leaves, their shardings (None: uncommitted), whether any is
     committed), in one pass: the full path's per-leaf work."""
@@ -81,26 +77,11 @@ def leaf_types(leaves):
     return tuple(avals), tuple(committed), any_committed
 
 
-def flat_key(args):
-    """The fast-path cache key of positional arguments that are all arrays or scalars:
-    per argument its aval (dtype, shape, weak type: Python scalars are weak), with the
-    sharding of a committed Array (it decides where the program runs).  NumPy values and
-    Arrays of one aval share a key: they trace alike.  Another kind of argument puts a
-    None in the key, which is never stored (see is_flat_key).  A list comprehension:
-    this runs on every call."""
-    return tuple([(a.aval if a._sharding is None else (a.aval, a._sharding))
-                  if type(a) is Array else _host_leaf_key(a) for a in args])
-
-
-def _host_leaf_key(a):
-    t = type(a)
-    return core.get_aval(a) if t in _HOST_LEAF_TYPES or issubclass(t, np.generic) else None
-
-
 def container_key(args):
     """(leaves, fast-path key) of positional arguments that are Python containers: the
-    key is jaxlib's treedef of the containers with flat_key of the leaves; (None, None)
-    where that flatten is unavailable or fails (a dict with keys that do not sort)."""
+    key is jaxlib's treedef of the containers with flat_key of the leaves (None there
+    where a leaf has no flat key); (None, None) where that flatten is unavailable or
+    fails (a dict with keys that do not sort)."""
     flatten = backend.container_flattener()
     if flatten is None:
         return None, None
@@ -109,10 +90,6 @@ def container_key(args):
     except (TypeError, ValueError):
         return None, None
     return leaves, (treedef, flat_key(leaves))
-
-
-def is_flat_key(key):
-    return not any(k is None for k in key)
 
 
 class CompiledJaxpr:
@@ -249,27 +226,22 @@ class OutputSpec:
 
 
 def flat_caller(compiled, in_avals, out_tree):
-    """The fast path's call of a compiled entry on flat positional arguments, as one
-    closure: the Array arguments' buffers (host values copied at their traced dtype),
-    the executable, the outputs as Arrays.  The common program (one device, no
-    constants, one output) skips CompiledJaxpr's general call: each step saved here is
-    a few percent of a dispatch that jax makes in C++."""
-    puts = [_host_put(aval) for aval in in_avals]
+    """The fast path's call of a compiled entry on flat positional arguments: for the
+    common program (one device, no constants) a FlatCall (fast_dispatch.py: the
+    arguments' buffers, host values copied at their traced dtype, the executable, Arrays
+    of the results); otherwise the general call of the CompiledJaxpr."""
+    puts = tuple(_host_put(aval) for aval in in_avals)
+    fast_parts = compiled.executable.fast_parts if compiled.handlers is None else None
+    if fast_parts and not compiled.const_bufs:
+        unflatten = None if out_tree.single else out_tree.unflatten
+        return FlatCall(*fast_parts, tuple(compiled.out_avals), unflatten, puts)
 
-    def buffers(args):
-        return [a._buf if type(a) is Array and a._buf is not None else put(a)
-                for a, put in zip(args, puts)]
-
-    if compiled.const_bufs or compiled.handlers is not None or not out_tree.single:
-        def call(args):
-            outs = compiled(buffers(args))
-            return outs[0] if out_tree.single else out_tree.unflatten(outs)
-        return call
-    run, (out_aval,) = compiled.executable.run, compiled.out_avals
-
-    def call_single(args):
-        return Array(None, out_aval, run(buffers(args))[0])
-    return call_single
+    def call(args):
+        bufs = [a._buf if type(a) is Array and a._buf is not None else put(a)
+                for a, put in zip(args, puts, strict=True)]
+        outs = compiled(bufs)
+        return outs[0] if out_tree.single else out_tree.unflatten(outs)
+    return call
 
 
 def _host_put(aval):
@@ -373,8 +345,9 @@ def clear_caches():
     backend.clear_caches()
 
 
-class JitFunction:
-    """The callable `jit(fun)` returns."""
+class JitFunction(FastJit):
+    """The callable `jit(fun)` returns.  Its __call__ (FastJit's, fast_dispatch.py) serves
+    cached calls of flat positional arguments and hands any other call to _slow_call."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  in_shardings=None, out_shardings=None):
@@ -519,17 +492,11 @@ class JitFunction:
             offset += n
         return tuple(donated)
 
-    def __call__(self, *args, **kwargs):
-        # The fast path: positional arguments that are all arrays or scalars (no
-        # keywords, statics or donation) are looked up by their types alone, skipping
-        # pytree flattening; any other call, or a first call, takes _dispatch, which
-        # fills this cache.
-        # (_flat_cache stays empty where the fast path does not apply.)  Each Python
-        # call here is a few percent of jax's whole dispatch, hence the inlined tests.
+    def _slow_call(self, args, kwargs):
+        """A call the flat fast path did not serve: positional Python containers of
+        arrays (keyed by their structure), then the full path (_dispatch), which fills
+        both fast-path caches."""
         if not (kwargs or config.dispatch_checks):
-            entry = self._flat_cache.get(flat_key(args))  # keys holding None: never stored
-            if entry is not None and core.current.trace is eval_trace:
-                return (entry.flat_caller or entry.make_flat_caller())(args)
             if self._container_cache and core.current.trace is eval_trace:
                 leaves, key = container_key(args)
                 entry = self._container_cache.get(key)
@@ -556,7 +523,7 @@ class JitFunction:
             # Whatever the first call's argument kinds (Arrays, NumPy values, Python
             # scalars), later calls of the same types take the fast path.
             fast_key = flat_key(args)
-            if is_flat_key(fast_key):
+            if fast_key is not None:
                 self._flat_cache[fast_key] = entry
             else:
                 self._remember_container_call(args, leaves, entry)
@@ -574,7 +541,7 @@ class JitFunction:
         flatten.  Stored only where that flatten gives tree_util's very leaves, in order:
         then an equal container structure means an equal in_tree."""
         c_leaves, key = container_key(args)
-        if (key is not None and is_flat_key(key[1]) and len(c_leaves) == len(leaves)
+        if (key is not None and key[1] is not None and len(c_leaves) == len(leaves)
                 and all(a is b for a, b in zip(c_leaves, leaves, strict=True))):
             self._container_cache[key] = entry
 

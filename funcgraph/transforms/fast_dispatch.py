@@ -1,0 +1,110 @@
+"""The jit fast path: a cached call whose positional arguments are all arrays or scalars.
+
+Two pieces, each in Python here and in C in `funcgraph._cdispatch` (built by pip where
+a C compiler exists; see setup.py):
+
+- `FastJit`, the base class of JitFunction: its `__call__` keys the positional
+  arguments by their avals (`flat_key`), looks the key up in the function's
+  `_flat_cache`, checks that no transformation is tracing in this thread, and calls
+  the entry's flat caller.  Any other call goes to the method `_slow_call(args,
+  kwargs)`.
+- `FlatCall`, the flat caller of a program on one device with no constants: the
+  arguments' device buffers (`puts` transfers host values), jaxlib's `execute_sharded`
+  with its C++ result handlers, Arrays of the results (the one result, or unflattened
+  into the output tree).
+- `flat_key`, the key of the fast-path cache.
+
+jax runs its dispatch in C++; each Python step here (a frame, a list comprehension,
+an object) costs a few percent of that, which is why the C version exists.  The Python
+classes are the reference and the fallback, and they run when the C module was not
+built or when the environment variable FUNCGRAPH_PYTHON_DISPATCH=1 asks for them (the
+suite runs the dispatch tests both ways).
+"""
+import os
+
+import numpy as np
+
+from funcgraph import core
+from funcgraph.array import Array
+from funcgraph.config import config
+from funcgraph.interpreters.eval import eval_trace
+
+try:
+    from funcgraph import _cdispatch
+except ImportError:  # not built: funcgraph was installed where no C compiler was found
+    _cdispatch = None
+
+# Argument types looked up by their abstract value in the fast path; anything else
+# (pytrees, tracers, other array-likes) takes the full path.
+_HOST_LEAF_TYPES = frozenset(core.PYTHON_SCALARS) | {np.ndarray}
+
+
+def py_flat_key(args):
+    """The fast-path cache key of positional arguments that are all arrays or scalars:
+    per argument its aval's token (an int per distinct dtype, shape, weak type: Python
+    scalars are weak), with the sharding of a committed Array (it decides where the
+    program runs).  NumPy values and
+    Arrays of one aval share a key: they trace alike.  None where an argument is of
+    another kind (a container, a tracer): such calls are not keyed here."""
+    key = []
+    for a in args:
+        if type(a) is Array:
+            token = a.aval.token
+            key.append(token if a._sharding is None else (token, a._sharding))
+        else:
+            k = host_leaf_key(a)
+            if k is None:
+                return None
+            key.append(k)
+    return tuple(key)
+
+
+def host_leaf_key(a):
+    """The key of a host argument (NumPy array or scalar, Python scalar): its aval's
+    token; None for anything else."""
+    t = type(a)
+    if t in _HOST_LEAF_TYPES or issubclass(t, np.generic):
+        return core.get_aval(a).token
+    return None
+
+
+class PyFastJit:
+    """The Python version of FastJit (see the module docstring)."""
+
+    def __call__(self, *args, **kwargs):
+        if not (kwargs or config.dispatch_checks):
+            entry = self._flat_cache.get(flat_key(args))
+            if entry is not None and core.current.trace is eval_trace:
+                return (entry.flat_caller or entry.make_flat_caller())(args)
+        return self._slow_call(args, kwargs)
+
+
+class PyFlatCall:
+    """The Python version of FlatCall (see the module docstring)."""
+    __slots__ = ("execute", "handlers", "plain", "out_avals", "unflatten", "puts")
+
+    def __init__(self, execute, handlers, plain, out_avals, unflatten, puts):
+        self.execute = execute  # the executable's execute_sharded
+        self.handlers = handlers  # its result handlers
+        self.plain = plain  # its plain execute: the fallback on a TypeError
+        self.out_avals = out_avals
+        self.unflatten = unflatten  # outputs -> result; None: the one output is the result
+        self.puts = puts  # per argument: put(x) -> buffer, for those with no buffer
+
+    def __call__(self, args):
+        bufs = [a._buf if type(a) is Array and a._buf is not None else put(a)
+                for a, put in zip(args, self.puts, strict=True)]
+        try:
+            outs = self.execute(bufs).consume_with_handlers(self.handlers)
+        except TypeError:
+            outs = self.plain(bufs)
+        arrays = [Array(None, aval, buf) for aval, buf in zip(self.out_avals, outs, strict=True)]
+        return arrays[0] if self.unflatten is None else self.unflatten(arrays)
+
+
+IN_C = _cdispatch is not None and os.environ.get("FUNCGRAPH_PYTHON_DISPATCH") != "1"
+if IN_C:
+    _cdispatch.setup(Array, core.ShapedArray, core.current, eval_trace, config, host_leaf_key)
+    FastJit, FlatCall, flat_key = _cdispatch.FastJit, _cdispatch.FlatCall, _cdispatch.flat_key
+else:
+    FastJit, FlatCall, flat_key = PyFastJit, PyFlatCall, py_flat_key

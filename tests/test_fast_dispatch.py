@@ -1,0 +1,176 @@
+"""The jit fast path's two implementations (funcgraph/transforms/fast_dispatch.py): the
+C module funcgraph._cdispatch and the Python classes, which must agree step for step.
+tests/test_dispatch.py tests the fast path through jit; here it also runs with the
+Python classes forced (FUNCGRAPH_PYTHON_DISPATCH=1), in a process of its own."""
+import gc
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import funcgraph as fg
+from funcgraph import core
+from funcgraph.array import Array
+from funcgraph.transforms import fast_dispatch, jit as jit_module
+
+BUILT = importlib.util.find_spec("funcgraph._cdispatch") is not None
+needs_c = pytest.mark.skipif(not fast_dispatch.IN_C, reason="funcgraph._cdispatch is not "
+                             "built (no C compiler where funcgraph was installed) or not used")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_c_version_is_used_where_it_was_built():
+    forced = os.environ.get("FUNCGRAPH_PYTHON_DISPATCH") == "1"
+    assert fast_dispatch.IN_C == (BUILT and not forced)
+    expected = "funcgraph._cdispatch" if fast_dispatch.IN_C else fast_dispatch.__name__
+    assert fg.jit(lambda x: x).__class__.__mro__[1].__module__ == expected
+
+
+def test_aval_tokens_are_equal_exactly_for_equal_avals():
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    avals = [core.ShapedArray((3,), f32), core.ShapedArray((3,), f32, weak_type=True),
+             core.ShapedArray((3,), i32), core.ShapedArray((3, 1), f32),
+             core.ShapedArray((), f32), core.ShapedArray((3,), f32, vma=frozenset("i"))]
+    tokens = [a.token for a in avals]
+    assert len(set(tokens)) == len(avals)
+    assert core.ShapedArray((3,), f32).token == tokens[0]
+    assert core.get_aval(np.ones(3, np.float32)).token == tokens[0]
+
+
+def _key_cases():
+    x = fg.device_put(np.ones(3, np.float32))
+    placed = fg.device_put(np.ones(3, np.float32), fg.devices()[0])
+    return {
+        "arrays": (x, x),
+        "numpy": (np.ones(3, np.float32), np.float32(2.0)),
+        "python scalars": (1.0, 2, True),
+        "mixed": (x, np.ones((2, 2), np.int32), 3.0),
+        "committed": (placed, x),
+        "no arguments": (),
+        "a container": (x, [x]),
+        "a dict": ({"a": x},),
+        "a string": ("a",),
+    }
+
+
+@needs_c
+@pytest.mark.parametrize("case", list(_key_cases()))
+def test_c_and_python_flat_keys_agree(case):
+    from funcgraph import _cdispatch
+    args = _key_cases()[case]
+    assert _cdispatch.flat_key(args) == fast_dispatch.py_flat_key(args)
+
+
+def test_flat_keys_separate_what_traces_differently():
+    key = fast_dispatch.flat_key
+    x = np.ones(3, np.float32)
+    assert key((x,)) == key((fg.device_put(x),))  # NumPy values and Arrays trace alike
+    assert key((1.0,)) != key((np.float32(1.0),))  # weak and strong
+    assert key((x,)) != key((x.astype(np.int32),))
+    assert key((x,)) != key((x[:2],))
+    placed = fg.device_put(x, fg.devices()[0])
+    assert key((placed,)) == ((fg.device_put(x).aval.token, placed._sharding),)
+    assert key((x, [x])) is None
+
+
+def _compiled_entry(fun, *args):
+    f = fg.jit(fun)
+    f(*args)
+    (entry,) = f._cache.values()
+    return entry
+
+
+def _flat_calls(entry):
+    """The C and the Python FlatCall of a cache entry (the C one where it is built)."""
+    compiled = entry.compiled
+    puts = tuple(jit_module._host_put(aval) for aval in entry.in_avals)
+    unflatten = None if entry.out_tree.single else entry.out_tree.unflatten
+    parts = (*compiled.executable.fast_parts, tuple(compiled.out_avals), unflatten, puts)
+    calls = [fast_dispatch.PyFlatCall(*parts)]
+    if fast_dispatch.IN_C:
+        from funcgraph import _cdispatch
+        calls.append(_cdispatch.FlatCall(*parts))
+    return calls
+
+
+def test_flat_calls_agree_on_one_output_with_device_and_host_arguments():
+    x = fg.device_put(np.arange(4, dtype=np.float32))
+    entry = _compiled_entry(lambda a, b: a * b + 1.0, x, x)
+    for call in _flat_calls(entry):
+        for args in [(x, x), (np.arange(4, dtype=np.float32), x), [x, np.ones(4)]]:
+            out = call(args)
+            assert type(out) is Array and out._sharding is None
+            assert out.aval == entry.closed.out_avals[0]
+            np.testing.assert_array_equal(out, np.asarray(args[0]) * np.asarray(args[1]) + 1)
+
+
+def test_flat_calls_agree_on_an_output_tree():
+    x = fg.device_put(np.arange(4, dtype=np.float32))
+    entry = _compiled_entry(lambda a: {"double": a * 2, "pair": (a + 1, a.sum())}, x)
+    for call in _flat_calls(entry):
+        out = call((x,))
+        assert sorted(out) == ["double", "pair"]
+        np.testing.assert_array_equal(out["double"], np.arange(4) * 2)
+        np.testing.assert_array_equal(out["pair"][0], np.arange(4) + 1)
+        assert out["pair"][1].shape == () and float(out["pair"][1]) == 6.0
+
+
+def test_flat_calls_reject_a_wrong_argument_count_and_deleted_arrays():
+    x = fg.device_put(np.arange(4, dtype=np.float32))
+    entry = _compiled_entry(lambda a, b: a + b, x, x)
+    dead = fg.device_put(np.arange(4, dtype=np.float32))
+    dead.delete()
+    for call in _flat_calls(entry):
+        with pytest.raises((TypeError, ValueError)):
+            call((x,))
+        with pytest.raises(RuntimeError, match="deleted"):
+            call((x, dead))
+
+
+def test_the_fast_path_keeps_no_references():
+    """Calls of the fast path leave the reference counts of their arguments, avals and
+    outputs as they were, and no Arrays behind (a C reference leak would show here)."""
+    f = fg.jit(lambda a, b: (a * b, a + b))
+    g = fg.jit(lambda a, b: a * b)
+    x = fg.device_put(np.ones(8, np.float32))
+    for fun in (f, g):
+        fun(x, x)
+        fun(x, x)
+    before = (sys.getrefcount(x), sys.getrefcount(x.aval), sys.getrefcount(x._buf))
+    gc.collect()
+    live = sum(type(o) is Array for o in gc.get_objects())
+    for _ in range(200):
+        f(x, x)
+        g(x, x)
+        f(np.ones(8, np.float32), x)
+    gc.collect()
+    assert (sys.getrefcount(x), sys.getrefcount(x.aval), sys.getrefcount(x._buf)) == before
+    assert sum(type(o) is Array for o in gc.get_objects()) == live
+
+
+def test_a_jitted_function_with_a_cycle_is_collected():
+    import weakref
+
+    def make():
+        f = fg.jit(lambda a: a + 1.0)
+        f.self_reference = f
+        f(fg.device_put(np.ones(2, np.float32)))
+        return weakref.ref(f)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None
+
+
+@pytest.mark.skipif(os.environ.get("FUNCGRAPH_PYTHON_DISPATCH") == "1",
+                    reason="already the Python version")
+def test_the_dispatch_tests_pass_with_the_python_version():
+    env = dict(os.environ, FUNCGRAPH_PYTHON_DISPATCH="1")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly",
+         "tests/test_dispatch.py", "tests/test_fast_dispatch.py"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
