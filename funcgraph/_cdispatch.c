@@ -6,10 +6,12 @@
  * funcgraph/transforms/fast_dispatch.py, which stay the reference and the fallback
  * where this module was not built (no C compiler):
  *
- *   FastJit.__call__   key the positional arguments by their avals, look up the
- *                      function's fast-path cache, check that no transformation is
- *                      tracing, call the entry's flat caller; anything else goes to
- *                      the Python method `_slow_call(args, kwargs)`.
+ *   FastJit.__call__   key the positional arguments by their avals (or, where they
+ *                      are Python containers, by jaxlib's flatten and the leaves'
+ *                      avals), look up the function's fast-path caches, check that no
+ *                      transformation is tracing, call the entry's flat caller;
+ *                      anything else goes to the Python method `_slow_call(args,
+ *                      kwargs)`.
  *   FlatCall           the flat caller of a program on one device with no constants:
  *                      the arguments' device buffers, jaxlib's execute_sharded with its
  *                      result handlers, funcgraph.Arrays of the results (unflattened
@@ -25,11 +27,13 @@
 
 /* What setup() is given: funcgraph.Array and its slots' descriptors, ShapedArray and
  * its _token slot's, the per-thread trace state and the evaluation trace, the config
- * object, and the key function of arguments that are not Arrays (host values: NumPy
- * arrays and scalars). */
+ * object, the key function of arguments that are not Arrays (host values: NumPy
+ * arrays and scalars), and the getter of jaxlib's flatten of Python containers
+ * (backend.container_flattener: it imports jax on first use, so it is called only
+ * when a container call is looked up). */
 static PyTypeObject *array_type, *aval_type;
 static PyObject *np_slot, *buf_slot, *aval_slot, *deleted_slot, *sharding_slot, *token_slot;
-static PyObject *trace_state, *eval_trace, *config, *host_leaf_key;
+static PyObject *trace_state, *eval_trace, *config, *host_leaf_key, *get_flatten;
 
 static PyObject *s_dispatch_checks, *s_trace, *s_token, *s_flat_caller, *s_make_flat_caller,
     *s_slow_call, *s_consume_with_handlers;
@@ -84,13 +88,15 @@ typedef struct {
 
 static PyTypeObject FlatCallType;
 
-/* The buffers of the arguments: an Array's own, or what its put makes of it. */
+/* The buffers of the arguments: an Array's own, or what its put makes of it.  The
+ * arguments are read from a tuple (a list is copied: a put runs Python code, which
+ * could change a list). */
 static PyObject *argument_buffers(FlatCallObject *self, PyObject *args)
 {
-    PyObject *seq = PySequence_Fast(args, "FlatCall: the arguments must be a sequence");
+    PyObject *seq = PySequence_Tuple(args);
     if (seq == NULL)
         return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
     if (n != PyTuple_GET_SIZE(self->puts)) {
         PyErr_Format(PyExc_TypeError, "FlatCall: %zd arguments for a program of %zd", n,
                      PyTuple_GET_SIZE(self->puts));
@@ -102,7 +108,7 @@ static PyObject *argument_buffers(FlatCallObject *self, PyObject *args)
         Py_DECREF(seq);
         return NULL;
     }
-    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject **items = &PyTuple_GET_ITEM(seq, 0);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *buf = NULL;
         if (Py_TYPE(items[i]) == array_type) {
@@ -174,6 +180,10 @@ static PyObject *flat_call_run(FlatCallObject *self, PyObject *args)
 {
     if (!is_set_up())
         return NULL;
+    if (self->puts == NULL) {  /* cleared by the garbage collector */
+        PyErr_SetString(PyExc_RuntimeError, "FlatCall: called after it was cleared");
+        return NULL;
+    }
     PyObject *bufs = argument_buffers(self, args);
     if (bufs == NULL)
         return NULL;
@@ -199,8 +209,9 @@ static PyObject *flat_call_run(FlatCallObject *self, PyObject *args)
 
 static PyObject *flat_call_call(PyObject *self, PyObject *args, PyObject *kwargs)
 {
+    static char *names[] = {"args", NULL};
     PyObject *call_args;
-    if (!PyArg_ParseTuple(args, "O:FlatCall", &call_args))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:FlatCall", names, &call_args))
         return NULL;
     return flat_call_run((FlatCallObject *)self, call_args);
 }
@@ -273,7 +284,8 @@ static PyTypeObject FlatCallType = {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *flat_cache;  /* _flat_cache: flat key -> cache entry */
+    PyObject *flat_cache;       /* _flat_cache: flat key -> cache entry */
+    PyObject *container_cache;  /* _container_cache: container key -> cache entry */
 } FastJitObject;
 
 /* aval.token: its _token slot, or the property where that is not made yet. */
@@ -360,29 +372,15 @@ static PyObject *entry_caller(PyObject *entry)
     return caller;
 }
 
-/* The fast path: the result, or NULL with no error set where the call is not cached
- * here (then the slow path runs). */
-static PyObject *cached_call(PyObject *cache, PyObject *args)
+/* Call the cache entry stored under key (stolen) on args, or NULL with no error set
+ * where there is none or a transformation is tracing. */
+static PyObject *call_entry(PyObject *cache, PyObject *key, PyObject *args)
 {
-    if (PyDict_GET_SIZE(cache) == 0)
-        return NULL;
-    PyObject *checks = PyObject_GetAttr(config, s_dispatch_checks);
-    if (checks == NULL)
-        return NULL;
-    int checking = PyObject_IsTrue(checks);
-    Py_DECREF(checks);
-    if (checking != 0)
-        return NULL;
-    PyObject *key = flat_key(args);
-    if (key == NULL || key == Py_None) {
-        Py_XDECREF(key);
-        return NULL;
-    }
-    PyObject *entry = PyDict_GetItemWithError(cache, key);
+    /* borrowed from the dict, which another thread may change: held at once */
+    PyObject *entry = Py_XNewRef(PyDict_GetItemWithError(cache, key));
     Py_DECREF(key);
     if (entry == NULL)
         return NULL;
-    Py_INCREF(entry);  /* borrowed from the dict, which another thread may change */
     int eval = evaluating();
     PyObject *caller = eval == 1 ? entry_caller(entry) : NULL;
     Py_DECREF(entry);
@@ -395,24 +393,85 @@ static PyObject *cached_call(PyObject *cache, PyObject *args)
     return result;
 }
 
+/* Positional arguments that are Python containers: jaxlib's flatten gives the leaves
+ * and the containers' treedef, and the key is (treedef, flat_key(leaves)), as
+ * container_key in fast_dispatch.py.  NULL with no error set where not cached. */
+static PyObject *container_call(PyObject *cache, PyObject *args)
+{
+    PyObject *flatten = PyObject_CallNoArgs(get_flatten);
+    if (flatten == NULL || flatten == Py_None) {
+        Py_XDECREF(flatten);
+        return NULL;
+    }
+    PyObject *flat = PyObject_CallOneArg(flatten, args);
+    Py_DECREF(flatten);
+    if (flat == NULL) {
+        /* a dict whose keys do not sort, ...: the full path decides */
+        if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError))
+            PyErr_Clear();
+        return NULL;
+    }
+    PyObject *leaves = NULL, *leaf_key = NULL, *result = NULL;
+    if (!PyTuple_Check(flat) || PyTuple_GET_SIZE(flat) != 2) {
+        PyErr_SetString(PyExc_TypeError, "_cdispatch: flatten must return (leaves, treedef)");
+        goto done;
+    }
+    leaves = PySequence_Tuple(PyTuple_GET_ITEM(flat, 0));
+    if (leaves == NULL)
+        goto done;
+    leaf_key = flat_key(leaves);
+    if (leaf_key == NULL || leaf_key == Py_None)
+        goto done;
+    PyObject *key = PyTuple_Pack(2, PyTuple_GET_ITEM(flat, 1), leaf_key);
+    if (key != NULL)
+        result = call_entry(cache, key, leaves);
+done:
+    Py_DECREF(flat);
+    Py_XDECREF(leaves);
+    Py_XDECREF(leaf_key);
+    return result;
+}
+
+/* The fast path: the result, or NULL with no error set where the call is not cached
+ * here (then the slow path runs).  The caches are held by the caller. */
+static PyObject *cached_call(PyObject *flat_cache, PyObject *container_cache, PyObject *args)
+{
+    if (PyDict_GET_SIZE(flat_cache) == 0 && PyDict_GET_SIZE(container_cache) == 0)
+        return NULL;
+    PyObject *checks = PyObject_GetAttr(config, s_dispatch_checks);
+    if (checks == NULL)
+        return NULL;
+    int checking = PyObject_IsTrue(checks);
+    Py_DECREF(checks);
+    if (checking != 0)
+        return NULL;
+    PyObject *key = flat_key(args);
+    if (key == NULL)
+        return NULL;
+    if (key != Py_None)
+        return call_entry(flat_cache, key, args);
+    Py_DECREF(key);
+    return PyDict_GET_SIZE(container_cache) ? container_call(container_cache, args) : NULL;
+}
+
 static PyObject *fast_jit_call(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    /* Held while in use: another thread may replace _flat_cache (clear_cache) while
-     * this one runs Python code (a host argument's key). */
-    PyObject *cache = Py_XNewRef(((FastJitObject *)self)->flat_cache);
+    /* Held while in use: another thread may replace a cache (clear_cache) while this
+     * one runs Python code (a host argument's key). */
+    PyObject *flat_cache = Py_XNewRef(((FastJitObject *)self)->flat_cache);
+    PyObject *container_cache = Py_XNewRef(((FastJitObject *)self)->container_cache);
     int no_kwargs = kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0;
-    if (no_kwargs && cache != NULL && PyDict_CheckExact(cache)) {
-        PyObject *result = is_set_up() ? cached_call(cache, args) : NULL;
-        if (result != NULL || PyErr_Occurred()) {
-            Py_DECREF(cache);
-            return result;
-        }
-    }
-    Py_XDECREF(cache);
+    PyObject *result = NULL;
+    if (no_kwargs && flat_cache != NULL && PyDict_CheckExact(flat_cache)
+            && container_cache != NULL && PyDict_CheckExact(container_cache) && is_set_up())
+        result = cached_call(flat_cache, container_cache, args);
+    Py_XDECREF(flat_cache);
+    Py_XDECREF(container_cache);
+    if (result != NULL || PyErr_Occurred())
+        return result;
     PyObject *slow_call = PyObject_GetAttr(self, s_slow_call);
     if (slow_call == NULL)
         return NULL;
-    PyObject *result;
     if (no_kwargs) {
         PyObject *empty = PyDict_New();
         result = empty == NULL ? NULL : PyObject_CallFunctionObjArgs(slow_call, args, empty,
@@ -428,12 +487,14 @@ static PyObject *fast_jit_call(PyObject *self, PyObject *args, PyObject *kwargs)
 static int fast_jit_traverse(FastJitObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->flat_cache);
+    Py_VISIT(self->container_cache);
     return 0;
 }
 
 static int fast_jit_clear(FastJitObject *self)
 {
     Py_CLEAR(self->flat_cache);
+    Py_CLEAR(self->container_cache);
     return 0;
 }
 
@@ -447,6 +508,8 @@ static void fast_jit_dealloc(FastJitObject *self)
 static PyMemberDef fast_jit_members[] = {
     {"_flat_cache", T_OBJECT_EX, offsetof(FastJitObject, flat_cache), 0,
      "flat key -> cache entry: the calls the fast path serves"},
+    {"_container_cache", T_OBJECT_EX, offsetof(FastJitObject, container_cache), 0,
+     "container key -> cache entry: the calls over Python containers it serves"},
     {NULL},
 };
 
@@ -483,9 +546,9 @@ static int member_slot(PyObject **slot, PyTypeObject *type, const char *name)
 
 static PyObject *setup(PyObject *module, PyObject *args)
 {
-    PyObject *array, *aval, *state, *trace, *cfg, *host_key;
-    if (!PyArg_ParseTuple(args, "O!O!OOOO:setup", &PyType_Type, &array, &PyType_Type, &aval,
-                          &state, &trace, &cfg, &host_key))
+    PyObject *array, *aval, *state, *trace, *cfg, *host_key, *flatten_getter;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOO:setup", &PyType_Type, &array, &PyType_Type, &aval,
+                          &state, &trace, &cfg, &host_key, &flatten_getter))
         return NULL;
     PyTypeObject *a = (PyTypeObject *)array, *s = (PyTypeObject *)aval;
     if (member_slot(&np_slot, a, "_np") < 0 || member_slot(&buf_slot, a, "_buf") < 0
@@ -499,6 +562,7 @@ static PyObject *setup(PyObject *module, PyObject *args)
     Py_XSETREF(eval_trace, Py_NewRef(trace));
     Py_XSETREF(config, Py_NewRef(cfg));
     Py_XSETREF(host_leaf_key, Py_NewRef(host_key));
+    Py_XSETREF(get_flatten, Py_NewRef(flatten_getter));
     Py_RETURN_NONE;
 }
 
@@ -518,7 +582,8 @@ static PyMethodDef methods[] = {
     {"flat_key", flat_key_function, METH_O,
      "flat_key(args): the fast path's key of positional arguments (None: not keyed)."},
     {"setup", setup, METH_VARARGS,
-     "setup(Array, ShapedArray, trace_state, eval_trace, config, host_leaf_key): "
+     "setup(Array, ShapedArray, trace_state, eval_trace, config, host_leaf_key, "
+     "get_flatten): "
      "funcgraph's objects."},
     {NULL},
 };

@@ -174,3 +174,73 @@ def test_the_dispatch_tests_pass_with_the_python_version():
          "tests/test_dispatch.py", "tests/test_fast_dispatch.py"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def test_threads_calling_while_caches_are_cleared():
+    """Calls in several threads while another clears the function's caches: every call
+    answers right (the C path holds the cache it reads while Python code runs)."""
+    import threading
+    f = fg.jit(lambda a, b: a * b + 1.0)
+    x = fg.device_put(np.arange(4, dtype=np.float32))
+    expected = np.arange(4, dtype=np.float32) ** 2 + 1
+    errors, stop = [], threading.Event()
+
+    def call():
+        try:
+            for i in range(300):
+                out = f(x, np.arange(4, dtype=np.float32)) if i % 2 else f(x, x)
+                np.testing.assert_array_equal(out, expected)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    def clear():
+        while not stop.is_set():
+            f.clear_cache()
+
+    clearer = threading.Thread(target=clear)
+    callers = [threading.Thread(target=call) for _ in range(4)]
+    clearer.start()
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join()
+    stop.set()
+    clearer.join()
+    assert not errors, errors[0]
+
+
+def test_flat_call_arrays_have_every_slot_of_a_constructed_array():
+    """The C FlatCall makes Arrays slot by slot (not through Array.__init__): a slot
+    added to Array must be set there too, or this fails."""
+    x = fg.device_put(np.arange(4, dtype=np.float32))
+    entry = _compiled_entry(lambda a: a + 1.0, x)
+    slots = [s for s in Array.__slots__ if s != "__weakref__"]
+    for call in _flat_calls(entry):
+        out = call((x,))
+        made = Array(None, out.aval, out._buf)
+        assert {s: getattr(out, s) for s in slots} == {s: getattr(made, s) for s in slots}
+        with pytest.raises(TypeError):
+            call((x,), unknown=1)
+
+
+def _double(x):
+    return x * 2.0
+
+
+def test_copies_and_pickles_of_a_jitted_function_are_new_jits_of_it():
+    import copy
+    import pickle
+    f = fg.jit(_double, static_argnums=())
+    x = np.arange(3, dtype=np.float32)
+    f(x)
+    for other in (copy.copy(f), copy.deepcopy(f), pickle.loads(pickle.dumps(f))):
+        assert type(other) is type(f) and other.fun is f.fun and not other._cache
+        np.testing.assert_array_equal(other(x), x * 2)
+
+
+def test_importing_funcgraph_leaves_jax_unimported():
+    """The backend imports jax on first use (setting up the C fast path must not)."""
+    code = "import sys, funcgraph; print('jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -4,10 +4,11 @@ Two pieces, each in Python here and in C in `funcgraph._cdispatch` (built by pip
 a C compiler exists; see setup.py):
 
 - `FastJit`, the base class of JitFunction: its `__call__` keys the positional
-  arguments by their avals (`flat_key`), looks the key up in the function's
-  `_flat_cache`, checks that no transformation is tracing in this thread, and calls
-  the entry's flat caller.  Any other call goes to the method `_slow_call(args,
-  kwargs)`.
+  arguments by their avals (`flat_key`) and looks the key up in the function's
+  `_flat_cache`, or, where they are Python containers of arrays, keys them by jaxlib's
+  flatten (`container_key`) in `_container_cache`; it checks that no transformation is
+  tracing in this thread and calls the entry's flat caller.  Any other call goes to
+  the method `_slow_call(args, kwargs)`.
 - `FlatCall`, the flat caller of a program on one device with no constants: the
   arguments' device buffers (`puts` transfers host values), jaxlib's `execute_sharded`
   with its C++ result handlers, Arrays of the results (the one result, or unflattened
@@ -24,7 +25,7 @@ import os
 
 import numpy as np
 
-from funcgraph import core
+from funcgraph import backend, core
 from funcgraph.array import Array
 from funcgraph.config import config
 from funcgraph.interpreters.eval import eval_trace
@@ -68,14 +69,36 @@ def host_leaf_key(a):
     return None
 
 
+def container_key(args):
+    """(leaves, fast-path key) of positional arguments that are Python containers: the
+    key is jaxlib's treedef of the containers with flat_key of the leaves (None there
+    where a leaf has no flat key); (None, None) where that flatten is unavailable or
+    fails (a dict with keys that do not sort)."""
+    flatten = backend.container_flattener()
+    if flatten is None:
+        return None, None
+    try:
+        leaves, treedef = flatten(args)
+    except (TypeError, ValueError):
+        return None, None
+    return leaves, (treedef, flat_key(leaves))
+
+
 class PyFastJit:
     """The Python version of FastJit (see the module docstring)."""
 
     def __call__(self, *args, **kwargs):
         if not (kwargs or config.dispatch_checks):
-            entry = self._flat_cache.get(flat_key(args))
+            leaves, key = args, flat_key(args)
+            if key is not None:
+                entry = self._flat_cache.get(key)
+            elif self._container_cache:
+                leaves, key = container_key(args)
+                entry = self._container_cache.get(key)
+            else:
+                entry = None
             if entry is not None and core.current.trace is eval_trace:
-                return (entry.flat_caller or entry.make_flat_caller())(args)
+                return (entry.flat_caller or entry.make_flat_caller())(leaves)
         return self._slow_call(args, kwargs)
 
 
@@ -104,7 +127,8 @@ class PyFlatCall:
 
 IN_C = _cdispatch is not None and os.environ.get("FUNCGRAPH_PYTHON_DISPATCH") != "1"
 if IN_C:
-    _cdispatch.setup(Array, core.ShapedArray, core.current, eval_trace, config, host_leaf_key)
+    _cdispatch.setup(Array, core.ShapedArray, core.current, eval_trace, config, host_leaf_key,
+                     backend.container_flattener)
     FastJit, FlatCall, flat_key = _cdispatch.FastJit, _cdispatch.FlatCall, _cdispatch.flat_key
 else:
     FastJit, FlatCall, flat_key = PyFastJit, PyFlatCall, py_flat_key

@@ -26,7 +26,7 @@ from funcgraph.primitives.call import bind_call
 from funcgraph.primitives.sharding_constraint import sharding_constraint_p
 from funcgraph.sharding import NamedSharding
 from funcgraph.transforms import jit_cache, placement as placing
-from funcgraph.transforms.fast_dispatch import FastJit, FlatCall, flat_key
+from funcgraph.transforms.fast_dispatch import FastJit, FlatCall, container_key, flat_key
 from funcgraph.transforms.api_util import arg_names, debug_info, flatten_args, flatten_fun
 
 logger = logging.getLogger("funcgraph.jit")
@@ -75,21 +75,6 @@ def leaf_types(leaves):
             avals.append(core.get_aval(x))
             committed.append(None)
     return tuple(avals), tuple(committed), any_committed
-
-
-def container_key(args):
-    """(leaves, fast-path key) of positional arguments that are Python containers: the
-    key is jaxlib's treedef of the containers with flat_key of the leaves (None there
-    where a leaf has no flat key); (None, None) where that flatten is unavailable or
-    fails (a dict with keys that do not sort)."""
-    flatten = backend.container_flattener()
-    if flatten is None:
-        return None, None
-    try:
-        leaves, treedef = flatten(args)
-    except (TypeError, ValueError):
-        return None, None
-    return leaves, (treedef, flat_key(leaves))
 
 
 class CompiledJaxpr:
@@ -347,7 +332,8 @@ def clear_caches():
 
 class JitFunction(FastJit):
     """The callable `jit(fun)` returns.  Its __call__ (FastJit's, fast_dispatch.py) serves
-    cached calls of flat positional arguments and hands any other call to _slow_call."""
+    cached calls of positional arrays, scalars and Python containers of them, and hands
+    any other call to _slow_call."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  in_shardings=None, out_shardings=None):
@@ -493,15 +479,8 @@ class JitFunction(FastJit):
         return tuple(donated)
 
     def _slow_call(self, args, kwargs):
-        """A call the flat fast path did not serve: positional Python containers of
-        arrays (keyed by their structure), then the full path (_dispatch), which fills
-        both fast-path caches."""
-        if not (kwargs or config.dispatch_checks):
-            if self._container_cache and core.current.trace is eval_trace:
-                leaves, key = container_key(args)
-                entry = self._container_cache.get(key)
-                if entry is not None:
-                    return (entry.flat_caller or entry.make_flat_caller())(leaves)
+        """A call the fast path (FastJit's __call__) did not serve: the full path
+        (_dispatch), which fills the fast path's caches."""
         if config.dispatch_checks:
             return self._call_checked(args, kwargs)
         return self._dispatch(args, kwargs)
@@ -693,6 +672,12 @@ class JitFunction(FastJit):
 
     def _cache_size(self):
         return sum(1 for k in self._cache if k[0] != "traced")
+
+    def __reduce__(self):
+        """copy and pickle make a new jit of the same function and options (with empty
+        caches: compiled programs are not copied)."""
+        return (JitFunction, (self.fun, self.static_argnums, self.static_argnames,
+                              self.donate_argnums, self.in_shardings, self.out_shardings))
 
     def __get__(self, obj, objtype=None):
         if obj is None:
