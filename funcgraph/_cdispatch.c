@@ -17,6 +17,8 @@
  *                      result handlers, funcgraph.Arrays of the results (unflattened
  *                      into the output tree, or the one result).
  *   flat_key           the fast path's cache key of positional arguments.
+ *   eager_numpy        the common case of the eager NumPy path (interpreters/eval.py):
+ *                      an op on uncommitted Arrays, run by its NumPy implementation.
  *
  * No jaxlib header is used: jaxlib's objects are called through their Python methods.
  * setup() hands this module funcgraph's objects once (see fast_dispatch.py).
@@ -28,14 +30,14 @@
 /* What setup() is given: funcgraph.Array and its slots' descriptors, ShapedArray and
  * its _token slot's, the per-thread trace state and the evaluation trace, the config
  * object, the key function of arguments that are not Arrays (host values: NumPy
- * arrays and scalars), and the getter of jaxlib's flatten of Python containers
+ * arrays and scalars), the getter of jaxlib's flatten of Python containers
  * (backend.container_flattener: it imports jax on first use, so it is called only
- * when a container call is looked up). */
+ * when a container call is looked up), and eval.py's wrap_value of eager NumPy results. */
 static PyTypeObject *array_type, *aval_type;
 static PyObject *np_slot, *buf_slot, *aval_slot, *deleted_slot, *sharding_slot, *token_slot;
-static PyObject *trace_state, *eval_trace, *config, *host_leaf_key, *get_flatten;
+static PyObject *trace_state, *eval_trace, *config, *host_leaf_key, *get_flatten, *wrap;
 
-static PyObject *s_dispatch_checks, *s_trace, *s_token, *s_flat_caller, *s_make_flat_caller,
+static PyObject *s_dispatch_checks, *s_trace, *s_token, *s_value, *s_dtype, *s_flat_caller, *s_make_flat_caller,
     *s_slow_call, *s_consume_with_handlers;
 
 /* Array slots are read and written through their member descriptors (the same as
@@ -50,19 +52,32 @@ static int slot_set(PyObject *slot, PyObject *obj, PyObject *value)
     return Py_TYPE(slot)->tp_descr_set(slot, obj, value);
 }
 
-/* Array(None, aval, buf): an uncommitted Array over a device buffer. */
-static PyObject *new_array(PyObject *buf, PyObject *aval)
+/* Array(value, aval, buf): an uncommitted Array over a host value and/or a device
+ * buffer (None: not made yet). */
+static PyObject *make_array(PyObject *value, PyObject *buf, PyObject *aval)
 {
     PyObject *array = array_type->tp_alloc(array_type, 0);
     if (array == NULL)
         return NULL;
-    if (slot_set(np_slot, array, Py_None) < 0 || slot_set(buf_slot, array, buf) < 0
+    if (slot_set(np_slot, array, value) < 0 || slot_set(buf_slot, array, buf) < 0
         || slot_set(aval_slot, array, aval) < 0 || slot_set(deleted_slot, array, Py_False) < 0
         || slot_set(sharding_slot, array, Py_None) < 0) {
         Py_DECREF(array);
         return NULL;
     }
     return array;
+}
+
+/* Array(None, aval, buf): the result of a program, on the device. */
+static PyObject *new_array(PyObject *buf, PyObject *aval)
+{
+    return make_array(Py_None, buf, aval);
+}
+
+/* Array(value, aval): the result of an eager NumPy op, on the host. */
+static PyObject *new_host_array(PyObject *value, PyObject *aval)
+{
+    return make_array(value, Py_None, aval);
 }
 
 static int is_set_up(void)
@@ -528,6 +543,81 @@ static PyTypeObject FastJitType = {
     .tp_dealloc = (destructor)fast_jit_dealloc,
 };
 
+/* ---- the eager NumPy path -------------------------------------------------------- */
+
+/* eager_numpy(impl, rule, args, params): the common case of EvalTrace's NumPy path
+ * (interpreters/eval.py): every argument an uncommitted Array, one output.  The output
+ * aval is rule(*avals, **params), the value impl(*values, **params) (NumPy), the result
+ * Array(value, aval); `wrap(value, aval)` (eval.py's wrap_value) where the value is not of
+ * the aval's dtype.  NotImplemented where an argument is anything else: then the Python
+ * path runs. */
+static PyObject *eager_numpy(PyObject *module, PyObject *const *fargs, Py_ssize_t nargs)
+{
+    if (nargs != 4 || (fargs[3] != Py_None && !PyDict_Check(fargs[3]))) {
+        PyErr_SetString(PyExc_TypeError, "eager_numpy(impl, rule, args, params: dict)");
+        return NULL;
+    }
+    if (array_type == NULL || !PyTuple_Check(fargs[2]))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *impl = fargs[0], *rule = fargs[1], *args = fargs[2];
+    PyObject *params = fargs[3] == Py_None || PyDict_GET_SIZE(fargs[3]) == 0 ? NULL : fargs[3];
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *arg = PyTuple_GET_ITEM(args, i);
+        if (Py_TYPE(arg) != array_type)
+            Py_RETURN_NOTIMPLEMENTED;
+        PyObject *sharding = slot_get(sharding_slot, arg);
+        if (sharding == NULL)
+            return NULL;
+        Py_DECREF(sharding);
+        if (sharding != Py_None)
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *values = PyTuple_New(n), *avals = PyTuple_New(n), *result = NULL;
+    PyObject *out_aval = NULL, *out = NULL;
+    if (values == NULL || avals == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *arg = PyTuple_GET_ITEM(args, i);
+        PyObject *value = slot_get(np_slot, arg);
+        if (value == Py_None) {  /* held on the device only: Array._value fetches it */
+            Py_DECREF(value);
+            value = PyObject_GetAttr(arg, s_value);
+        }
+        if (value == NULL)
+            goto done;
+        PyTuple_SET_ITEM(values, i, value);
+        PyObject *aval = slot_get(aval_slot, arg);
+        if (aval == NULL)
+            goto done;
+        PyTuple_SET_ITEM(avals, i, aval);
+    }
+    out_aval = PyObject_Call(rule, avals, params);
+    if (out_aval == NULL)
+        goto done;
+    out = PyObject_Call(impl, values, params);
+    if (out == NULL)
+        goto done;
+    result = Py_TYPE(out) == array_type ? Py_NewRef(out) : NULL;
+    if (result == NULL) {
+        PyObject *dtype = PyObject_GetAttr(out, s_dtype);
+        PyObject *aval_dtype = dtype == NULL ? NULL : PyObject_GetAttr(out_aval, s_dtype);
+        int same = aval_dtype == NULL ? -1 : PyObject_RichCompareBool(dtype, aval_dtype, Py_EQ);
+        Py_XDECREF(dtype);
+        Py_XDECREF(aval_dtype);
+        if (same == 1)
+            result = new_host_array(out, out_aval);
+        else if (same == 0)
+            result = PyObject_CallFunctionObjArgs(wrap, out, out_aval, NULL);
+    }
+done:
+    Py_XDECREF(values);
+    Py_XDECREF(avals);
+    Py_XDECREF(out_aval);
+    Py_XDECREF(out);
+    return result;
+}
+
 /* ---- setup ------------------------------------------------------------------------- */
 
 static int member_slot(PyObject **slot, PyTypeObject *type, const char *name)
@@ -546,9 +636,9 @@ static int member_slot(PyObject **slot, PyTypeObject *type, const char *name)
 
 static PyObject *setup(PyObject *module, PyObject *args)
 {
-    PyObject *array, *aval, *state, *trace, *cfg, *host_key, *flatten_getter;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOO:setup", &PyType_Type, &array, &PyType_Type, &aval,
-                          &state, &trace, &cfg, &host_key, &flatten_getter))
+    PyObject *array, *aval, *state, *trace, *cfg, *host_key, *flatten_getter, *wrap_fn;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOO:setup", &PyType_Type, &array, &PyType_Type, &aval,
+                          &state, &trace, &cfg, &host_key, &flatten_getter, &wrap_fn))
         return NULL;
     PyTypeObject *a = (PyTypeObject *)array, *s = (PyTypeObject *)aval;
     if (member_slot(&np_slot, a, "_np") < 0 || member_slot(&buf_slot, a, "_buf") < 0
@@ -563,6 +653,7 @@ static PyObject *setup(PyObject *module, PyObject *args)
     Py_XSETREF(config, Py_NewRef(cfg));
     Py_XSETREF(host_leaf_key, Py_NewRef(host_key));
     Py_XSETREF(get_flatten, Py_NewRef(flatten_getter));
+    Py_XSETREF(wrap, Py_NewRef(wrap_fn));
     Py_RETURN_NONE;
 }
 
@@ -579,11 +670,14 @@ static PyObject *flat_key_function(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
+    {"eager_numpy", (PyCFunction)(void (*)(void))eager_numpy, METH_FASTCALL,
+     "eager_numpy(impl, rule, args, params): an eager NumPy op on uncommitted Arrays; "
+     "NotImplemented for other arguments."},
     {"flat_key", flat_key_function, METH_O,
      "flat_key(args): the fast path's key of positional arguments (None: not keyed)."},
     {"setup", setup, METH_VARARGS,
      "setup(Array, ShapedArray, trace_state, eval_trace, config, host_leaf_key, "
-     "get_flatten): "
+     "get_flatten, wrap): "
      "funcgraph's objects."},
     {NULL},
 };
@@ -601,7 +695,8 @@ static int intern(PyObject **name, const char *text)
 PyMODINIT_FUNC PyInit__cdispatch(void)
 {
     if (intern(&s_dispatch_checks, "dispatch_checks") < 0 || intern(&s_trace, "trace") < 0
-        || intern(&s_token, "token") < 0
+        || intern(&s_token, "token") < 0 || intern(&s_value, "_value") < 0
+        || intern(&s_dtype, "dtype") < 0
         || intern(&s_flat_caller, "flat_caller") < 0
         || intern(&s_make_flat_caller, "make_flat_caller") < 0
         || intern(&s_slow_call, "_slow_call") < 0

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import funcgraph as fg
+import funcgraph.numpy as fnp
 from funcgraph import core
 from funcgraph.array import Array
 from funcgraph.transforms import fast_dispatch, jit as jit_module
@@ -244,3 +245,54 @@ def test_importing_funcgraph_leaves_jax_unimported():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+# --- the eager NumPy path's common case in C (_cdispatch.eager_numpy) -----------------
+
+def _eager_cases():
+    f32 = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
+    i32 = np.arange(6, dtype=np.int32).reshape(2, 3)
+    return {
+        "add": lambda: fnp.add(fnp.asarray(f32), fnp.asarray(f32)),
+        "scalar multiply (weak operand)": lambda: fnp.asarray(f32) * 0.5,
+        "maximum": lambda: fnp.maximum(fnp.asarray(f32), 0.0),
+        "comparison": lambda: fnp.asarray(i32) < 3,
+        "integer floor division": lambda: fnp.asarray(i32) // 4,
+        "sum over an axis (params)": lambda: fnp.asarray(f32).sum(axis=1),
+        "convert (params)": lambda: fnp.asarray(i32).astype(np.float32),
+        "a device-held operand": lambda: fg.jit(lambda a: a + 1)(f32) * 2.0,
+        "a NumPy operand": lambda: fnp.asarray(f32) + np.ones(3, np.float32),
+        "a committed operand": lambda: fg.device_put(f32, fg.devices()[0]) - 1.0,
+    }
+
+
+@pytest.mark.parametrize("case", list(_eager_cases()))
+def test_eager_ops_agree_with_and_without_the_c_path(case, monkeypatch):
+    from funcgraph.interpreters import eval as eval_module
+    with_c = _eager_cases()[case]()
+    monkeypatch.setattr(eval_module, "_fast_numpy_op", None)
+    python = _eager_cases()[case]()
+    assert type(with_c) is Array and with_c.aval == python.aval
+    assert with_c.weak_type == python.weak_type
+    np.testing.assert_array_equal(np.asarray(with_c), np.asarray(python))
+
+
+@needs_c
+def test_eager_numpy_serves_only_uncommitted_arrays():
+    from funcgraph import _cdispatch
+    from funcgraph.interpreters.eval import impl_rules
+    from funcgraph.primitives import elementwise as ew
+    impl, rule = impl_rules[ew.add_p], core.shape_rules[ew.add_p]
+    x = fg.device_put(np.arange(3, dtype=np.float32))
+    out = _cdispatch.eager_numpy(impl, rule, (x, x), {})
+    assert type(out) is Array and out._buf is None and out._sharding is None
+    np.testing.assert_array_equal(out, [0, 2, 4])
+    placed = fg.device_put(np.arange(3, dtype=np.float32), fg.devices()[0])
+    for args in [(x, np.ones(3, np.float32)), (x, 1.0), (x, placed), [x, x]]:
+        assert _cdispatch.eager_numpy(impl, rule, args, {}) is NotImplemented
+    dead = fg.device_put(np.arange(3, dtype=np.float32))
+    dead.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        _cdispatch.eager_numpy(impl, rule, (x, dead), {})
+    with pytest.raises(TypeError):  # the shape rule's error, as in Python
+        _cdispatch.eager_numpy(impl, rule, (x, fg.device_put(np.ones(2, np.float32))), {})

@@ -102,6 +102,18 @@ def _placed_elsewhere(args):
     return False
 
 
+# The NumPy path's common case (every argument an uncommitted Array, one output, no
+# NaN checks) in C: funcgraph._cdispatch.eager_numpy, set by transforms/fast_dispatch.py
+# where that module is built (it returns NotImplemented for other arguments).  None: the
+# Python loop below does all of it.
+_fast_numpy_op = None
+
+
+def set_fast_numpy_op(op):
+    global _fast_numpy_op
+    _fast_numpy_op = op
+
+
 class EvalTrace(core.Trace):
     """The bottom of every trace stack: primitives run now."""
 
@@ -115,6 +127,14 @@ class EvalTrace(core.Trace):
         impl = impl_rules.get(prim)
         if impl is None or not eager_mode.uses_numpy():
             return self._run_compiled(prim, args, params)
+        rule = core.shape_rules.get(prim)
+        if rule is None:
+            raise core.missing_rule(prim, "shape")
+        if _fast_numpy_op is not None and not (prim.multiple_results
+                                                or config.check_nonfinite):
+            out = _fast_numpy_op(impl, rule, args, params)
+            if out is not NotImplemented:
+                return out
         # The NumPy path, the eager hot path: one pass over the arguments gives their host
         # values and avals, or finds one placed off the default device (the primitive
         # then runs compiled, where that argument is).
@@ -130,18 +150,15 @@ class EvalTrace(core.Trace):
                 value, aval = to_concrete(a)
                 vals.append(value)
                 avals.append(aval)
-        rule = core.shape_rules.get(prim)
-        if rule is None:
-            raise core.missing_rule(prim, "shape")
         out_aval = rule(*avals, **params)
         out = impl(*vals, **params)
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])
         if prim.multiple_results:
-            return [_wrap(o, a) for o, a in core.safe_zip(out, out_aval)]
+            return [wrap_value(o, a) for o, a in core.safe_zip(out, out_aval)]
         if type(out) is not Array and out.dtype == out_aval.dtype:
-            return Array(out, out_aval)  # the common case of _wrap, inlined
-        return _wrap(out, out_aval)
+            return Array(out, out_aval)  # the common case of wrap_value, inlined
+        return wrap_value(out, out_aval)
 
     def _run_compiled(self, prim, args, params):
         """A primitive run as a compiled XLA computation (those whose NumPy version would
@@ -230,7 +247,9 @@ class CompileTimeEvalTrace(core.Trace):
             return eval_trace.process_primitive(prim, args, params)
 
 
-def _wrap(value, aval):
+def wrap_value(value, aval):
+    """An eager NumPy result as an Array of its aval (converted to its dtype where NumPy
+    gave another)."""
     if type(value) is Array:
         return value
     if value.dtype != aval.dtype:

@@ -15,6 +15,10 @@ a C compiler exists; see setup.py):
   into the output tree).
 - `flat_key`, the key of the fast-path cache.
 
+The C module also holds `eager_numpy`, the common case of the eager NumPy path, which
+interpreters/eval.py runs where this module hands it over (`set_fast_numpy_op`); the
+Python loop in EvalTrace.process_primitive is its twin.
+
 jax runs its dispatch in C++; each Python step here (a frame, a list comprehension,
 an object) costs a few percent of that, which is why the C version exists.  The Python
 classes are the reference and the fallback, and they run when the C module was not
@@ -28,6 +32,7 @@ import numpy as np
 from funcgraph import backend, core
 from funcgraph.array import Array
 from funcgraph.config import config
+from funcgraph.interpreters import eval as eval_module
 from funcgraph.interpreters.eval import eval_trace
 
 try:
@@ -128,7 +133,8 @@ class PyFlatCall:
 IN_C = _cdispatch is not None and os.environ.get("FUNCGRAPH_PYTHON_DISPATCH") != "1"
 if IN_C:
     _cdispatch.setup(Array, core.ShapedArray, core.current, eval_trace, config, host_leaf_key,
-                     backend.container_flattener)
+                     backend.container_flattener, eval_module.wrap_value)
+    eval_module.set_fast_numpy_op(_cdispatch.eager_numpy)
     FastJit, FlatCall, flat_key = _cdispatch.FastJit, _cdispatch.FlatCall, _cdispatch.flat_key
 else:
     FastJit, FlatCall, flat_key = PyFastJit, PyFlatCall, py_flat_key
