@@ -1,6 +1,7 @@
-"""The jit fast path: a cached call whose positional arguments are all arrays or scalars.
+"""The jit fast path: a cached call whose positional arguments are arrays, scalars or
+Python containers of them.
 
-Two pieces, each in Python here and in C in `funcgraph._cdispatch` (built by pip where
+Three pieces, each in Python here and in C in `funcgraph._cdispatch` (built by pip where
 a C compiler exists; see setup.py):
 
 - `FastJit`, the base class of JitFunction: its `__call__` keys the positional
