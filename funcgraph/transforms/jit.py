@@ -26,8 +26,8 @@ from funcgraph.primitives.call import bind_call
 from funcgraph.primitives.sharding_constraint import sharding_constraint_p
 from funcgraph.sharding import NamedSharding
 from funcgraph.transforms import jit_cache, placement as placing
-from funcgraph.transforms.fast_dispatch import FastJit, FlatCall, container_key, flat_key
 from funcgraph.transforms.api_util import arg_names, debug_info, flatten_args, flatten_fun
+from funcgraph.transforms.fast_dispatch import FastJit, FlatCall, container_key, flat_key
 
 logger = logging.getLogger("funcgraph.jit")
 
