@@ -28,6 +28,8 @@ class _ArrayType(type):
 
 
 class Array(metaclass=_ArrayType):
+    # funcgraph/_cdispatch.c makes Arrays slot by slot, as __init__ does: a slot added
+    # here must be set there too (tests/test_fast_dispatch.py fails until it is).
     __slots__ = ("_np", "_buf", "aval", "_deleted", "_sharding", "__weakref__")
     __array_priority__ = 100
 

@@ -137,7 +137,8 @@ class EvalTrace(core.Trace):
                 return out
         # The NumPy path, the eager hot path: one pass over the arguments gives their host
         # values and avals, or finds one placed off the default device (the primitive
-        # then runs compiled, where that argument is).
+        # then runs compiled, where that argument is).  _cdispatch.eager_numpy does the
+        # same for uncommitted Arrays: a change here belongs there too.
         vals, avals = [], []
         for a in args:
             if type(a) is Array:
