@@ -9,8 +9,9 @@ PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: demo test test-fast bench install-cuda clean
 
-# setup.py builds funcgraph's optional C part (the jit fast path) into the source tree.
-$(VENV)/.installed: pyproject.toml setup.py funcgraph/_cdispatch.c
+# setup.py builds funcgraph's optional C part (the jit fast path, the C math library
+# calls) into the source tree.
+$(VENV)/.installed: pyproject.toml setup.py funcgraph/_cdispatch.c funcgraph/_libm.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e .

@@ -1,10 +1,12 @@
 """The optional C part of funcgraph (everything else is in pyproject.toml).
 
 funcgraph._cdispatch is the jit fast path in C (funcgraph/transforms/fast_dispatch.py
-says what it does).  It is optional: where no C compiler is found, pip installs
-funcgraph without it and the same path runs in Python.
+says what it does); funcgraph._libm runs the C math library's functions that XLA's CPU
+code calls, for eager results equal to XLA's (funcgraph/primitives/host_math.py).  Both
+are optional: where no C compiler is found, pip installs funcgraph without them and the
+same paths run in Python or compiled.
 """
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("funcgraph._cdispatch", ["funcgraph/_cdispatch.c"],
-                             optional=True)])
+setup(ext_modules=[Extension("funcgraph._cdispatch", ["funcgraph/_cdispatch.c"], optional=True),
+                   Extension("funcgraph._libm", ["funcgraph/_libm.c"], optional=True)])

@@ -10,7 +10,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Lowest first.  A module belongs to the longest entry that is it or a package above it.
 LAYERS = [
-    ("config", "_cdispatch"),  # _cdispatch.c: C, importing nothing (given objects by setup)
+    ("config", "_cdispatch", "_libm"),  # C modules, importing nothing (given objects)
     ("dtypes", "tree_util", "tree", "backend", "shape_poly"),
     ("core", "sharding"),
     ("array", "ir", "errors", "util"),

@@ -351,9 +351,10 @@ def _elementwise_impls():
 @pytest.mark.parametrize("name", _elementwise_impls())
 def test_every_numpy_impl_agrees_with_xla_bit_for_bit(name):
     """The eager rule: NumPy serves an op only where it gives XLA's exact results; the
-    others (transcendental functions) run compiled eagerly, so eager == jit == jax."""
+    others (transcendental functions) run compiled eagerly, so eager == jit == jax.  An
+    impl for some dtypes only (host_math.py's) raises NoHostImpl for the others."""
     from funcgraph import core
-    from funcgraph.interpreters.eval import compiled_eval, impl_rules
+    from funcgraph.interpreters.eval import NoHostImpl, compiled_eval, impl_rules
     from funcgraph.primitives import elementwise as ew
     prim = getattr(ew, name)
     rng = np.random.default_rng(0)
@@ -368,8 +369,11 @@ def test_every_numpy_impl_agrees_with_xla_bit_for_bit(name):
             except Exception:  # a dtype or arity it does not take, or required params
                 continue
             want = np.asarray(compiled_eval["primitive"](prim, avals, {}, args))
-            with np.errstate(all="ignore"):  # NaN inputs of sqrt and log are part of the test
-                got = np.asarray(impl_rules[prim](*args)).astype(want.dtype)
+            try:
+                with np.errstate(all="ignore"):  # NaN inputs of sqrt and log are part of the test
+                    got = np.asarray(impl_rules[prim](*args)).astype(want.dtype)
+            except NoHostImpl:
+                continue
             both_nan = np.isnan(want.astype(np.float64)) & np.isnan(got.astype(np.float64)) \
                 if want.dtype.kind == "f" or want.dtype == fg.numpy.bfloat16 else False
             assert ((want == got) | both_nan).all(), f"{name} on {np.dtype(dtype).name}"

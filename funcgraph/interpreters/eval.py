@@ -4,6 +4,8 @@ impl_rules[prim](*numpy_values, **params) -> numpy value (or list of them) is
 each primitive's NumPy reference implementation.  On the CPU eager calls use
 it directly (fast for small work); elsewhere, or with the flag
 `funcgraph_eager_numpy` off, eager primitives run as compiled XLA computations.
+An impl that serves only some inputs raises NoHostImpl for the others, which then
+run compiled (primitives/host_math.py).
 """
 import os
 import sys
@@ -17,6 +19,10 @@ from funcgraph.ir import Literal
 from funcgraph.sharding import SingleDeviceSharding
 
 impl_rules = {}
+
+
+class NoHostImpl(NotImplementedError):
+    """Raised by an impl for inputs it does not serve: the primitive runs compiled."""
 
 # direct_impls[prim](*args, **params) -> outputs: evaluation rules that take the
 # concrete arguments as they come (Arrays stay on the device), for primitives that
@@ -130,11 +136,17 @@ class EvalTrace(core.Trace):
         rule = core.shape_rules.get(prim)
         if rule is None:
             raise core.missing_rule(prim, "shape")
-        if _fast_numpy_op is not None and not (prim.multiple_results
-                                                or config.check_nonfinite):
-            out = _fast_numpy_op(impl, rule, args, params)
-            if out is not NotImplemented:
-                return out
+        try:
+            if _fast_numpy_op is not None and not (prim.multiple_results
+                                                    or config.check_nonfinite):
+                out = _fast_numpy_op(impl, rule, args, params)
+                if out is not NotImplemented:
+                    return out
+            return self._run_numpy(prim, impl, rule, args, params)
+        except NoHostImpl:
+            return self._run_compiled(prim, args, params)
+
+    def _run_numpy(self, prim, impl, rule, args, params):
         # The NumPy path, the eager hot path: one pass over the arguments gives their host
         # values and avals, or finds one placed off the default device (the primitive
         # then runs compiled, where that argument is).  _cdispatch.eager_numpy does the
@@ -163,7 +175,7 @@ class EvalTrace(core.Trace):
 
     def _run_compiled(self, prim, args, params):
         """A primitive run as a compiled XLA computation (those whose NumPy version would
-        round differently from XLA, e.g. sin and exp, or any off the CPU).  Arrays are
+        round differently from XLA, e.g. exp and log, or any off the CPU).  Arrays are
         passed as they are, so a value that lives on the device stays there; the shape
         rule runs on the compiled path's first call of each type (its trace).  On Arrays
         placed elsewhere (another device, sharded) it runs there, as jit of it would:

@@ -21,6 +21,7 @@ from funcgraph.primitives.helpers import (
     ANY, BOOL, COMPLEX, FLOAT, INEXACT, INT, INTEGRAL, KIND, NUMBER, broadcast_scalar_operands,
     check_dtype, check_same_dtypes, check_same_shapes, compare_type, declare, deflinear_unary,
     defjvp_zero, lower_compare, unchanged_operand)
+from funcgraph.primitives.host_math import libm_binary, libm_unary
 
 
 def _splat(ctx, value, aval):
@@ -321,11 +322,50 @@ logistic_p = unary("logistic", None, "stablehlo.logistic", INEXACT)
 defjvp_unary(logistic_p, lambda x, out: _mul(out, _sub(_const(out, 1), out)))
 
 # --- unary: trigonometry ------------------------------------------------------------
-sin_p = unary("sin", None, "stablehlo.sine", INEXACT)
+# sin, cos, tan, atan (and atan2, cbrt below) run eagerly by the C math library that
+# XLA's CPU code calls (host_math.py): NumPy's versions round differently.
+def _complex_trig_lowering(hlo_name, is_sin):
+    """sin or cos, with a complex operand a + bi written with real functions as JAX does
+    (XLA's complex sine and cosine round differently):
+        sin = sin a cosh b + i cos a sinh b,   cos = cos a cosh b - i sin a sinh b,
+    sinh b and cosh b from expm1(b) and expm1(-b) (accurate for small b), and the real
+    part of sin (the imaginary part of cos) exactly 0 where a is 0."""
+    def lower(ctx, avals_in, avals_out, z):
+        (aval,) = avals_in
+        if not dtypes.is_complex(aval.dtype):
+            return ctx.op(hlo_name, [z], avals_in, avals_out[0])
+        part = aval.update(dtype=dtypes.real_dtype(aval.dtype))
+
+        def op(name, *args):
+            return ctx.op(f"stablehlo.{name}", list(args), [part] * len(args), part)
+        a = ctx.op("stablehlo.real", [z], [aval], part)
+        b = ctx.op("stablehlo.imag", [z], [aval], part)
+        sin_a, cos_a = op("sine", a), op("cosine", a)
+        up, down = op("exponential_minus_one", b), op("exponential_minus_one", op("negate", b))
+        two = _splat(ctx, 2, part)
+        sinh_b = op("divide", op("subtract", up, down), two)
+        cosh_b = op("divide", op("add", op("add", up, down), two), two)
+        if is_sin:
+            re, im = op("multiply", sin_a, cosh_b), op("multiply", cos_a, sinh_b)
+            exact = (_splat(ctx, 0, part), im)
+        else:
+            re, im = op("multiply", cos_a, cosh_b), op("multiply", op("negate", sin_a), sinh_b)
+            exact = (re, _splat(ctx, 0, part))
+        a_is_zero = lower_compare(ctx, a, _splat(ctx, 0, part), part, "EQ")
+        general = ctx.op("stablehlo.complex", [re, im], [part, part], aval)
+        at_zero = ctx.op("stablehlo.complex", list(exact), [part, part], aval)
+        return ctx.op("stablehlo.select", [a_is_zero, at_zero, general],
+                      [part.update(dtype=dtypes.bool_), aval, aval], aval)
+    return lower
+
+
+sin_p = unary("sin", libm_unary("sin", lambda: sin_p), None, INEXACT,
+              lowering=_complex_trig_lowering("stablehlo.sine", True))
 defjvp_unary(sin_p, lambda x, out: cos_p.bind(x))
-cos_p = unary("cos", None, "stablehlo.cosine", INEXACT)
+cos_p = unary("cos", libm_unary("cos", lambda: cos_p), None, INEXACT,
+              lowering=_complex_trig_lowering("stablehlo.cosine", False))
 defjvp_unary(cos_p, lambda x, out: _neg(sin_p.bind(x)))
-tan_p = unary("tan", None, "stablehlo.tan", INEXACT)
+tan_p = unary("tan", libm_unary("tan", lambda: tan_p), "stablehlo.tan", INEXACT)
 defjvp_unary(tan_p, lambda x, out: _add(_const(out, 1), _square(out)))
 
 
@@ -337,7 +377,7 @@ asin_p = unary("asin", None, "chlo.asin", INEXACT)
 defjvp_unary(asin_p, lambda x, out: rsqrt_p.bind(_one_minus_square(x)))
 acos_p = unary("acos", None, "chlo.acos", INEXACT)
 defjvp_unary(acos_p, lambda x, out: _neg(rsqrt_p.bind(_one_minus_square(x))))
-atan_p = unary("atan", None, "chlo.atan", INEXACT)
+atan_p = unary("atan", libm_unary("atan", lambda: atan_p), "chlo.atan", INEXACT)
 _defjvp(atan_p, lambda t, x, out: _div(t, _add(_const(x, 1), _square(x))))
 sinh_p = unary("sinh", None, "chlo.sinh", INEXACT)
 defjvp_unary(sinh_p, lambda x, out: cosh_p.bind(x))
@@ -358,7 +398,7 @@ sqrt_p = unary("sqrt", np.sqrt, "stablehlo.sqrt", INEXACT)
 _defjvp(sqrt_p, lambda t, x, out: _div(_mul(t, _const(x, 0.5)), out))
 rsqrt_p = unary("rsqrt", None, "stablehlo.rsqrt", INEXACT)
 defjvp_unary(rsqrt_p, lambda x, out: _mul(_div(out, x), _const(x, -0.5)))
-cbrt_p = unary("cbrt", None, "stablehlo.cbrt", (FLOAT,))
+cbrt_p = unary("cbrt", libm_unary("cbrt", lambda: cbrt_p), "stablehlo.cbrt", (FLOAT,))
 defjvp_unary(cbrt_p, lambda x, out: _mul(integer_pow_p.bind(out, y=-2), _const(x, 1 / 3)))
 
 
@@ -742,7 +782,7 @@ _defjvp(pow_p, _pow_x_tangent, _pow_y_tangent)
 batching_rules[pow_p] = batch_elementwise(pow_p)
 
 
-atan2_p = binary("atan2", None, "stablehlo.atan2", INEXACT)
+atan2_p = binary("atan2", libm_binary("atan2", lambda: atan2_p), "stablehlo.atan2", INEXACT)
 
 
 def _sum_of_squares(x, y):
