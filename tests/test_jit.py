@@ -198,6 +198,56 @@ def test_donate_argnums_is_accepted():
     np.testing.assert_allclose(jf(x), [2, 2, 2])
 
 
+def test_donate_argnames_donates_positional_and_keyword_arguments():
+    """As jax.jit: a named parameter is donated however it is passed, and donate_argnums
+    and donate_argnames name the same parameters."""
+    step = lambda params, grads, lr=0.1: fg.tree_util.tree_map(lambda p, g: p - lr * g,
+                                                               params, grads)
+    f = fg.jit(step, donate_argnames="params")
+    assert (f.donate_argnums, f.donate_argnames) == ((0,), ("params",))
+    assert fg.jit(step, donate_argnums=1).donate_argnames == ("grads",)
+    for call in (lambda p, g: f(p, g), lambda p, g: f(params=p, grads=g),
+                 lambda p, g: f(p, grads=g)):
+        p = {"w": fg.device_put(np.ones(3, np.float32))}
+        g = {"w": fg.device_put(np.ones(3, np.float32))}
+        np.testing.assert_allclose(call(p, g)["w"], [0.9] * 3, rtol=1e-6)
+        assert p["w"].is_deleted() and not g["w"].is_deleted()
+    with pytest.raises(ValueError, match=r"donate_argnames names \['y'\]"):
+        fg.jit(lambda x: x, donate_argnames="y")
+
+
+def test_inline_puts_the_equations_in_the_enclosing_program():
+    inner = fg.jit(lambda y: y * 2.0, inline=True)
+    jaxpr = fg.make_jaxpr(lambda x: inner(x) + 1.0)(1.0)
+    assert [e.prim.name for e in jaxpr.jaxpr.eqns] == ["mul", "add"]
+    assert [e.prim.name for e in fg.make_jaxpr(lambda x: fg.jit(lambda y: y * 2.0)(x))(
+        1.0).jaxpr.eqns] == ["pjit"]
+    assert float(inner(3.0)) == 6.0  # called eagerly it is compiled as usual
+    assert float(fg.grad(fg.jit(lambda y: fnp.sin(y) * 2, inline=True))(0.0)) == 2.0
+
+
+def test_keep_unused_is_accepted():
+    for keep in (True, False):
+        assert float(fg.jit(lambda x, y: x, keep_unused=keep)(1.0, 2.0)) == 1.0
+
+
+def test_device_and_backend_place_the_program_with_jaxs_deprecation():
+    device = fg.devices()[0]
+    for options in (dict(device=device), dict(backend=device.platform)):
+        with pytest.warns(DeprecationWarning, match="backend and device argument on jit"):
+            f = fg.jit(lambda x: x * 2, **options)
+        out = f(np.ones(2, np.float32))
+        np.testing.assert_allclose(out, [2, 2])
+        assert out.sharding == fg.sharding.SingleDeviceSharding(device)
+    with pytest.warns(DeprecationWarning), \
+            pytest.raises(ValueError, match="can't specify both a device and a backend"):
+        fg.jit(lambda x: x, device=device, backend="cpu")
+    with pytest.warns(DeprecationWarning), \
+            pytest.raises(ValueError, match="then out_shardings should not be specified"):
+        fg.jit(lambda x: x, device=device,
+               out_shardings=fg.sharding.SingleDeviceSharding(device))
+
+
 def test_zero_outputs_and_constant_outputs():
     assert fg.jit(lambda x: ())(1.0) == ()
     out = fg.jit(lambda x: (x, 3.0))(np.float32(1))

@@ -11,6 +11,7 @@ import logging
 import math
 import threading
 import time
+import warnings
 import weakref
 
 import numpy as np
@@ -19,12 +20,12 @@ from funcgraph import backend, core, dtypes, lowering, passes, shape_poly, tree_
 from funcgraph.array import Array
 from funcgraph.config import config, disable_jit
 from funcgraph.interpreters.batching import manual_axes_key
-from funcgraph.interpreters.eval import (compiled_eval, eval_trace, is_eager, nonfinite_error,
-                                         nonfinite_kind)
+from funcgraph.interpreters.eval import (compiled_eval, eval_jaxpr, eval_trace, is_eager,
+                                         nonfinite_error, nonfinite_kind)
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives.call import bind_call
 from funcgraph.primitives.sharding_constraint import sharding_constraint_p
-from funcgraph.sharding import NamedSharding
+from funcgraph.sharding import NamedSharding, SingleDeviceSharding
 from funcgraph.transforms import jit_cache, placement as placing
 from funcgraph.transforms.api_util import arg_names, debug_info, flatten_args, flatten_fun
 from funcgraph.transforms.fast_dispatch import FastJit, FlatCall, container_key, flat_key
@@ -336,7 +337,7 @@ class JitFunction(FastJit):
     any other call to _slow_call."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 in_shardings=None, out_shardings=None):
+                 donate_argnames=(), in_shardings=None, out_shardings=None, inline=False):
         _jit_functions.add(self)
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
@@ -347,23 +348,23 @@ class JitFunction(FastJit):
         except (TypeError, ValueError):
             self.signature = None
         self._check_against_signature("static_argnums", _as_tuple(static_argnums),
-                                      _as_tuple(static_argnames))
-        self._check_against_signature("donate_argnums", _as_tuple(donate_argnums), ())
-        self.static_argnums = tuple(sorted(a % self._nparams() if a < 0 else a
-                                           for a in _as_tuple(static_argnums)))
-        self.static_argnames = tuple(_as_tuple(static_argnames))
-        self._add_static_names_and_numbers()
-        self.donate_argnums = tuple(sorted(a % self._nparams() if a < 0 else a
-                                           for a in _as_tuple(donate_argnums)))
+                                      "static_argnames", _as_tuple(static_argnames))
+        self._check_against_signature("donate_argnums", _as_tuple(donate_argnums),
+                                      "donate_argnames", _as_tuple(donate_argnames))
+        self.static_argnums, self.static_argnames = self._names_and_numbers(
+            static_argnums, static_argnames)
+        self.donate_argnums, self.donate_argnames = self._names_and_numbers(
+            donate_argnums, donate_argnames)
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
+        self.inline = inline
         self._placed = in_shardings is not None or out_shardings is not None
         self._cache = {}
         # Calls whose positional arguments are all arrays or scalars skip pytree
         # flattening: key flat_key(args) (avals, with the sharding of committed Arrays).
         self._flat_cache = {}
         self._flat_fast_path = not (self.static_argnums or self.static_argnames
-                                    or self.donate_argnums)
+                                    or self.donate_argnums or self.donate_argnames)
         # The same for positional arguments that are Python containers of arrays: key
         # container_key(args), filled only by such calls.
         self._container_cache = {}
@@ -374,7 +375,7 @@ class JitFunction(FastJit):
     def _nparams(self):
         return len(self.signature.parameters) if self.signature else 0
 
-    def _check_against_signature(self, option, argnums, argnames):
+    def _check_against_signature(self, option, argnums, names_option, argnames):
         """Out-of-range argnums and unknown argnames are errors naming the signature (a
         function taking *args or **kwargs accepts any)."""
         if self.signature is None:
@@ -393,23 +394,19 @@ class JitFunction(FastJit):
             names = {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
             unknown = sorted(set(argnames) - names)
             if unknown:
-                raise ValueError(f"{where}: static_argnames names {unknown}, which the "
+                raise ValueError(f"{where}: {names_option} names {unknown}, which the "
                                  f"function does not take")
 
-    def _add_static_names_and_numbers(self):
-        if self.signature is None:
-            return
-        params = list(self.signature.parameters)
-        nums = set(self.static_argnums)
-        names = set(self.static_argnames)
-        for i in list(nums):
-            if i < len(params):
-                names.add(params[i])
-        for n in list(names):
-            if n in params:
-                nums.add(params.index(n))
-        self.static_argnums = tuple(sorted(nums))
-        self.static_argnames = tuple(sorted(names))
+    def _names_and_numbers(self, argnums, argnames):
+        """(argnums, argnames) sorted, each completed with the other's parameters (as in
+        JAX: a parameter named or numbered is the same parameter)."""
+        nums = {a % self._nparams() if a < 0 else a for a in _as_tuple(argnums)}
+        names = set(_as_tuple(argnames))
+        if self.signature is not None:
+            params = list(self.signature.parameters)
+            names.update(params[i] for i in nums if i < len(params))
+            nums.update(params.index(n) for n in names if n in params)
+        return tuple(sorted(nums)), tuple(sorted(names))
 
     # --- splitting arguments into dynamic leaves and static values ---
     def _split(self, args, kwargs):
@@ -464,8 +461,11 @@ class JitFunction(FastJit):
         positions = [i for i in range(len(dyn_args) + len(static_pos)) if i not in static_pos]
         return debug_info(what, self.fun, dyn_args, dyn_kwargs, positions)
 
-    def _donated_leaves(self, args, statics):
-        if not self.donate_argnums:
+    def _donated_leaves(self, args, kwargs, statics):
+        """The indices of the donated argument leaves: those of donated positional
+        arguments, then of donated keyword arguments (leaves come in flatten_args's
+        order: positional arguments, then keyword arguments by sorted name)."""
+        if not (self.donate_argnums or self.donate_argnames):
             return ()
         donated, offset = [], 0
         static_pos = {k for k, _ in statics if isinstance(k, int)}
@@ -474,6 +474,13 @@ class JitFunction(FastJit):
                 continue
             n = len(tree_util.tree_leaves(a))
             if i in self.donate_argnums:
+                donated.extend(range(offset, offset + n))
+            offset += n
+        for name in sorted(kwargs):
+            if name in self.static_argnames:
+                continue
+            n = len(tree_util.tree_leaves(kwargs[name]))
+            if name in self.donate_argnames:
                 donated.extend(range(offset, offset + n))
             offset += n
         return tuple(donated)
@@ -496,7 +503,7 @@ class JitFunction(FastJit):
             key += (committed, config.jax_default_device)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._miss(key, statics, in_tree, avals, args, dyn_args, committed)
+            entry = self._miss(key, statics, in_tree, avals, args, kwargs, dyn_args, committed)
         if (self._flat_fast_path and not kwargs and config.jax_default_device is None
                 and not config.check_nonfinite):
             # Whatever the first call's argument kinds (Arrays, NumPy values, Python
@@ -557,7 +564,7 @@ class JitFunction(FastJit):
                                   f"jit({self.name}); running it op by op did not make one "
                                   f"(XLA's compiled arithmetic differs from the op-by-op one)")
 
-    def _miss(self, key, statics, in_tree, avals, args, dyn_args, committed):
+    def _miss(self, key, statics, in_tree, avals, args, kwargs, dyn_args, committed):
         if config.jax_explain_cache_misses:
             self._explain(key)
         start = time.perf_counter()
@@ -566,7 +573,8 @@ class JitFunction(FastJit):
                                        time.perf_counter() - start)
         placement = self._placement(statics, in_tree, avals, dyn_args, committed, out_tree)
         entry = self._cache[key] = _CacheEntry(closed, out_tree,
-                                               self._donated_leaves(args, statics), variant,
+                                               self._donated_leaves(args, kwargs, statics),
+                                               variant,
                                                placement)
         self._last_key = key
         return entry
@@ -635,6 +643,9 @@ class JitFunction(FastJit):
             leaves = _constrain(leaves, in_given)
             return entry.out_tree.unflatten(
                 _constrain(bind_call(entry.closed, leaves, self.name), out_given))
+        if self.inline:  # the equations themselves, in the enclosing trace
+            return entry.out_tree.unflatten(
+                eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
         outs = bind_call(entry.closed, leaves, self.name)
         return entry.out_tree.unflatten(outs)
 
@@ -655,8 +666,8 @@ class JitFunction(FastJit):
                 in_given, out_given = self._given_shardings(dyn_args, len(avals), out_tree)
                 placement = placing.make_placement(in_given, list(committed), avals, names,
                                                    out_given)
-        return Traced(self, closed, in_tree, out_tree, self._donated_leaves(args, statics),
-                      placement)
+        return Traced(self, closed, in_tree, out_tree,
+                      self._donated_leaves(args, kwargs, statics), placement)
 
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()
@@ -677,7 +688,8 @@ class JitFunction(FastJit):
         """copy and pickle make a new jit of the same function and options (with empty
         caches: compiled programs are not copied)."""
         return (JitFunction, (self.fun, self.static_argnums, self.static_argnames,
-                              self.donate_argnums, self.in_shardings, self.out_shardings))
+                              self.donate_argnums, self.donate_argnames, self.in_shardings,
+                              self.out_shardings, self.inline))
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -850,19 +862,49 @@ class ShapeDtypeStruct:
 
 
 def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
-        static_argnames=(), donate_argnums=(), **unsupported):
+        static_argnames=(), donate_argnums=(), donate_argnames=(), keep_unused=False,
+        device=None, backend=None, inline=False, **unsupported):
     """Compile `fun` with XLA; its semantics are JAX's jit.  in_shardings/out_shardings
     (a sharding, a PartitionSpec under set_mesh, or a tree prefix of the positional
     arguments / the output holding them and Nones) lay the program out over a mesh;
-    XLA's SPMD partitioner splits it into per-device programs."""
+    XLA's SPMD partitioner splits it into per-device programs.
+
+    keep_unused: accepted; funcgraph passes every argument to the program (JAX may drop
+    unused ones when it is False, and keeps them when True).  inline: under another
+    transformation the function's equations go into the enclosing program instead of
+    one `pjit` equation.  device/backend (deprecated in JAX, with its warning): the
+    program runs on that device (or the backend's first), its inputs and outputs there."""
     if unsupported:
         raise TypeError(f"jit: unsupported options {sorted(unsupported)}")
+    if device is not None or backend is not None:
+        in_shardings, out_shardings = _device_shardings(device, backend, in_shardings,
+                                                        out_shardings)
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
-                   donate_argnums=donate_argnums, in_shardings=in_shardings,
-                   out_shardings=out_shardings)
+                   donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                   in_shardings=in_shardings, out_shardings=out_shardings, inline=inline)
+    del keep_unused  # every argument is kept, which JAX allows either way
     if fun is None:
         return lambda f: JitFunction(f, **options)
     return JitFunction(fun, **options)
+
+
+def _device_shardings(device, backend_name, in_shardings, out_shardings):
+    """jit's deprecated device= and backend=: in and out shardings on that device."""
+    warnings.warn("backend and device argument on jit is deprecated. You can use "
+                  "`funcgraph.device_put(..., funcgraph.local_devices(backend=\"cpu\")[0])` "
+                  "on the inputs to the jitted function to get the same behavior.",
+                  DeprecationWarning, stacklevel=3)
+    if device is not None and backend_name is not None:
+        raise ValueError("can't specify both a device and a backend for jit, got "
+                         f"device={device!r} and backend={backend_name!r}")
+    for name, given in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+        if given is not None:
+            raise ValueError(f"If backend or device is specified on jit, then {name} "
+                             f"should not be specified.")
+    if device is None:
+        device = backend.platforms.local_devices(backend_name)[0]
+    sharding = SingleDeviceSharding(device)
+    return sharding, sharding
 
 
 def make_jaxpr(fun, static_argnums=(), return_shape=False):
