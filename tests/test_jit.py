@@ -248,6 +248,26 @@ def test_device_and_backend_place_the_program_with_jaxs_deprecation():
                out_shardings=fg.sharding.SingleDeviceSharding(device))
 
 
+def test_compiler_options_reach_xla():
+    """XLA options per jit (and per Lowered.compile), with XLA's own error for a bad one."""
+    import jax
+    import jax.numpy as jnp
+    x = np.linspace(-30, 30, 4001, dtype=np.float32)
+    fast = {"xla_cpu_enable_fast_math": True}
+    f = fg.jit(lambda v: fnp.tanh(v) / (1 + fnp.exp(-v)), compiler_options=fast)
+    want = jax.jit(lambda v: jnp.tanh(v) / (1 + jnp.exp(-v)), compiler_options=fast)(x)
+    np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(want))
+    assert not np.array_equal(np.asarray(f(x)), np.asarray(fg.jit(f.fun)(x)))  # it mattered
+    assert f.compiler_options == (("xla_cpu_enable_fast_math", True),)
+    g = fg.jit(lambda v: v * 2.0)
+    assert float(g.lower(3.0).compile(compiler_options={"xla_backend_optimization_level": 0})(
+        3.0)) == 6.0
+    with pytest.raises(RuntimeError, match="No such compile option: 'bogus_option'"):
+        fg.jit(lambda v: v + 1.0, compiler_options={"bogus_option": True})(1.0)
+    with pytest.raises(TypeError, match="compiler_options must be a dict"):
+        fg.jit(lambda v: v, compiler_options=["xla_cpu_enable_fast_math"])
+
+
 def test_zero_outputs_and_constant_outputs():
     assert fg.jit(lambda x: ())(1.0) == ()
     out = fg.jit(lambda x: (x, 3.0))(np.float32(1))

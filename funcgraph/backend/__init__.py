@@ -299,8 +299,20 @@ def result_handler(aval, sharding):
 
 
 @functools.lru_cache(maxsize=None)
-def _compile_options():
-    return _jax().backend.get_compile_options(num_replicas=1, num_partitions=1)
+def _compile_options(overrides=()):
+    """Compile options as jax passes them; overrides: XLA options as (name, value) pairs
+    (jit's compiler_options)."""
+    return _jax().backend.get_compile_options(
+        num_replicas=1, num_partitions=1, env_options_overrides=dict(overrides) or None)
+
+
+def compile_error(e, text, options, devices=""):
+    """The error of a failed compile: XLA's own where compiler options were given and
+    XLA rejected them, otherwise a funcgraph bug report with the module."""
+    if options and ("compile option" in str(e) or "setting option" in str(e)):
+        return RuntimeError(f"XLA rejected the compiler options {dict(options)}: {e}")
+    return RuntimeError(f"XLA could not compile funcgraph's StableHLO{devices} ({e}). This "
+                        f"is a bug in funcgraph's lowering; the module was:\n{text}")
 
 
 # Identical modules (the same primitive on the same types, the same jitted function
@@ -315,20 +327,22 @@ _RECENT_KEPT = 64
 _cache_lock = threading.Lock()
 
 
-def compile(text, out_avals, host_callbacks=(), ordered=False):
+def compile(text, out_avals, host_callbacks=(), ordered=False, options=()):
+    """options: XLA options as sorted (name, value) pairs (jit's compiler_options)."""
     if host_callbacks or ordered:
         # The text names callbacks by index only, so such modules are never shared.
-        loaded = _compile_module(text, list(host_callbacks))
+        loaded = _compile_module(text, list(host_callbacks), options)
         return Executable(loaded, text, out_avals, list(host_callbacks), ordered)
+    key = (text, options) if options else text
     with _cache_lock:
-        executable = _executables.get(text)
+        executable = _executables.get(key)
     if executable is None:
-        executable = Executable(_compile_module(text), text, out_avals)
+        executable = Executable(_compile_module(text, None, options), text, out_avals)
         with _cache_lock:
-            _executables[text] = executable
+            _executables[key] = executable
     with _cache_lock:
-        _recent[text] = executable
-        _recent.move_to_end(text)
+        _recent[key] = executable
+        _recent.move_to_end(key)
         if len(_recent) > _RECENT_KEPT:
             _recent.popitem(last=False)
     return executable
@@ -341,18 +355,18 @@ def clear_caches():
         _recent.clear()
 
 
-def _compile_module(text, host_callbacks=None):
+def _compile_module(text, host_callbacks=None, options=()):
     client = _client()
     try:
         # Compile options as jax passes them: without them XLA's CPU reductions with
         # max/min drop NaNs (reduce_max([1, nan, 3]) == 3).
         if host_callbacks is not None:
-            loaded = _compile_with_callbacks(client, text, host_callbacks)
+            loaded = _compile_with_callbacks(client, text, host_callbacks, options)
         else:
-            loaded = client.compile_and_load(text, client.local_devices()[:1], _compile_options())
+            loaded = client.compile_and_load(text, client.local_devices()[:1],
+                                             _compile_options(options))
     except Exception as e:
-        raise RuntimeError(f"XLA could not compile funcgraph's StableHLO ({e}). This is a "
-                           f"bug in funcgraph's lowering; the module was:\n{text}") from None
+        raise compile_error(e, text, options) from None
     return loaded
 
 
@@ -384,13 +398,13 @@ def pass_token(callback):
     return with_token
 
 
-def _compile_with_callbacks(client, text, host_callbacks):
+def _compile_with_callbacks(client, text, host_callbacks, options):
     jax = _jax()
     with _mlir_context():
         module = jax.mlir_ir.Module.parse(text)
         devices = jax.xla_client.DeviceList(tuple(client.local_devices()[:1]))
         return client.compile_and_load(module, executable_devices=devices,
-                                       compile_options=_compile_options(),
+                                       compile_options=_compile_options(options),
                                        host_callbacks=host_callbacks)
 
 

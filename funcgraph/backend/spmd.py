@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from funcgraph.backend import (
-    _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding, ordered_token, pretty_mlir,
+    _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding, compile_error, ordered_token,
     result_handler, set_runtime_tokens)
 
 
@@ -234,14 +234,15 @@ _lock = threading.Lock()
 
 
 def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_callbacks=(),
-                 ordered=False):
+                 ordered=False, options=()):
     """Compile a module for `devices` (num_partitions = len(devices)); outputs where
     propagate_outputs[i] take the layout XLA's propagation gives them.  A module that
     calls Python back gets its functions (host_callbacks, by index; its text names
     them by index only, so it is never shared); an `ordered` one threads the
-    ordered-effects token (@main's first argument and result)."""
+    ordered-effects token (@main's first argument and result).  options: XLA options
+    as sorted (name, value) pairs (jit's compiler_options)."""
     effectful = bool(host_callbacks) or ordered
-    key = (text, tuple(devices), tuple(in_runtime), tuple(propagate_outputs))
+    key = (text, tuple(devices), tuple(in_runtime), tuple(propagate_outputs), options)
     with _lock:
         found = None if effectful else _spmd_cache.get(key)
     if found is not None:
@@ -250,7 +251,8 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_c
     client = devices[0].client  # the devices' platform, not the default (cuda,cpu: cuda)
     options = jax.backend.get_compile_options(
         num_replicas=1, num_partitions=len(devices),
-        device_assignment=np.array([d.id for d in devices]).reshape(1, len(devices)))
+        device_assignment=np.array([d.id for d in devices]).reshape(1, len(devices)),
+        env_options_overrides=dict(options) or None)
     build = options.executable_build_options
     build.use_shardy_partitioner = True
     propagate = [False] * ordered + list(propagate_outputs)
@@ -266,9 +268,7 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_c
         else:
             loaded = client.compile_and_load(text, device_list, options)
     except Exception as e:
-        raise RuntimeError(f"XLA could not compile funcgraph's StableHLO for "
-                           f"{len(devices)} devices ({e}). This is a bug in funcgraph's "
-                           f"lowering; the module was:\n{pretty_mlir(text)}") from None
+        raise compile_error(e, text, options, f" for {len(devices)} devices") from None
     executable = SpmdExecutable(loaded, text, tuple(devices), in_runtime, out_avals,
                                 list(host_callbacks) if effectful else None, ordered)
     if effectful:

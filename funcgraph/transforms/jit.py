@@ -85,9 +85,10 @@ class CompiledJaxpr:
     __slots__ = ("executable", "const_bufs", "out_avals", "text", "jaxpr", "out_shardings",
                  "handlers")
 
-    def __init__(self, closed, donated=(), placement=None, module=None):
+    def __init__(self, closed, donated=(), placement=None, module=None, options=()):
         """`module`: the jaxpr already lowered (by Lowered, with this placement), so
-        that it is not lowered a second time."""
+        that it is not lowered a second time; `options`: XLA options as sorted (name,
+        value) pairs (jit's compiler_options)."""
         self.jaxpr = closed
         jaxpr = closed.jaxpr
         placement = placement or placing.unplaced(len(jaxpr.invars), len(jaxpr.outvars))
@@ -100,10 +101,10 @@ class CompiledJaxpr:
         if module.devices is None:
             self.out_shardings = self.handlers = None
             self.executable = backend.compile(self.text, self.out_avals, module.host_callbacks,
-                                              module.ordered)
+                                              module.ordered, options)
             return
         self.executable, self.out_shardings, self.handlers = placing.compile_placed(
-            module, placement, self.out_avals)
+            module, placement, self.out_avals, options)
         self.const_bufs = self.executable.place(self.const_bufs)
 
     def __call__(self, bufs):
@@ -252,10 +253,11 @@ def _split_float0(out_leaves):
 
 class _CacheEntry:
     __slots__ = ("closed", "out_tree", "compiled", "donated", "lock",
-                 "variant", "placement", "in_avals", "flat_caller")
+                 "variant", "placement", "in_avals", "flat_caller", "options")
 
-    def __init__(self, closed, out_tree, donated, variant=None, placement=None):
+    def __init__(self, closed, out_tree, donated, variant=None, placement=None, options=()):
         self.placement = placement  # where it runs (placement.py); None: default device
+        self.options = options  # XLA's compiler options, sorted (name, value) pairs
         self.closed = closed
         self.in_avals = closed.in_avals  # the traced leaf types (host values' dtypes)
         self.out_tree = out_tree  # an OutputSpec
@@ -278,7 +280,7 @@ class _CacheEntry:
                 if compiled is None:
                     start = time.perf_counter()
                     compiled = CompiledJaxpr(optimize(self.closed), self.donated,
-                                             self.placement)
+                                             self.placement, options=self.options)
                     self._compiled_in(time.perf_counter() - start)
                     self.compiled = compiled
         return compiled
@@ -337,7 +339,8 @@ class JitFunction(FastJit):
     any other call to _slow_call."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 donate_argnames=(), in_shardings=None, out_shardings=None, inline=False):
+                 donate_argnames=(), in_shardings=None, out_shardings=None, inline=False,
+                 compiler_options=None):
         _jit_functions.add(self)
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
@@ -358,6 +361,7 @@ class JitFunction(FastJit):
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
         self.inline = inline
+        self.compiler_options = compiler_option_pairs(compiler_options)
         self._placed = in_shardings is not None or out_shardings is not None
         self._cache = {}
         # Calls whose positional arguments are all arrays or scalars skip pytree
@@ -574,8 +578,7 @@ class JitFunction(FastJit):
         placement = self._placement(statics, in_tree, avals, dyn_args, committed, out_tree)
         entry = self._cache[key] = _CacheEntry(closed, out_tree,
                                                self._donated_leaves(args, kwargs, statics),
-                                               variant,
-                                               placement)
+                                               variant, placement, self.compiler_options)
         self._last_key = key
         return entry
 
@@ -689,7 +692,7 @@ class JitFunction(FastJit):
         caches: compiled programs are not copied)."""
         return (JitFunction, (self.fun, self.static_argnums, self.static_argnames,
                               self.donate_argnums, self.donate_argnames, self.in_shardings,
-                              self.out_shardings, self.inline))
+                              self.out_shardings, self.inline, dict(self.compiler_options)))
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -790,17 +793,31 @@ class Lowered:
             raise ValueError(f"as_text: only the 'stablehlo' dialect is available, not {dialect!r}")
         return backend.pretty_mlir(self.text, debug_info)
 
-    def compile(self):
-        return Compiled(self)
+    def compile(self, compiler_options=None):
+        """XLA's executable; compiler_options (XLA option name -> value) replace the
+        jit's own."""
+        options = (compiler_option_pairs(compiler_options) if compiler_options is not None
+                   else self.traced.fun.compiler_options)
+        return Compiled(self, options)
+
+
+def compiler_option_pairs(options):
+    """jit's compiler_options as sorted (name, value) pairs: hashable, a cache key."""
+    if options is None:
+        return ()
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        raise TypeError(f"compiler_options must be a dict of XLA option names to values, "
+                        f"got {options!r}")
+    return tuple(sorted(options.items()))
 
 
 class Compiled:
     """jit(f).lower(...).compile(): call it like the function, or inspect XLA's view."""
 
-    def __init__(self, lowered):
+    def __init__(self, lowered, options=()):
         self.lowered = lowered
         self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.traced.donated,
-                                      lowered.placement, lowered.module)
+                                      lowered.placement, lowered.module, options)
         self.in_tree = lowered.traced.in_tree
         self.in_avals = lowered.jaxpr.in_avals
 
@@ -863,7 +880,7 @@ class ShapeDtypeStruct:
 
 def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
         static_argnames=(), donate_argnums=(), donate_argnames=(), keep_unused=False,
-        device=None, backend=None, inline=False, **unsupported):
+        device=None, backend=None, inline=False, compiler_options=None, **unsupported):
     """Compile `fun` with XLA; its semantics are JAX's jit.  in_shardings/out_shardings
     (a sharding, a PartitionSpec under set_mesh, or a tree prefix of the positional
     arguments / the output holding them and Nones) lay the program out over a mesh;
@@ -873,7 +890,8 @@ def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
     unused ones when it is False, and keeps them when True).  inline: under another
     transformation the function's equations go into the enclosing program instead of
     one `pjit` equation.  device/backend (deprecated in JAX, with its warning): the
-    program runs on that device (or the backend's first), its inputs and outputs there."""
+    program runs on that device (or the backend's first), its inputs and outputs there.
+    compiler_options: XLA options (name -> value) for this function's compiles."""
     if unsupported:
         raise TypeError(f"jit: unsupported options {sorted(unsupported)}")
     if device is not None or backend is not None:
@@ -881,7 +899,8 @@ def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
                                                         out_shardings)
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-                   in_shardings=in_shardings, out_shardings=out_shardings, inline=inline)
+                   in_shardings=in_shardings, out_shardings=out_shardings, inline=inline,
+                   compiler_options=compiler_options)
     del keep_unused  # every argument is kept, which JAX allows either way
     if fun is None:
         return lambda f: JitFunction(f, **options)

@@ -58,14 +58,15 @@ def unplaced(n_in, n_out):
     return Placement(None, [None] * n_in, [None] * n_out)
 
 
-def compile_placed(module, placement, out_avals):
-    """(executable, output shardings, result handlers) of a module over its devices."""
+def compile_placed(module, placement, out_avals, options=()):
+    """(executable, output shardings, result handlers) of a module over its devices
+    (options: XLA options as sorted (name, value) pairs)."""
     devices = module.devices
     in_runtime = [s._backend_sharding() for s in placement.arg_shardings]
     given = placement.out_shardings
     executable = spmd.compile_spmd(module.text, devices, in_runtime, out_avals,
                                    [s is None for s in given], module.host_callbacks,
-                                   module.ordered)
+                                   module.ordered, options)
     outs = list(given)
     runtime = [None] * len(given)
     if placement.mesh is None:
