@@ -98,14 +98,15 @@ typedef struct {
     PyObject *plain;     /* the executable's plain execute: the fallback on a TypeError */
     PyObject *out_avals; /* a tuple: the outputs' avals */
     PyObject *unflatten; /* outputs -> the result; None: the one output is the result */
-    PyObject *puts;      /* per argument: put(x) -> buffer, for those with no buffer */
+    PyObject *puts;      /* per argument: put(x) -> buffer, for those with no buffer;
+                          * None: the program does not take it (unused) */
 } FlatCallObject;
 
 static PyTypeObject FlatCallType;
 
-/* The buffers of the arguments: an Array's own, or what its put makes of it.  The
- * arguments are read from a tuple (a list is copied: a put runs Python code, which
- * could change a list). */
+/* The buffers of the arguments the program takes: an Array's own, or what its put
+ * makes of it.  The arguments are read from a tuple (a list is copied: a put runs
+ * Python code, which could change a list). */
 static PyObject *argument_buffers(FlatCallObject *self, PyObject *args)
 {
     PyObject *seq = PySequence_Tuple(args);
@@ -118,14 +119,19 @@ static PyObject *argument_buffers(FlatCallObject *self, PyObject *args)
         Py_DECREF(seq);
         return NULL;
     }
-    PyObject *bufs = PyList_New(n);
+    Py_ssize_t taken = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        taken += PyTuple_GET_ITEM(self->puts, i) != Py_None;
+    PyObject *bufs = PyList_New(taken);
     if (bufs == NULL) {
         Py_DECREF(seq);
         return NULL;
     }
     PyObject **items = &PyTuple_GET_ITEM(seq, 0);
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0, j = 0; i < n; i++) {
         PyObject *buf = NULL;
+        if (PyTuple_GET_ITEM(self->puts, i) == Py_None)
+            continue;
         if (Py_TYPE(items[i]) == array_type) {
             buf = slot_get(buf_slot, items[i]);
             if (buf == NULL)
@@ -138,7 +144,7 @@ static PyObject *argument_buffers(FlatCallObject *self, PyObject *args)
             if (buf == NULL)
                 goto error;
         }
-        PyList_SET_ITEM(bufs, i, buf);
+        PyList_SET_ITEM(bufs, j++, buf);
     }
     Py_DECREF(seq);
     return bufs;

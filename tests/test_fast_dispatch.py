@@ -87,7 +87,9 @@ def _compiled_entry(fun, *args):
 def _flat_calls(entry):
     """The C and the Python FlatCall of a cache entry (the C one where it is built)."""
     compiled = entry.compiled
-    puts = tuple(jit_module._host_put(aval) for aval in entry.in_avals)
+    kept = range(len(entry.in_avals)) if compiled.kept is None else compiled.kept
+    puts = tuple(jit_module._host_put(aval) if i in kept else None
+                 for i, aval in enumerate(entry.in_avals))
     unflatten = None if entry.out_tree.single else entry.out_tree.unflatten
     parts = (*compiled.executable.fast_parts, tuple(compiled.out_avals), unflatten, puts)
     calls = [fast_dispatch.PyFlatCall(*parts)]
@@ -129,6 +131,22 @@ def test_flat_calls_reject_a_wrong_argument_count_and_deleted_arrays():
             call((x,))
         with pytest.raises(RuntimeError, match="deleted"):
             call((x, dead))
+
+
+def test_flat_calls_skip_the_arguments_the_program_dropped():
+    """An unused argument (jit's keep_unused=False) has no put: it is neither read nor
+    transferred, so a deleted Array or an object no transfer takes is fine there."""
+    x = fg.device_put(np.arange(4, dtype=np.float32))
+    entry = _compiled_entry(lambda a, unused, b: a - b, x, x, x)
+    assert entry.compiled.kept == (0, 2)
+    dead = fg.device_put(np.arange(4, dtype=np.float32))
+    dead.delete()
+    for call in _flat_calls(entry):
+        for unused in (x, dead, np.ones(4, np.float32), "not an array"):
+            np.testing.assert_array_equal(call((x, unused, np.ones(4, np.float32))),
+                                          np.arange(4) - 1)
+        with pytest.raises((TypeError, ValueError)):
+            call((x, x))
 
 
 def test_the_fast_path_keeps_no_references():

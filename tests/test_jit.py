@@ -226,9 +226,44 @@ def test_inline_puts_the_equations_in_the_enclosing_program():
     assert float(fg.grad(fg.jit(lambda y: fnp.sin(y) * 2, inline=True))(0.0)) == 2.0
 
 
-def test_keep_unused_is_accepted():
-    for keep in (True, False):
-        assert float(fg.jit(lambda x, y: x, keep_unused=keep)(1.0, 2.0)) == 1.0
+def _main_signature(text):
+    return next(line for line in text.splitlines() if "func.func public @main" in line)
+
+
+def test_unused_arguments_are_dropped_unless_keep_unused():
+    """As jax.jit: by default the program takes only the arguments it reads (after
+    optimization); the others are neither transferred nor passed, and not donated;
+    keep_unused=True keeps them all."""
+    import jax
+    f = lambda x, y, z: x * 2.0 + z
+    assert _main_signature(fg.jit(f).lower(1.0, 2.0, 3.0).as_text()).count("%arg") == 2
+    assert _main_signature(jax.jit(f).lower(1.0, 2.0, 3.0).as_text()).count("%arg") == 2
+    kept = fg.jit(f, keep_unused=True).lower(1.0, 2.0, 3.0).as_text()
+    assert _main_signature(kept).count("%arg") == 3
+    dead = fg.device_put(np.ones(3, np.float32))
+    dead.delete()
+    spec = fg.ShapeDtypeStruct((3,), np.float32)
+    for jitted in (fg.jit(f), fg.jit(f).lower(1.0, spec, 3.0).compile()):
+        assert float(jitted(1.0, dead, 3.0)) == 5.0  # the dropped argument is never read
+    assert float(fg.jit(f, keep_unused=True)(1.0, 2.0, 3.0)) == 5.0
+    with pytest.raises(RuntimeError, match="deleted"):
+        fg.jit(f, keep_unused=True)(1.0, dead, 3.0)
+    # keyword arguments and containers
+    h = fg.jit(lambda p, *, scale, unused: p["w"] * scale)
+    np.testing.assert_allclose(h({"w": np.ones(2), "b": np.zeros(2)}, scale=3.0,
+                                 unused=np.ones(1000)), [3.0, 3.0])
+    # donated but unused: not deleted (jax keeps it too); the used one is
+    d = fg.jit(lambda a, b: a + 1.0, donate_argnums=(0, 1))
+    a, b = fg.device_put(np.ones(3, np.float32)), fg.device_put(np.ones(3, np.float32))
+    np.testing.assert_allclose(d(a, b), [2, 2, 2])
+    assert a.is_deleted() and not b.is_deleted()
+
+
+def test_programs_over_devices_keep_their_unused_arguments():
+    device = fg.devices()[0]
+    f = fg.jit(lambda x, y: x * 2.0, out_shardings=fg.sharding.SingleDeviceSharding(device))
+    assert _main_signature(f.lower(1.0, 2.0).as_text()).count("%arg") == 2
+    assert float(f(1.0, 2.0)) == 2.0
 
 
 def test_device_and_backend_place_the_program_with_jaxs_deprecation():

@@ -118,11 +118,13 @@ class PyFlatCall:
         self.plain = plain  # its plain execute: the fallback on a TypeError
         self.out_avals = out_avals
         self.unflatten = unflatten  # outputs -> result; None: the one output is the result
-        self.puts = puts  # per argument: put(x) -> buffer, for those with no buffer
+        # per argument: put(x) -> buffer, for those with no buffer; None: the program
+        # does not take this argument (unused)
+        self.puts = puts
 
     def __call__(self, args):
         bufs = [a._buf if type(a) is Array and a._buf is not None else put(a)
-                for a, put in zip(args, self.puts, strict=True)]
+                for a, put in zip(args, self.puts, strict=True) if put is not None]
         try:
             outs = self.execute(bufs).consume_with_handlers(self.handlers)
         except TypeError:

@@ -23,6 +23,7 @@ from funcgraph.interpreters.batching import manual_axes_key
 from funcgraph.interpreters.eval import (compiled_eval, eval_jaxpr, eval_trace, is_eager,
                                          nonfinite_error, nonfinite_kind)
 from funcgraph.interpreters.staging import trace_flat
+from funcgraph.ir import ClosedJaxpr, Jaxpr, Literal, check as ir_check
 from funcgraph.primitives.call import bind_call
 from funcgraph.primitives.sharding_constraint import sharding_constraint_p
 from funcgraph.sharding import NamedSharding, SingleDeviceSharding
@@ -83,12 +84,16 @@ class CompiledJaxpr:
     A program over several devices (or a non-default one) also has the shardings of
     its outputs and the handlers that make them arrays (`placement.py`)."""
     __slots__ = ("executable", "const_bufs", "out_avals", "text", "jaxpr", "out_shardings",
-                 "handlers")
+                 "handlers", "kept")
 
-    def __init__(self, closed, donated=(), placement=None, module=None, options=()):
+    def __init__(self, closed, donated=(), placement=None, module=None, options=(),
+                 kept=None):
         """`module`: the jaxpr already lowered (by Lowered, with this placement), so
         that it is not lowered a second time; `options`: XLA options as sorted (name,
-        value) pairs (jit's compiler_options)."""
+        value) pairs (jit's compiler_options); `kept`: the indices of the function's
+        arguments that the program takes (drop_unused_inputs), None: all of them.  It is
+        called with the buffers of those only."""
+        self.kept = kept
         self.jaxpr = closed
         jaxpr = closed.jaxpr
         placement = placement or placing.unplaced(len(jaxpr.invars), len(jaxpr.outvars))
@@ -146,6 +151,25 @@ def optimize(closed):
     if not config.funcgraph_jit_passes:
         return closed
     return passes.optimize(closed)
+
+
+def drop_unused_inputs(closed, donated):
+    """jit's keep_unused=False, as in jax: the program without the inputs that nothing
+    reads (after optimization), so that such arguments are neither transferred nor
+    passed.  (closed, kept, donated): kept is None where every input is read, else the
+    indices of the inputs kept; donated, the donated inputs' indices among those kept."""
+    jaxpr = closed.jaxpr
+    read = {x for eqn in jaxpr.eqns for x in eqn.invars if type(x) is not Literal}
+    read.update(v for v in jaxpr.outvars if type(v) is not Literal)
+    kept = tuple(i for i, v in enumerate(jaxpr.invars) if v in read)
+    if len(kept) == len(jaxpr.invars):
+        return closed, None, donated
+    pruned = Jaxpr(jaxpr.constvars, [jaxpr.invars[i] for i in kept], jaxpr.outvars,
+                   jaxpr.eqns)
+    ir_check(pruned)
+    position = {old: new for new, old in enumerate(kept)}
+    return (ClosedJaxpr(pruned, closed.consts), kept,
+            tuple(position[i] for i in donated if i in position))
 
 
 # Eager primitives run compiled (off the CPU, or those without a bit-exact NumPy
@@ -216,8 +240,10 @@ def flat_caller(compiled, in_avals, out_tree):
     """The fast path's call of a compiled entry on flat positional arguments: for the
     common program (one device, no constants) a FlatCall (fast_dispatch.py: the
     arguments' buffers, host values copied at their traced dtype, the executable, Arrays
-    of the results); otherwise the general call of the CompiledJaxpr."""
-    puts = tuple(_host_put(aval) for aval in in_avals)
+    of the results); otherwise the general call of the CompiledJaxpr.  An argument the
+    program dropped (unused) has no put: it is not transferred."""
+    kept = range(len(in_avals)) if compiled.kept is None else set(compiled.kept)
+    puts = tuple(_host_put(aval) if i in kept else None for i, aval in enumerate(in_avals))
     fast_parts = compiled.executable.fast_parts if compiled.handlers is None else None
     if fast_parts and not compiled.const_bufs:
         unflatten = None if out_tree.single else out_tree.unflatten
@@ -225,7 +251,7 @@ def flat_caller(compiled, in_avals, out_tree):
 
     def call(args):
         bufs = [a._buf if type(a) is Array and a._buf is not None else put(a)
-                for a, put in zip(args, puts, strict=True)]
+                for a, put in zip(args, puts, strict=True) if put is not None]
         outs = compiled(bufs)
         return outs[0] if out_tree.single else out_tree.unflatten(outs)
     return call
@@ -253,11 +279,13 @@ def _split_float0(out_leaves):
 
 class _CacheEntry:
     __slots__ = ("closed", "out_tree", "compiled", "donated", "lock",
-                 "variant", "placement", "in_avals", "flat_caller", "options")
+                 "variant", "placement", "in_avals", "flat_caller", "options", "keep_unused")
 
-    def __init__(self, closed, out_tree, donated, variant=None, placement=None, options=()):
+    def __init__(self, closed, out_tree, donated, variant=None, placement=None, options=(),
+                 keep_unused=True):
         self.placement = placement  # where it runs (placement.py); None: default device
         self.options = options  # XLA's compiler options, sorted (name, value) pairs
+        self.keep_unused = keep_unused  # False: the program drops unread arguments
         self.closed = closed
         self.in_avals = closed.in_avals  # the traced leaf types (host values' dtypes)
         self.out_tree = out_tree  # an OutputSpec
@@ -279,8 +307,11 @@ class _CacheEntry:
                 compiled = self.compiled
                 if compiled is None:
                     start = time.perf_counter()
-                    compiled = CompiledJaxpr(optimize(self.closed), self.donated,
-                                             self.placement, options=self.options)
+                    closed, kept, donated = optimize(self.closed), None, self.donated
+                    if not self.keep_unused and self.placement is None:
+                        closed, kept, donated = drop_unused_inputs(closed, donated)
+                    compiled = CompiledJaxpr(closed, donated, self.placement,
+                                             options=self.options, kept=kept)
                     self._compiled_in(time.perf_counter() - start)
                     self.compiled = compiled
         return compiled
@@ -288,7 +319,10 @@ class _CacheEntry:
     def run_leaves(self, leaves):
         """The compiled outputs (Arrays) for the argument leaves."""
         compiled = self.compiled or self.get_compiled()
-        return compiled(to_buffers(leaves, self.in_avals, may_alias=not self.donated))
+        avals = self.in_avals
+        if compiled.kept is not None:
+            leaves, avals = [leaves[i] for i in compiled.kept], [avals[i] for i in compiled.kept]
+        return compiled(to_buffers(leaves, avals, may_alias=not self.donated))
 
     def _compiled_in(self, seconds):
         variant = self.variant
@@ -340,7 +374,7 @@ class JitFunction(FastJit):
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  donate_argnames=(), in_shardings=None, out_shardings=None, inline=False,
-                 compiler_options=None):
+                 compiler_options=None, keep_unused=False):
         _jit_functions.add(self)
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
@@ -362,6 +396,7 @@ class JitFunction(FastJit):
         self.out_shardings = out_shardings
         self.inline = inline
         self.compiler_options = compiler_option_pairs(compiler_options)
+        self.keep_unused = keep_unused
         self._placed = in_shardings is not None or out_shardings is not None
         self._cache = {}
         # Calls whose positional arguments are all arrays or scalars skip pytree
@@ -520,8 +555,9 @@ class JitFunction(FastJit):
         outs = entry.run_leaves(leaves)
         if config.check_nonfinite:
             self._check_outputs(entry, leaves, outs, args, kwargs)
-        for i in entry.donated:
-            if type(leaves[i]) is Array:
+        kept = entry.compiled.kept
+        for i in entry.donated:  # as in jax, an unused (dropped) argument is not donated
+            if type(leaves[i]) is Array and (kept is None or i in kept):
                 leaves[i].delete()
         return entry.out_tree.unflatten(outs)
 
@@ -578,7 +614,8 @@ class JitFunction(FastJit):
         placement = self._placement(statics, in_tree, avals, dyn_args, committed, out_tree)
         entry = self._cache[key] = _CacheEntry(closed, out_tree,
                                                self._donated_leaves(args, kwargs, statics),
-                                               variant, placement, self.compiler_options)
+                                               variant, placement, self.compiler_options,
+                                               self.keep_unused)
         self._last_key = key
         return entry
 
@@ -692,7 +729,8 @@ class JitFunction(FastJit):
         caches: compiled programs are not copied)."""
         return (JitFunction, (self.fun, self.static_argnums, self.static_argnames,
                               self.donate_argnums, self.donate_argnames, self.in_shardings,
-                              self.out_shardings, self.inline, dict(self.compiler_options)))
+                              self.out_shardings, self.inline, dict(self.compiler_options),
+                              self.keep_unused))
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -763,10 +801,12 @@ class Traced:
                                         for a in self.jaxpr.out_avals])
 
     def lower(self):
-        optimized = optimize(self.jaxpr)
+        optimized, kept, donated = optimize(self.jaxpr), None, self.donated
         placement = self._fresh_placement()
-        module = lowering.lower_module(optimized.jaxpr, self.donated, placement)
-        return Lowered(self, optimized, module, placement)
+        if not self.fun.keep_unused and placement is None:
+            optimized, kept, donated = drop_unused_inputs(optimized, donated)
+        module = lowering.lower_module(optimized.jaxpr, donated, placement)
+        return Lowered(self, optimized, module, placement, kept, donated)
 
     def _fresh_placement(self):
         """A copy of the placement for one lowering (lowering settles its details)."""
@@ -781,11 +821,13 @@ class Traced:
 class Lowered:
     """jit(f).lower(...): the StableHLO module; `.compile()` goes on to XLA."""
 
-    def __init__(self, traced, closed, module, placement):
+    def __init__(self, traced, closed, module, placement, kept=None, donated=()):
         self.traced = traced
         self.jaxpr = closed
         self.module = module  # a lowering.LoweredModule, compiled as it is
         self.placement = placement  # the one the module was lowered with
+        self.kept = kept  # the arguments the module takes (None: all; jit's keep_unused)
+        self.donated = donated  # the donated ones, among those
         self.text = module.text
 
     def as_text(self, dialect="stablehlo", *, debug_info=False):
@@ -816,10 +858,10 @@ class Compiled:
 
     def __init__(self, lowered, options=()):
         self.lowered = lowered
-        self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.traced.donated,
-                                      lowered.placement, lowered.module, options)
+        self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.donated, lowered.placement,
+                                      lowered.module, options, lowered.kept)
         self.in_tree = lowered.traced.in_tree
-        self.in_avals = lowered.jaxpr.in_avals
+        self.in_avals = lowered.traced.jaxpr.in_avals
 
     def __call__(self, *args, **kwargs):
         statics, dyn_args, dyn_kwargs = self.lowered.traced.fun._split(args, kwargs)
@@ -832,6 +874,9 @@ class Compiled:
             if not core.same_type(a, b):
                 raise TypeError(f"compiled function argument {i} has type {a.str_short()}, "
                                 f"but it was compiled for {b.str_short()}")
+        kept = self.lowered.kept
+        if kept is not None:
+            leaves, avals = [leaves[i] for i in kept], [avals[i] for i in kept]
         outs = self.compiled(to_buffers(leaves, avals, may_alias=not self.lowered.traced.donated))
         return self.lowered.traced.out_tree.unflatten(outs)
 
@@ -886,8 +931,9 @@ def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
     arguments / the output holding them and Nones) lay the program out over a mesh;
     XLA's SPMD partitioner splits it into per-device programs.
 
-    keep_unused: accepted; funcgraph passes every argument to the program (JAX may drop
-    unused ones when it is False, and keeps them when True).  inline: under another
+    keep_unused: False (the default), as in JAX, compiles a program without the arguments
+    it does not read, which are then neither transferred nor passed (nor donated); True
+    keeps them all.  (Programs laid out over devices keep them all.)  inline: under another
     transformation the function's equations go into the enclosing program instead of
     one `pjit` equation.  device/backend (deprecated in JAX, with its warning): the
     program runs on that device (or the backend's first), its inputs and outputs there.
@@ -900,8 +946,7 @@ def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                    in_shardings=in_shardings, out_shardings=out_shardings, inline=inline,
-                   compiler_options=compiler_options)
-    del keep_unused  # every argument is kept, which JAX allows either way
+                   compiler_options=compiler_options, keep_unused=keep_unused)
     if fun is None:
         return lambda f: JitFunction(f, **options)
     return JitFunction(fun, **options)
