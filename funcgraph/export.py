@@ -204,14 +204,14 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
 
 def _export_traced(traced, name, platforms, disabled_checks):
     closed = optimize(traced.jaxpr)
-    if traced.out_tree.float0:
+    if traced.out_spec.float0:
         raise NotImplementedError(f"exporting {name}: outputs of dtype float0 (tangents of "
                                   f"integer values) are not supported")
     if closed.jaxpr.effects:
         raise ValueError(f"Cannot export {name}: it has effects "
                          f"{sorted(str(e) for e in closed.jaxpr.effects)} (host callbacks "
                          f"run Python, which a serialized module cannot carry)")
-    out_tree = traced.out_tree.tree
+    out_tree = traced.out_tree
     placement = traced.placement
     in_shardings, out_shardings, devices = _named_shardings(placement, closed)
     text, nr_devices = export_module_text(closed, f"jit_{name}", len(platforms) > 1,

@@ -303,6 +303,47 @@ def test_compiler_options_reach_xla():
         fg.jit(lambda v: v, compiler_options=["xla_cpu_enable_fast_math"])
 
 
+def test_stages_describe_the_function_as_jax_stages_do():
+    """Traced, Lowered and Compiled carry jax's descriptions: the argument and output
+    trees and types, which arguments are donated, shardings, the MLIR module and the
+    runtime executable."""
+    import jax
+    fun = lambda x, y, *, z: (x * 2, {"a": y + z})
+    args, kwargs = (np.ones(3, np.float32), 1.0), dict(z=np.float32(2))
+    stages = []
+    for mod in (fg, jax):
+        traced = mod.jit(fun, donate_argnums=1).trace(*args, **kwargs)
+        stages.append((traced, traced.lower(), traced.lower().compile()))
+    (t, lo, c), (jt, jlo, jc) = stages
+    assert t.fun_name == jt.fun_name == "<lambda>"
+    for ours, theirs in [(t, jt), (lo, jlo), (c, jc)]:
+        assert ours.donate_argnums == theirs.donate_argnums == (1,)
+        flat = fg.tree_util.tree_leaves(ours.args_info)
+        want = jax.tree_util.tree_leaves(theirs.args_info)
+        assert [(a.shape, a.dtype, a.donated) for a in flat] == \
+            [(a.shape, a.dtype, a.donated) for a in want]
+        assert [(a.shape, a.dtype) for a in fg.tree_util.tree_leaves(ours.out_info)] == \
+            [(a.shape, a.dtype) for a in jax.tree_util.tree_leaves(theirs.out_info)]
+    for ours, theirs in [(t.in_avals, jt.in_avals), (t.out_avals, jt.out_avals),
+                         (lo.in_avals, jlo.in_avals)]:
+        assert str(fg.tree_util.tree_structure(ours)).replace("PyTreeSpec", "") == \
+            str(jax.tree_util.tree_structure(theirs)).replace("PyTreeDef", "")
+        assert [a.shape for a in fg.tree_util.tree_leaves(ours)] == \
+            [a.shape for a in jax.tree_util.tree_leaves(theirs)]
+    assert lo.in_tree.num_leaves == 3 and c.out_tree.num_leaves == 2
+    assert "func.func public @main" in str(lo.compiler_ir("stablehlo"))
+    with pytest.raises(ValueError, match="only the 'stablehlo' dialect"):
+        lo.compiler_ir("hlo")
+    device = fg.devices()[0]
+    assert fg.tree_util.tree_leaves(c.input_shardings) == \
+        [fg.sharding.SingleDeviceSharding(device)] * 3
+    assert fg.tree_util.tree_leaves(c.output_shardings) == \
+        [fg.sharding.SingleDeviceSharding(device)] * 2
+    assert hasattr(c.runtime_executable(), "execute_sharded")
+    out = c(*args, **kwargs)
+    np.testing.assert_allclose(out[0], [2, 2, 2])
+
+
 def test_zero_outputs_and_constant_outputs():
     assert fg.jit(lambda x: ())(1.0) == ()
     out = fg.jit(lambda x: (x, 3.0))(np.float32(1))

@@ -228,6 +228,12 @@ def _mlir_context():
     return _jax().make_ir_context()
 
 
+def parse_mlir(text):
+    """StableHLO text as an MLIR module object of jaxlib's bindings (Lowered.compiler_ir)."""
+    with _mlir_context():
+        return _jax().mlir_ir.Module.parse(text)
+
+
 def pretty_mlir(text, debug_info=False):
     """Parse StableHLO text (checking it) and print it in MLIR's pretty form (with the
     ops' locations when debug_info)."""

@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 from funcgraph import backend, core, dtypes, lowering, passes, shape_poly, tree_util
-from funcgraph.array import Array
+from funcgraph.array import Array, default_device
 from funcgraph.config import config, disable_jit
 from funcgraph.interpreters.batching import manual_axes_key
 from funcgraph.interpreters.eval import (compiled_eval, eval_jaxpr, eval_trace, is_eager,
@@ -787,17 +787,37 @@ def _leaf_paths(treedef):
 class Traced:
     """jit(f).trace(...): the traced jaxpr; `.lower()` goes on to StableHLO."""
 
-    def __init__(self, jit_fun, closed, in_tree, out_tree, donated, placement=None):
+    def __init__(self, jit_fun, closed, in_tree, out_spec, donated, placement=None):
         self.fun = jit_fun
         self.jaxpr = closed
-        self.in_tree = in_tree
-        self.out_tree = out_tree
-        self.donated = donated
+        self.in_tree = in_tree  # the tree of (positional arguments, keyword arguments)
+        self.out_spec = out_spec  # an OutputSpec: the output tree and its float0 leaves
+        self.donated = donated  # the indices of the donated argument leaves
         self.placement = placement
+
+    fun_name = property(lambda self: self.fun.name)
+    donate_argnums = property(lambda self: self.fun.donate_argnums)
+    out_tree = property(lambda self: self.out_spec.tree)
+
+    @property
+    def in_avals(self):
+        """The arguments' types, in the tree of (positional, keyword) arguments."""
+        return tree_util.tree_unflatten(self.in_tree, list(self.jaxpr.in_avals))
+
+    @property
+    def out_avals(self):
+        return self.out_spec.unflatten(list(self.jaxpr.out_avals))
+
+    @property
+    def args_info(self):
+        """An ArgInfo (type, whether donated) per argument, in the arguments' tree."""
+        donated = set(self.donated)
+        return tree_util.tree_unflatten(self.in_tree, [
+            ArgInfo(aval, i in donated) for i, aval in enumerate(self.jaxpr.in_avals)])
 
     @property
     def out_info(self):
-        return self.out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+        return self.out_spec.unflatten([ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                         for a in self.jaxpr.out_avals])
 
     def lower(self):
@@ -818,7 +838,33 @@ class Traced:
         return fresh
 
 
-class Lowered:
+class ArgInfo:
+    """An argument of a traced, lowered or compiled function: its type and whether it is
+    donated (jax.stages.ArgInfo)."""
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, aval, donated):
+        self._aval = aval
+        self.donated = donated
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+    def __repr__(self):
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
+
+class _StageInfo:
+    """What Lowered and Compiled tell of the traced function (as jax's stages do)."""
+    in_tree = property(lambda self: self.traced.in_tree)
+    out_tree = property(lambda self: self.traced.out_tree)
+    out_info = property(lambda self: self.traced.out_info)
+    in_avals = property(lambda self: self.traced.in_avals)
+    args_info = property(lambda self: self.traced.args_info)
+    donate_argnums = property(lambda self: self.traced.donate_argnums)
+
+
+class Lowered(_StageInfo):
     """jit(f).lower(...): the StableHLO module; `.compile()` goes on to XLA."""
 
     def __init__(self, traced, closed, module, placement, kept=None, donated=()):
@@ -834,6 +880,13 @@ class Lowered:
         if dialect != "stablehlo":
             raise ValueError(f"as_text: only the 'stablehlo' dialect is available, not {dialect!r}")
         return backend.pretty_mlir(self.text, debug_info)
+
+    def compiler_ir(self, dialect=None):
+        """The module as an MLIR module object (jaxlib's MLIR bindings)."""
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"compiler_ir: only the 'stablehlo' dialect is available, not "
+                             f"{dialect!r}")
+        return backend.parse_mlir(self.text)
 
     def compile(self, compiler_options=None):
         """XLA's executable; compiler_options (XLA option name -> value) replace the
@@ -853,15 +906,15 @@ def compiler_option_pairs(options):
     return tuple(sorted(options.items()))
 
 
-class Compiled:
+class Compiled(_StageInfo):
     """jit(f).lower(...).compile(): call it like the function, or inspect XLA's view."""
 
     def __init__(self, lowered, options=()):
         self.lowered = lowered
+        self.traced = lowered.traced
         self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.donated, lowered.placement,
                                       lowered.module, options, lowered.kept)
-        self.in_tree = lowered.traced.in_tree
-        self.in_avals = lowered.traced.jaxpr.in_avals
+        self.flat_in_avals = lowered.traced.jaxpr.in_avals
 
     def __call__(self, *args, **kwargs):
         statics, dyn_args, dyn_kwargs = self.lowered.traced.fun._split(args, kwargs)
@@ -870,7 +923,7 @@ class Compiled:
             raise TypeError(f"compiled function called with argument structure {in_tree}, "
                             f"but it was compiled for {self.in_tree}")
         avals = list(map(core.get_aval, leaves))
-        for i, (a, b) in enumerate(zip(avals, self.in_avals)):
+        for i, (a, b) in enumerate(zip(avals, self.flat_in_avals)):
             if not core.same_type(a, b):
                 raise TypeError(f"compiled function argument {i} has type {a.str_short()}, "
                                 f"but it was compiled for {b.str_short()}")
@@ -878,7 +931,29 @@ class Compiled:
         if kept is not None:
             leaves, avals = [leaves[i] for i in kept], [avals[i] for i in kept]
         outs = self.compiled(to_buffers(leaves, avals, may_alias=not self.lowered.traced.donated))
-        return self.lowered.traced.out_tree.unflatten(outs)
+        return self.lowered.traced.out_spec.unflatten(outs)
+
+    @property
+    def input_shardings(self):
+        """Each argument's sharding, in the arguments' tree (those the program dropped
+        too, as jax shows them)."""
+        placement = self.lowered.placement
+        if placement is None:
+            shardings = [SingleDeviceSharding(default_device())] * len(self.flat_in_avals)
+        else:
+            shardings = list(placement.arg_shardings)
+        return tree_util.tree_unflatten(self.in_tree, shardings)
+
+    @property
+    def output_shardings(self):
+        shardings = self.compiled.out_shardings
+        if shardings is None:
+            shardings = [SingleDeviceSharding(default_device())] * len(self.compiled.out_avals)
+        return self.traced.out_spec.unflatten(list(shardings))
+
+    def runtime_executable(self):
+        """jaxlib's loaded executable."""
+        return self.compiled.executable.loaded
 
     def as_text(self):
         return self.compiled.executable.hlo_text()
