@@ -332,6 +332,7 @@ def test_stages_describe_the_function_as_jax_stages_do():
             [a.shape for a in jax.tree_util.tree_leaves(theirs)]
     assert lo.in_tree.num_leaves == 3 and c.out_tree.num_leaves == 2
     assert "func.func public @main" in str(lo.compiler_ir("stablehlo"))
+    assert lo.cost_analysis()["flops"] == jlo.cost_analysis()["flops"] == 4.0
     with pytest.raises(ValueError, match="only the 'stablehlo' dialect"):
         lo.compiler_ir("hlo")
     device = fg.devices()[0]

@@ -228,6 +228,17 @@ def _mlir_context():
     return _jax().make_ir_context()
 
 
+def lowered_cost_analysis(text):
+    """XLA's cost estimate (flops, bytes accessed, ...) of a module before optimization,
+    as jax's Lowered.cost_analysis gives it; None where the backend gives none."""
+    xla = _jax().xla_client._xla
+    try:
+        computation = xla.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False)
+        return xla.hlo_module_cost_analysis(_client(), computation.as_hlo_module())
+    except Exception:  # e.g. a plugin backend (PJRT C API) has no such analysis
+        return None
+
+
 def parse_mlir(text):
     """StableHLO text as an MLIR module object of jaxlib's bindings (Lowered.compiler_ir)."""
     with _mlir_context():

@@ -881,6 +881,10 @@ class Lowered(_StageInfo):
             raise ValueError(f"as_text: only the 'stablehlo' dialect is available, not {dialect!r}")
         return backend.pretty_mlir(self.text, debug_info)
 
+    def cost_analysis(self):
+        """XLA's cost estimate of the module before optimization (a dict), or None."""
+        return backend.lowered_cost_analysis(self.text)
+
     def compiler_ir(self, dialect=None):
         """The module as an MLIR module object (jaxlib's MLIR bindings)."""
         if dialect not in (None, "stablehlo"):
