@@ -345,6 +345,22 @@ def test_stages_describe_the_function_as_jax_stages_do():
     np.testing.assert_allclose(out[0], [2, 2, 2])
 
 
+def test_compiled_functions_take_the_dynamic_arguments_only():
+    """As in JAX's AOT guide: static arguments given to lower are part of the program;
+    the compiled function takes the others, and cannot be transformed."""
+    f = lambda x, y: 2 * x + y
+    compiled = fg.jit(f, static_argnums=0).lower(7, 8).compile()
+    assert int(compiled(5)) == 19
+    g = fg.jit(lambda x, *, n: x * n, static_argnames="n").lower(2.0, n=3).compile()
+    assert float(g(4.0)) == 12.0
+    plain = fg.jit(f).lower(3, 4).compile()
+    with pytest.raises(TypeError, match="Cannot apply transformations to a function lowered "
+                                        "and compiled"):
+        fg.vmap(plain)(np.ones(3, np.int32), np.ones(3, np.int32))
+    with pytest.raises(TypeError, match="argument 0 has type f32"):
+        plain(np.ones(3, np.float32), 1)
+
+
 def test_zero_outputs_and_constant_outputs():
     assert fg.jit(lambda x: ())(1.0) == ()
     out = fg.jit(lambda x: (x, 3.0))(np.float32(1))

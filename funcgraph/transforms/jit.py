@@ -921,8 +921,15 @@ class Compiled(_StageInfo):
         self.flat_in_avals = lowered.traced.jaxpr.in_avals
 
     def __call__(self, *args, **kwargs):
-        statics, dyn_args, dyn_kwargs = self.lowered.traced.fun._split(args, kwargs)
-        leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
+        """Called with the dynamic arguments only (the static ones were given to lower
+        and are part of the program), as jax's compiled functions are."""
+        leaves, in_tree = flatten_args(args, kwargs)
+        for x in leaves:
+            if isinstance(x, core.Tracer):
+                raise TypeError(f"Cannot apply transformations to a function lowered and "
+                                f"compiled for a particular signature (as in JAX). Detected "
+                                f"argument of Tracer type {type(x)}; transform the function "
+                                f"before jit(...).lower(...).compile() instead.")
         if in_tree != self.in_tree:
             raise TypeError(f"compiled function called with argument structure {in_tree}, "
                             f"but it was compiled for {self.in_tree}")
