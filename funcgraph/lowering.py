@@ -475,8 +475,9 @@ def emit_function(module, name, jaxpr, visibility="private", donated=(), name_st
     out_types = [tensor_type(v.aval) + _attr_dict(a)
                  for v, a in core.safe_zip(jaxpr.outvars, result_attrs)]
     args = []
+    n_consts = len(jaxpr.constvars)
     for i, (n, v, attrs) in enumerate(core.safe_zip(arg_names, in_vars, arg_attrs)):
-        if i in donated:
+        if i >= n_consts and i - n_consts in donated:  # donated: indices of invars
             attrs = {"jax.buffer_donor": "true", **attrs}
         args.append(f"{n}: {tensor_type(v.aval)}{_attr_dict(attrs)}")
     ret_types = [tensor_type(v.aval) for v in jaxpr.outvars]

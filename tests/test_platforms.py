@@ -205,6 +205,43 @@ def test_donated_pytree_argument():
     assert tree["w"].is_deleted() and tree["b"].is_deleted()
 
 
+def test_only_donations_an_output_can_reuse_are_taken_with_jaxs_warning():
+    """jax's rule: a donated input is donated where an output of its shape and dtype can
+    take its buffer (each output once); the others stay alive, with jax's warning."""
+    for mod in (fg, jax):
+        x, y = (mod.device_put(np.ones((2, 3), np.float32)) for _ in range(2))
+        with pytest.warns(UserWarning, match="Some donated buffers were not usable"):
+            out = mod.jit(lambda a, b: a + b, donate_argnums=(0, 1))(x, y)
+        np.testing.assert_array_equal(out, np.full((2, 3), 2.0))
+        assert x.is_deleted() and not y.is_deleted()
+    small = fg.device_put(np.ones(3, np.float32))
+    with pytest.warns(UserWarning, match=r"not usable: f32\[3\]"):
+        fg.jit(lambda a: a.sum(), donate_argnums=0)(small)
+    assert not small.is_deleted()
+
+
+def test_donation_next_to_closed_over_constants():
+    """The donated argument, not a constant of the program, is the buffer donor: the
+    program's constants survive calls."""
+    c = np.arange(1000, dtype=np.float32)
+    f = fg.jit(lambda x: x * 2 + c, donate_argnums=0)
+    main = next(line for line in f.lower(np.ones(1000, np.float32)).as_text().splitlines()
+                if "@main" in line)
+    assert main.count("jax.buffer_donor") == 1 and "%arg1: tensor<1000xf32> {jax" in main
+    for _ in range(3):
+        x = fg.device_put(np.ones(1000, np.float32))
+        np.testing.assert_array_equal(f(x), 2 + c)
+        assert x.is_deleted()
+
+
+def test_compiled_functions_take_donated_buffers_too():
+    compiled = fg.jit(lambda a, b: a * b, donate_argnums=0).lower(
+        np.ones(3, np.float32), np.ones(3, np.float32)).compile()
+    x, y = fg.device_put(np.ones(3, np.float32)), fg.device_put(np.ones(3, np.float32))
+    np.testing.assert_array_equal(compiled(x, y), [1, 1, 1])
+    assert x.is_deleted() and not y.is_deleted()
+
+
 # --- precision ----------------------------------------------------------------------------
 
 def _precisions(text):

@@ -84,16 +84,18 @@ class CompiledJaxpr:
     A program over several devices (or a non-default one) also has the shardings of
     its outputs and the handlers that make them arrays (`placement.py`)."""
     __slots__ = ("executable", "const_bufs", "out_avals", "text", "jaxpr", "out_shardings",
-                 "handlers", "kept")
+                 "handlers", "kept", "donated_args")
 
     def __init__(self, closed, donated=(), placement=None, module=None, options=(),
-                 kept=None):
+                 kept=None, donated_args=()):
         """`module`: the jaxpr already lowered (by Lowered, with this placement), so
         that it is not lowered a second time; `options`: XLA options as sorted (name,
         value) pairs (jit's compiler_options); `kept`: the indices of the function's
         arguments that the program takes (drop_unused_inputs), None: all of them.  It is
-        called with the buffers of those only."""
+        called with the buffers of those only; `donated_args`: the argument leaves whose
+        buffers it takes over (deleted after a call)."""
         self.kept = kept
+        self.donated_args = donated_args
         self.jaxpr = closed
         jaxpr = closed.jaxpr
         placement = placement or placing.unplaced(len(jaxpr.invars), len(jaxpr.outvars))
@@ -170,6 +172,42 @@ def drop_unused_inputs(closed, donated):
     position = {old: new for new, old in enumerate(kept)}
     return (ClosedJaxpr(pruned, closed.consts), kept,
             tuple(position[i] for i in donated if i in position))
+
+
+def usable_donations(closed, donated):
+    """jax's rule for donated inputs: one is donated only where an output of its shape
+    and dtype can take its buffer (each output once, in order); the others are not
+    donated (nor deleted), with jax's warning."""
+    outs = [v.aval for v in closed.jaxpr.outvars]
+    free = list(range(len(outs)))
+    usable, unusable = [], []
+    for i in donated:
+        aval = closed.jaxpr.invars[i].aval
+        match = next((j for j in free if outs[j].shape == aval.shape
+                      and outs[j].dtype == aval.dtype), None)
+        if match is None:
+            unusable.append(aval.str_short())
+        else:
+            free.remove(match)
+            usable.append(i)
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
+                      f"See an explanation at "
+                      f"https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
+                      stacklevel=4)
+    return tuple(usable)
+
+
+def program_inputs(closed, donated, keep_unused, placed):
+    """The optimized program's inputs: (closed, kept, donated, donated_args).  Unread
+    inputs dropped unless keep_unused (or the program is placed over devices: kept is
+    None where nothing is dropped); donated: the inputs donated, among those kept, where
+    an output can reuse them; donated_args: the same as argument leaf indices."""
+    closed, kept = optimize(closed), None
+    if not keep_unused and not placed:
+        closed, kept, donated = drop_unused_inputs(closed, donated)
+    donated = usable_donations(closed, donated) if donated else ()
+    return closed, kept, donated, tuple(i if kept is None else kept[i] for i in donated)
 
 
 # Eager primitives run compiled (off the CPU, or those without a bit-exact NumPy
@@ -307,11 +345,11 @@ class _CacheEntry:
                 compiled = self.compiled
                 if compiled is None:
                     start = time.perf_counter()
-                    closed, kept, donated = optimize(self.closed), None, self.donated
-                    if not self.keep_unused and self.placement is None:
-                        closed, kept, donated = drop_unused_inputs(closed, donated)
+                    closed, kept, donated, donated_args = program_inputs(
+                        self.closed, self.donated, self.keep_unused, self.placement is not None)
                     compiled = CompiledJaxpr(closed, donated, self.placement,
-                                             options=self.options, kept=kept)
+                                             options=self.options, kept=kept,
+                                             donated_args=donated_args)
                     self._compiled_in(time.perf_counter() - start)
                     self.compiled = compiled
         return compiled
@@ -555,9 +593,8 @@ class JitFunction(FastJit):
         outs = entry.run_leaves(leaves)
         if config.check_nonfinite:
             self._check_outputs(entry, leaves, outs, args, kwargs)
-        kept = entry.compiled.kept
-        for i in entry.donated:  # as in jax, an unused (dropped) argument is not donated
-            if type(leaves[i]) is Array and (kept is None or i in kept):
+        for i in entry.compiled.donated_args:  # those the program took over (as jax)
+            if type(leaves[i]) is Array:
                 leaves[i].delete()
         return entry.out_tree.unflatten(outs)
 
@@ -821,12 +858,11 @@ class Traced:
                                         for a in self.jaxpr.out_avals])
 
     def lower(self):
-        optimized, kept, donated = optimize(self.jaxpr), None, self.donated
         placement = self._fresh_placement()
-        if not self.fun.keep_unused and placement is None:
-            optimized, kept, donated = drop_unused_inputs(optimized, donated)
+        optimized, kept, donated, donated_args = program_inputs(
+            self.jaxpr, self.donated, self.fun.keep_unused, placement is not None)
         module = lowering.lower_module(optimized.jaxpr, donated, placement)
-        return Lowered(self, optimized, module, placement, kept, donated)
+        return Lowered(self, optimized, module, placement, kept, donated, donated_args)
 
     def _fresh_placement(self):
         """A copy of the placement for one lowering (lowering settles its details)."""
@@ -867,13 +903,15 @@ class _StageInfo:
 class Lowered(_StageInfo):
     """jit(f).lower(...): the StableHLO module; `.compile()` goes on to XLA."""
 
-    def __init__(self, traced, closed, module, placement, kept=None, donated=()):
+    def __init__(self, traced, closed, module, placement, kept=None, donated=(),
+                 donated_args=()):
         self.traced = traced
         self.jaxpr = closed
         self.module = module  # a lowering.LoweredModule, compiled as it is
         self.placement = placement  # the one the module was lowered with
         self.kept = kept  # the arguments the module takes (None: all; jit's keep_unused)
         self.donated = donated  # the donated ones, among those
+        self.donated_args = donated_args  # the same, as argument leaf indices
         self.text = module.text
 
     def as_text(self, dialect="stablehlo", *, debug_info=False):
@@ -917,7 +955,8 @@ class Compiled(_StageInfo):
         self.lowered = lowered
         self.traced = lowered.traced
         self.compiled = CompiledJaxpr(lowered.jaxpr, lowered.donated, lowered.placement,
-                                      lowered.module, options, lowered.kept)
+                                      lowered.module, options, lowered.kept,
+                                      lowered.donated_args)
         self.flat_in_avals = lowered.traced.jaxpr.in_avals
 
     def __call__(self, *args, **kwargs):
@@ -938,10 +977,14 @@ class Compiled(_StageInfo):
             if not core.same_type(a, b):
                 raise TypeError(f"compiled function argument {i} has type {a.str_short()}, "
                                 f"but it was compiled for {b.str_short()}")
-        kept = self.lowered.kept
+        kept, taken = self.lowered.kept, self.compiled.donated_args
+        given = leaves
         if kept is not None:
             leaves, avals = [leaves[i] for i in kept], [avals[i] for i in kept]
         outs = self.compiled(to_buffers(leaves, avals, may_alias=not self.lowered.traced.donated))
+        for i in taken:  # the buffers the program took over, as in a jit call
+            if type(given[i]) is Array:
+                given[i].delete()
         return self.lowered.traced.out_spec.unflatten(outs)
 
     @property
