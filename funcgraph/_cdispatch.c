@@ -100,6 +100,7 @@ typedef struct {
     PyObject *unflatten; /* outputs -> the result; None: the one output is the result */
     PyObject *puts;      /* per argument: put(x) -> buffer, for those with no buffer;
                           * None: the program does not take it (unused) */
+    Py_ssize_t taken;    /* how many arguments the program takes (puts not None) */
 } FlatCallObject;
 
 static PyTypeObject FlatCallType;
@@ -119,10 +120,7 @@ static PyObject *argument_buffers(FlatCallObject *self, PyObject *args)
         Py_DECREF(seq);
         return NULL;
     }
-    Py_ssize_t taken = 0;
-    for (Py_ssize_t i = 0; i < n; i++)
-        taken += PyTuple_GET_ITEM(self->puts, i) != Py_None;
-    PyObject *bufs = PyList_New(taken);
+    PyObject *bufs = PyList_New(self->taken);
     if (bufs == NULL) {
         Py_DECREF(seq);
         return NULL;
@@ -255,6 +253,9 @@ static PyObject *flat_call_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     self->out_avals = Py_NewRef(out_avals);
     self->unflatten = Py_NewRef(unflatten);
     self->puts = Py_NewRef(puts);
+    self->taken = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(puts); i++)
+        self->taken += PyTuple_GET_ITEM(puts, i) != Py_None;
     return (PyObject *)self;
 }
 
