@@ -24,6 +24,7 @@ impl_rules = {}
 class NoHostImpl(NotImplementedError):
     """Raised by an impl for inputs it does not serve: the primitive runs compiled."""
 
+
 # direct_impls[prim](*args, **params) -> outputs: evaluation rules that take the
 # concrete arguments as they come (Arrays stay on the device), for primitives that
 # hold sub-jaxprs (calls, control flow) and run them compiled.
