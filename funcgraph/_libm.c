@@ -217,27 +217,29 @@ static PyObject *unary_served(UnaryImpl *self, PyObject *x)
     Py_DECREF(numpy_now);
     if (numpy_now != Py_True)
         Py_RETURN_NOTIMPLEMENTED;
-    PyObject *objs[2] = {x, NULL};
-    Py_buffer views[2];
-    if (get_buffers(objs, views, 1, 0) == 0) {  /* not C-contiguous float32/float64 */
+    Py_buffer in, out;
+    char kind = get_buffers(&x, &in, 1, 0);
+    if (kind == 0) {  /* not C-contiguous float32/float64 */
         PyErr_Clear();
         Py_RETURN_NOTIMPLEMENTED;
     }
-    objs[1] = PyObject_CallOneArg(self->empty_like, x);
-    if (objs[1] == NULL) {
-        PyBuffer_Release(&views[0]);
+    PyObject *result = PyObject_CallOneArg(self->empty_like, x);
+    if (result == NULL || get_buffers(&result, &out, 1, 1) == 0) {
+        PyBuffer_Release(&in);
+        Py_XDECREF(result);
         return NULL;
     }
-    PyBuffer_Release(&views[0]);
-    char kind = get_buffers(objs, views, 2, 1);
-    if (kind == 0) {
-        Py_DECREF(objs[1]);
+    if (out.len != in.len || out.itemsize != in.itemsize) {  /* empty_like kept x's type */
+        PyBuffer_Release(&out);
+        PyBuffer_Release(&in);
+        Py_DECREF(result);
+        PyErr_SetString(PyExc_TypeError, "_libm.UnaryImpl: empty_like(x) is not like x");
         return NULL;
     }
-    run_unary(self->index, kind, views[0].buf, views[1].buf, views[0].len / views[0].itemsize);
-    PyBuffer_Release(&views[0]);
-    PyBuffer_Release(&views[1]);
-    return objs[1];
+    run_unary(self->index, kind, in.buf, out.buf, in.len / in.itemsize);
+    PyBuffer_Release(&in);
+    PyBuffer_Release(&out);
+    return result;
 }
 
 static PyObject *unary_impl_call(PyObject *op, PyObject *const *args, size_t nargsf,

@@ -124,6 +124,19 @@ class CompiledJaxpr:
         return [Array(None, aval, buf, s)
                 for aval, buf, s in zip(self.out_avals, outs, self.out_shardings)]
 
+    def run_leaves(self, leaves, avals, may_alias):
+        """The outputs for all the function's argument leaves (of types avals): those
+        the program takes are transferred (see to_buffers) and passed."""
+        if self.kept is not None:
+            leaves, avals = [leaves[i] for i in self.kept], [avals[i] for i in self.kept]
+        return self(to_buffers(leaves, avals, may_alias))
+
+    def delete_donated(self, leaves):
+        """Delete the argument Arrays whose buffers the program took over (as jax)."""
+        for i in self.donated_args:
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
+
 
 _compiled_calls = weakref.WeakKeyDictionary()
 _compiled_calls_lock = threading.Lock()
@@ -357,10 +370,7 @@ class _CacheEntry:
     def run_leaves(self, leaves):
         """The compiled outputs (Arrays) for the argument leaves."""
         compiled = self.compiled or self.get_compiled()
-        avals = self.in_avals
-        if compiled.kept is not None:
-            leaves, avals = [leaves[i] for i in compiled.kept], [avals[i] for i in compiled.kept]
-        return compiled(to_buffers(leaves, avals, may_alias=not self.donated))
+        return compiled.run_leaves(leaves, self.in_avals, may_alias=not self.donated)
 
     def _compiled_in(self, seconds):
         variant = self.variant
@@ -593,9 +603,7 @@ class JitFunction(FastJit):
         outs = entry.run_leaves(leaves)
         if config.check_nonfinite:
             self._check_outputs(entry, leaves, outs, args, kwargs)
-        for i in entry.compiled.donated_args:  # those the program took over (as jax)
-            if type(leaves[i]) is Array:
-                leaves[i].delete()
+        entry.compiled.delete_donated(leaves)
         return entry.out_tree.unflatten(outs)
 
     def _remember_container_call(self, args, leaves, entry):
@@ -977,14 +985,8 @@ class Compiled(_StageInfo):
             if not core.same_type(a, b):
                 raise TypeError(f"compiled function argument {i} has type {a.str_short()}, "
                                 f"but it was compiled for {b.str_short()}")
-        kept, taken = self.lowered.kept, self.compiled.donated_args
-        given = leaves
-        if kept is not None:
-            leaves, avals = [leaves[i] for i in kept], [avals[i] for i in kept]
-        outs = self.compiled(to_buffers(leaves, avals, may_alias=not self.lowered.traced.donated))
-        for i in taken:  # the buffers the program took over, as in a jit call
-            if type(given[i]) is Array:
-                given[i].delete()
+        outs = self.compiled.run_leaves(leaves, avals, not self.lowered.traced.donated)
+        self.compiled.delete_donated(leaves)
         return self.lowered.traced.out_spec.unflatten(outs)
 
     @property
