@@ -2,7 +2,8 @@
 
 Flag names follow JAX where JAX has the same flag (`jax_enable_x64`,
 `jax_explain_cache_misses`, `jax_disable_jit`, `jax_debug_nans`, `jax_debug_infs`,
-`jax_log_compiles`), so code written for JAX keeps working.
+`jax_log_compiles`, the persistent compilation cache's `jax_compilation_cache_dir`
+and its companions), so code written for JAX keeps working.
 """
 import os
 
@@ -12,6 +13,11 @@ def _env_flag(name, default):
     if value is None:
         return default
     return value.lower() in ("1", "true", "yes", "on")
+
+
+def _env_value(name, default, kind=str):
+    value = os.environ.get(name.upper())
+    return default if value is None else kind(value)
 
 
 class Config:
@@ -47,6 +53,20 @@ class Config:
         # "tensorfloat32"/"high" (HIGH), "float32"/"highest" (HIGHEST); None: DEFAULT.
         self.jax_default_matmul_precision = (
             os.environ.get("JAX_DEFAULT_MATMUL_PRECISION") or None)
+        # The persistent compilation cache (backend/compilation_cache.py): its directory
+        # (None: off), whether it is used at all, the shortest compile worth saving,
+        # the smallest entry worth saving, the directory's size limit in bytes (-1: none,
+        # 0: off), and whether errors reading or writing it raise (else: warnings).
+        self.jax_compilation_cache_dir = _env_value("jax_compilation_cache_dir", None)
+        self.jax_enable_compilation_cache = _env_flag("jax_enable_compilation_cache", True)
+        self.jax_persistent_cache_min_compile_time_secs = _env_value(
+            "jax_persistent_cache_min_compile_time_secs", 1.0, float)
+        self.jax_persistent_cache_min_entry_size_bytes = _env_value(
+            "jax_persistent_cache_min_entry_size_bytes", 0, int)
+        self.jax_compilation_cache_max_size = _env_value(
+            "jax_compilation_cache_max_size", -1, int)
+        self.jax_raise_persistent_cache_errors = _env_flag(
+            "jax_raise_persistent_cache_errors", False)
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)

@@ -21,6 +21,7 @@ import weakref
 
 import numpy as np
 
+from funcgraph.backend import compilation_cache
 from funcgraph.config import config
 
 
@@ -374,17 +375,27 @@ def clear_caches():
 
 def _compile_module(text, host_callbacks=None, options=()):
     client = _client()
+    # Compile options as jax passes them: without them XLA's CPU reductions with
+    # max/min drop NaNs (reduce_max([1, nan, 3]) == 3).
+    if host_callbacks is not None:
+        return _checked_compile(
+            lambda: _compile_with_callbacks(client, text, host_callbacks, options),
+            text, options)
+    devices = client.local_devices()[:1]
+    compile_options = _compile_options(options)
+    return compilation_cache.compile_or_load(
+        text, client, devices, _jax().xla_client.DeviceList(tuple(devices)),
+        compile_options,
+        lambda: _checked_compile(
+            lambda: client.compile_and_load(text, devices, compile_options), text, options))
+
+
+def _checked_compile(compile_module, text, options, devices=""):
+    """compile_module(), its failure reported by `compile_error`."""
     try:
-        # Compile options as jax passes them: without them XLA's CPU reductions with
-        # max/min drop NaNs (reduce_max([1, nan, 3]) == 3).
-        if host_callbacks is not None:
-            loaded = _compile_with_callbacks(client, text, host_callbacks, options)
-        else:
-            loaded = client.compile_and_load(text, client.local_devices()[:1],
-                                             _compile_options(options))
+        return compile_module()
     except Exception as e:
-        raise compile_error(e, text, options) from None
-    return loaded
+        raise compile_error(e, text, options, devices) from None
 
 
 # --- host callbacks ----------------------------------------------------------------------

@@ -20,8 +20,8 @@ import weakref
 import numpy as np
 
 from funcgraph.backend import (
-    _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding, compile_error, ordered_token,
-    result_handler, set_runtime_tokens)
+    _checked_compile, _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding,
+    compilation_cache, ordered_token, result_handler, set_runtime_tokens)
 
 
 # --- runtime shardings ------------------------------------------------------------------
@@ -249,26 +249,30 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_c
         return found
     jax = _jax()
     client = devices[0].client  # the devices' platform, not the default (cuda,cpu: cuda)
-    options = jax.backend.get_compile_options(
+    compile_options = jax.backend.get_compile_options(
         num_replicas=1, num_partitions=len(devices),
         device_assignment=np.array([d.id for d in devices]).reshape(1, len(devices)),
         env_options_overrides=dict(options) or None)
-    build = options.executable_build_options
+    build = compile_options.executable_build_options
     build.use_shardy_partitioner = True
     propagate = [False] * ordered + list(propagate_outputs)
     build.allow_spmd_sharding_propagation_to_output = propagate or [False]
     device_list = jax.xla_client.DeviceList(tuple(devices))
-    try:
-        if effectful:
+    where = f" for {len(devices)} devices"
+    if effectful:
+        def compile_module():
             with _mlir_context():
                 module = jax.mlir_ir.Module.parse(text)
-                loaded = client.compile_and_load(module, executable_devices=device_list,
-                                                 compile_options=options,
-                                                 host_callbacks=list(host_callbacks))
-        else:
-            loaded = client.compile_and_load(text, device_list, options)
-    except Exception as e:
-        raise compile_error(e, text, options, f" for {len(devices)} devices") from None
+                return client.compile_and_load(module, executable_devices=device_list,
+                                               compile_options=compile_options,
+                                               host_callbacks=list(host_callbacks))
+        loaded = _checked_compile(compile_module, text, options, where)
+    else:
+        loaded = compilation_cache.compile_or_load(
+            text, client, devices, device_list, compile_options,
+            lambda: _checked_compile(
+                lambda: client.compile_and_load(text, device_list, compile_options),
+                text, options, where))
     executable = SpmdExecutable(loaded, text, tuple(devices), in_runtime, out_avals,
                                 list(host_callbacks) if effectful else None, ordered)
     if effectful:
