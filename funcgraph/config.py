@@ -67,6 +67,9 @@ class Config:
             "jax_compilation_cache_max_size", -1, int)
         self.jax_raise_persistent_cache_errors = _env_flag(
             "jax_raise_persistent_cache_errors", False)
+        # XLA's GPU caches kept in that directory too ("all" or their option names).
+        self.jax_persistent_cache_enable_xla_caches = _env_value(
+            "jax_persistent_cache_enable_xla_caches", "xla_gpu_per_fusion_autotune_cache_dir")
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)

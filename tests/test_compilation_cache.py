@@ -19,7 +19,7 @@ from funcgraph.experimental.compilation_cache import compilation_cache as cc
 FLAGS = ("jax_compilation_cache_dir", "jax_enable_compilation_cache",
          "jax_persistent_cache_min_compile_time_secs",
          "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size",
-         "jax_raise_persistent_cache_errors")
+         "jax_raise_persistent_cache_errors", "jax_persistent_cache_enable_xla_caches")
 HIT = "Persistent compilation cache hit"
 
 
@@ -191,3 +191,28 @@ def test_jax_names():
     import jax.experimental.compilation_cache.compilation_cache as jcc
     assert {n for n in dir(jcc) if not n.startswith("_")} <= set(dir(cc)) | {"annotations"}
     assert fg.experimental.compilation_cache.compilation_cache is cc
+
+
+def test_xla_gpu_caches_beside_the_cache_on_gpus_only(cache_dir):
+    assert backend_cache.xla_cache_options("cpu") == ()
+    autotune = dict(backend_cache.xla_cache_options("cuda"))  # jax's default: autotuning
+    assert autotune == {"xla_gpu_per_fusion_autotune_cache_dir":
+                        str(cache_dir / "xla_gpu_per_fusion_autotune_cache_dir")}
+    fg.config.update("jax_persistent_cache_enable_xla_caches", "all")
+    assert set(dict(backend_cache.xla_cache_options("gpu"))) == {
+        "xla_gpu_per_fusion_autotune_cache_dir", "xla_gpu_kernel_cache_file",
+        "xla_gpu_enable_llvm_module_compilation_parallelism"}
+    fg.config.update("jax_persistent_cache_enable_xla_caches",
+                     "xla_gpu_per_fusion_autotune_cache_dir")
+
+
+def test_jax_docs_settings_are_accepted(cache_dir):
+    # The settings of JAX's persistent compilation cache guide.
+    fg.config.update("jax_compilation_cache_dir", str(cache_dir))
+    fg.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    fg.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    fg.config.update("jax_persistent_cache_enable_xla_caches",
+                     "xla_gpu_per_fusion_autotune_cache_dir")
+    f = fg.jit(lambda x: x + 1)
+    np.testing.assert_array_equal(np.asarray(f(fnp.zeros((2, 2)))), np.ones((2, 2)))
+    assert len(_entries(cache_dir)) == 1

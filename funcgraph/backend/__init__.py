@@ -382,7 +382,8 @@ def _compile_module(text, host_callbacks=None, options=()):
             lambda: _compile_with_callbacks(client, text, host_callbacks, options),
             text, options)
     devices = client.local_devices()[:1]
-    compile_options = _compile_options(options)
+    compile_options = _compile_options(
+        options + compilation_cache.xla_cache_options(client.platform))
     return compilation_cache.compile_or_load(
         text, client, devices, _jax().xla_client.DeviceList(tuple(devices)),
         compile_options,

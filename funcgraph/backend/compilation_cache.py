@@ -69,6 +69,28 @@ def _cache_directory():
     return directory
 
 
+def xla_cache_options(platform):
+    """XLA's own GPU caches that live beside the persistent cache when it is on, as in
+    jax (`jax_persistent_cache_enable_xla_caches`: "all" or names among
+    xla_gpu_per_fusion_autotune_cache_dir, jax's default, and xla_gpu_kernel_cache_file):
+    XLA options as (name, value) pairs, none off the GPU."""
+    if platform not in ("gpu", "cuda", "rocm"):
+        return ()
+    directory = _cache_directory()
+    if directory is None:
+        return ()
+    wanted = config.jax_persistent_cache_enable_xla_caches or ""
+    pairs = []
+    if wanted == "all" or "xla_gpu_kernel_cache_file" in wanted:
+        pairs += [("xla_gpu_kernel_cache_file",
+                   os.path.join(directory, "xla_gpu_kernel_cache_file")),
+                  ("xla_gpu_enable_llvm_module_compilation_parallelism", True)]
+    if wanted == "all" or "xla_gpu_per_fusion_autotune_cache_dir" in wanted:
+        pairs.append(("xla_gpu_per_fusion_autotune_cache_dir",
+                      os.path.join(directory, "xla_gpu_per_fusion_autotune_cache_dir")))
+    return tuple(pairs)
+
+
 def _jaxlib_version():
     try:
         return importlib.metadata.version("jaxlib")
