@@ -22,7 +22,8 @@ from funcgraph.sharding import Mesh, NamedSharding, PartitionSpec
 from funcgraph.transforms.ad import vjp as _vjp
 from funcgraph.transforms.api_util import flatten_args
 from funcgraph.transforms.custom_derivatives import custom_vjp
-from funcgraph.transforms.jit import JitFunction, ShapeDtypeStruct, jit, optimize
+from funcgraph.transforms.jit import (
+    JitFunction, ShapeDtypeStruct, drop_unused_inputs, jit, optimize)
 
 __all__ = ["DisabledSafetyCheck", "Exported", "call", "default_export_platform",
            "deserialize", "export", "maximum_supported_calling_convention_version",
@@ -198,11 +199,12 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
     def do_export(*args_specs, **kwargs_specs):
         targets = tuple(platforms) if platforms is not None else (default_export_platform(),)
         traced = fun_jit._trace_for("export", args_specs, kwargs_specs)
-        return _export_traced(traced, fun_jit.name, targets, tuple(disabled_checks))
+        return _export_traced(traced, fun_jit.name, targets, tuple(disabled_checks),
+                              fun_jit.keep_unused)
     return do_export
 
 
-def _export_traced(traced, name, platforms, disabled_checks):
+def _export_traced(traced, name, platforms, disabled_checks, keep_unused):
     closed = optimize(traced.jaxpr)
     if traced.out_spec.float0:
         raise NotImplementedError(f"exporting {name}: outputs of dtype float0 (tangents of "
@@ -214,8 +216,15 @@ def _export_traced(traced, name, platforms, disabled_checks):
     out_tree = traced.out_tree
     placement = traced.placement
     in_shardings, out_shardings, devices = _named_shardings(placement, closed)
-    text, nr_devices = export_module_text(closed, f"jit_{name}", len(platforms) > 1,
-                                          _result_names(out_tree), in_shardings,
+    # As jax: the module takes only the arguments it reads (module_kept_var_idx), unless
+    # keep_unused or a symbolic shape (whose dimensions the arguments define).
+    module_closed, kept = closed, None
+    if not keep_unused and not export_poly.is_symbolic_avals(closed.in_avals):
+        module_closed, kept, _ = drop_unused_inputs(closed, ())
+    kept = tuple(range(len(closed.in_avals))) if kept is None else kept
+    text, nr_devices = export_module_text(module_closed, f"jit_{name}", len(platforms) > 1,
+                                          _result_names(out_tree),
+                                          [in_shardings[i] for i in kept],
                                           out_shardings, devices)
     _check_custom_calls(text, disabled_checks)
     in_avals = [a.strip_weak_type() for a in closed.in_avals]
@@ -227,13 +236,14 @@ def _export_traced(traced, name, platforms, disabled_checks):
     return Exported(
         fun_name=name, in_tree=traced.in_tree, in_avals=in_avals, out_tree=out_tree,
         out_avals=out_avals, nr_devices=nr_devices,
-        in_named_shardings=[_sharding_record(s) for s in in_shardings],
+        in_named_shardings=[_sharding_record(s) if i in kept else None  # as jax's
+                            for i, s in enumerate(in_shardings)],
         out_named_shardings=[_sharding_record(s) for s in out_shardings],
         platforms=platforms, ordered_effects=(),
         unordered_effects=(), disabled_safety_checks=disabled_checks,
         mlir_module_serialized=export_format.module_to_portable(text),
         calling_convention_version=_CALLING_CONVENTION_VERSION,
-        module_kept_var_idx=range(len(in_avals)),
+        module_kept_var_idx=kept,
         uses_global_constants=len(platforms) > 1 or export_poly.is_symbolic_avals(in_avals),
         get_vjp=get_vjp)
 

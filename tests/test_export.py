@@ -347,3 +347,33 @@ def test_polymorphic_dimension_variable_errors_match_jax():
     want_kind, want = _error(lambda: ref.call(x3, x4))
     assert kind is want_kind is ValueError
     assert want.startswith(message)
+
+
+@pytest.mark.parametrize("keep_unused", [False, True])
+def test_unused_arguments_left_out_of_the_module_as_jax(keep_unused):
+    a, b, c = np.arange(4, dtype=np.float32), np.ones(3, np.float32), np.float32(2)
+    fexp = export.export(fg.jit(lambda x, y, z: x * z, keep_unused=keep_unused))(a, b, c)
+    jexp = jax.export.export(jax.jit(lambda x, y, z: x * z, keep_unused=keep_unused))(a, b, c)
+    assert fexp.module_kept_var_idx == jexp.module_kept_var_idx
+    assert fexp.module_kept_var_idx == ((0, 1, 2) if keep_unused else (0, 2))
+    assert len(fexp.in_avals) == 3
+    main = next(line for line in fexp.mlir_module().splitlines() if "@main" in line)
+    assert main.count("%arg") == len(fexp.module_kept_var_idx)
+    np.testing.assert_array_equal(np.asarray(fexp.call(a, b, c)), a * c)
+    # each side runs the other's artifact, passing all three arguments
+    np.testing.assert_array_equal(np.asarray(jax.export.deserialize(fexp.serialize()).call(
+        a, b, c)), a * c)
+    np.testing.assert_array_equal(np.asarray(export.deserialize(jexp.serialize()).call(
+        a, b, c)), a * c)
+    grads = fg.grad(lambda x, y, z: fnp.sum(export.call(fexp)(x, y, z)), argnums=(0, 1))(a, b, c)
+    np.testing.assert_array_equal(np.asarray(grads[0]), np.full(4, 2, np.float32))
+    np.testing.assert_array_equal(np.asarray(grads[1]), np.zeros(3, np.float32))
+    assert fexp.vjp().module_kept_var_idx == jexp.vjp().module_kept_var_idx
+
+
+def test_symbolic_export_keeps_every_argument_as_jax():
+    a = jax.ShapeDtypeStruct(jax.export.symbolic_shape("n"), np.float32)
+    fa = fg.ShapeDtypeStruct(export.symbolic_shape("n"), np.float32)
+    fexp = export.export(fg.jit(lambda x, y: x * 2))(fa, fa)
+    jexp = jax.export.export(jax.jit(lambda x, y: x * 2))(a, a)
+    assert fexp.module_kept_var_idx == jexp.module_kept_var_idx == (0, 1)

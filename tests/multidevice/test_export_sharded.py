@@ -241,3 +241,24 @@ def test_arguments_placed_otherwise_are_laid_out_as_exported(meshes):
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
         assert _layouts(got) == _layouts(want)
+
+
+def test_unused_sharded_argument_left_out_as_jax(meshes):
+    fm, jm = meshes((4, 2), ("x", "y"))
+    fj = fg.jit(lambda a, b: a * 2, in_shardings=(NamedSharding(fm, P("x")),
+                                                  NamedSharding(fm, P("y"))))
+    jj = jax.jit(lambda a, b: a * 2, in_shardings=(js.NamedSharding(jm, JP("x")),
+                                                   js.NamedSharding(jm, JP("y"))))
+    spec = (A.shape, A.dtype)
+    fexp = export.export(fj)(fg.ShapeDtypeStruct(*spec), fg.ShapeDtypeStruct(*spec))
+    jexp = jexport.export(jj)(jax.ShapeDtypeStruct(*spec), jax.ShapeDtypeStruct(*spec))
+    assert fexp.module_kept_var_idx == jexp.module_kept_var_idx == (0,)
+    assert fexp.in_shardings_hlo == jexp.in_shardings_hlo
+    assert repr(fexp.in_shardings_jax(fm)) == repr(jexp.in_shardings_jax(jm))
+    assert _main_shardings(fexp.mlir_module()) == _main_shardings(jexp.mlir_module())
+    result = fexp.call(fg.device_put(A, NamedSharding(fm, P("x"))),
+                       fg.device_put(A, NamedSharding(fm, P("y"))))
+    want = jexp.call(jax.device_put(A, js.NamedSharding(jm, JP("x"))),
+                     jax.device_put(A, js.NamedSharding(jm, JP("y"))))
+    np.testing.assert_array_equal(np.asarray(result), np.asarray(want))
+    assert repr(result.sharding) == repr(want.sharding)
