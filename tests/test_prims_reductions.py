@@ -244,9 +244,11 @@ def test_cumulative_all_shapes(name, dtype):
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cummax", "cummin", "cumlogsumexp"])
-def test_cumulative_nan_inf(name):
+def test_cumulative_nan_inf_and_ties(name):
+    # Equal finite values meet too: compiled cumlogsumexp once gave max(a, a) for them.
     x = np.array([[1.0, NAN, 3.0, -1.0], [-np.inf, -np.inf, 2.0, np.inf],
-                  [np.inf, np.inf, -np.inf, 0.0], [-np.inf, 5.0, -np.inf, -np.inf]], np.float32)
+                  [np.inf, np.inf, -np.inf, 0.0], [-np.inf, 5.0, -np.inf, -np.inf],
+                  [1.0, 1.0, 2.0, 2.0]], np.float32)
     cases = [(x, {"axis": a, "reverse": r}) for a in (0, 1) for r in (False, True)]
     check_cases(getattr(lax, name), getattr(jax.lax, name), cases)
 

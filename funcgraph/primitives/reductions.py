@@ -265,8 +265,8 @@ def _hlo_region(op_name):
 
 
 def _logaddexp_region(ctx, dtype):
-    """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities (whose
-    difference is NaN) give max itself."""
+    """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); where a - b is NaN (NaNs,
+    infinities of one sign) a + b is the answer."""
     s = ShapedArray((), dtype)
 
     def body(c, args):
@@ -277,9 +277,10 @@ def _logaddexp_region(ctx, dtype):
         soft = c.op("stablehlo.log_plus_one", [c.op("stablehlo.exponential", [neg], [s], s)],
                     [s], s)
         total = c.op("stablehlo.add", [hi, soft], [s, s], s)
-        same = lower_compare(c, a, b, s, "EQ")
+        undefined = lower_compare(c, diff, diff, s, "NE")
         pred = ShapedArray((), dtypes.bool_)
-        return [c.op("stablehlo.select", [same, hi, total], [pred, s, s], s)], [s]
+        both = c.op("stablehlo.add", [a, b], [s, s], s)
+        return [c.op("stablehlo.select", [undefined, both, total], [pred, s, s], s)], [s]
     return ctx.region([s, s], body)
 
 
