@@ -791,7 +791,16 @@ def _sum_of_squares(x, y):
 
 _defjvp(atan2_p, lambda t, x, y, out: _mul(t, _div(y, _sum_of_squares(x, y))),
         lambda t, x, y, out: _mul(t, _div(_neg(x), _sum_of_squares(x, y))))
-nextafter_p = binary("nextafter", np.nextafter, "chlo.next_after", (FLOAT,))
+def _nextafter(x, y):
+    out = np.nextafter(x, y)
+    if out.dtype == np.float16:
+        # XLA gives y where x == y (so the sign of a zero is y's), as C's nextafter does;
+        # NumPy's float16 version gives x.
+        out = np.where(x == y, y, out).astype(out.dtype)
+    return out
+
+
+nextafter_p = binary("nextafter", _nextafter, "chlo.next_after", (FLOAT,))
 defjvp_zero(nextafter_p)
 
 

@@ -284,12 +284,17 @@ def _logaddexp_region(ctx, dtype):
     return ctx.region([s, s], body)
 
 
-def _logaddexp_accumulate(x, axis, dtype):
-    return np.logaddexp.accumulate(x, axis=axis, dtype=dtype)
+def _cumsum_accumulate(x, axis, dtype):
+    out = np.cumsum(x, axis=axis, dtype=dtype)
+    # XLA's sums start from +0, so a run of -0s sums to +0 (NumPy's keeps -0).
+    return out + 0 if out.dtype.kind in "fc" else out
 
 
 def cumulative(name, accumulate, monoid, region_fn, kinds):
-    prim = declare(name, _cumulative_shape(name, kinds), _cumulative_impl(accumulate),
+    """accumulate: the NumPy impl's scan, or None where NumPy's results would round
+    otherwise than XLA's (the op then runs compiled eagerly)."""
+    impl = _cumulative_impl(accumulate) if accumulate is not None else None
+    prim = declare(name, _cumulative_shape(name, kinds), impl,
                    _cumulative_lowering(monoid, region_fn))
     batching_rules[prim] = _cumulative_batch(prim)
     return prim
@@ -404,7 +409,7 @@ def _cumsum_transpose(ct, aval, axis, reverse):
     return cumsum_p.bind(ct, axis=axis, reverse=not reverse)
 
 
-cumsum_p = cumulative("cumsum", np.cumsum, "add", _hlo_region("stablehlo.add"), NUMBER)
+cumsum_p = cumulative("cumsum", _cumsum_accumulate, "add", _hlo_region("stablehlo.add"), NUMBER)
 deflinear_unary(cumsum_p, _cumsum_transpose)
 cumprod_p = cumulative("cumprod", np.cumprod, "mul", _hlo_region("stablehlo.multiply"), NUMBER)
 _scan_jvp(cumprod_p, _mul_pair)
@@ -414,6 +419,6 @@ _scan_jvp(cummax_p, _chooser_pair(max_p))
 cummin_p = cumulative("cummin", np.minimum.accumulate, "min",
                       _hlo_region("stablehlo.minimum"), (INT, FLOAT))
 _scan_jvp(cummin_p, _chooser_pair(min_p))
-cumlogsumexp_p = cumulative("cumlogsumexp", _logaddexp_accumulate, "max", _logaddexp_region,
-                            (FLOAT,))
+# NumPy's logaddexp rounds otherwise than XLA's exp and log1p: no NumPy impl.
+cumlogsumexp_p = cumulative("cumlogsumexp", None, "max", _logaddexp_region, (FLOAT,))
 _scan_jvp(cumlogsumexp_p, _logaddexp_pair)
