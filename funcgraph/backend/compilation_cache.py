@@ -160,7 +160,10 @@ def _read(directory, key, client, device_list, compile_options):
             data = f.read()
     except FileNotFoundError:
         return None
-    os.utime(path)  # its time of last use, for the size limit's eviction order
+    try:
+        os.utime(path)  # its time of last use, for the size limit's eviction order
+    except OSError:  # a directory this process may read but not write
+        pass
     if not data.startswith(_MAGIC):
         raise ValueError(f"{path} is not a funcgraph compilation cache entry")
     payload = zlib.decompress(data[len(_MAGIC) + 8:])
