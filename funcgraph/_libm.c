@@ -1,10 +1,10 @@
 /* funcgraph._libm: elementwise C math library functions over float32 and float64 buffers.
  *
  * XLA's CPU code computes some transcendental functions by calling the C math library
- * (sin, cos, tan, atan2 and cbrt, and atan as atan2(x, 1): sinf for float32, sin for
- * float64), where NumPy's own versions of them round differently.  Calling the same
- * library functions gives eager results equal to XLA's bit for bit, at the cost of a
- * NumPy op instead of a compiled call.  funcgraph/primitives/host_math.py says which
+ * (sin, cos, tan, atan2 and cbrt: sinf for float32, sin for float64), where NumPy's own
+ * versions of them round differently.  Calling the same library functions gives eager
+ * results equal to XLA's bit for bit, at the cost of a NumPy op instead of a compiled
+ * call.  funcgraph/primitives/host_math.py says which
  * functions are used and checks them against XLA's before first use (another XLA may
  * compute them its own way).
  *
@@ -38,13 +38,8 @@ typedef double (*unary_d)(double);
 typedef float (*binary_f)(float, float);
 typedef double (*binary_d)(double, double);
 
-/* XLA expands atan(x) to atan2(x, 1). */
-static float atan_f(float x) { return atan2f(x, 1.0f); }
-static double atan_d(double x) { return atan2(x, 1.0); }
-
 static const struct { const char *name; unary_f f; unary_d d; } unary_fns[] = {
     {"sin", sinf, sin}, {"cos", cosf, cos}, {"tan", tanf, tan}, {"cbrt", cbrtf, cbrt},
-    {"atan", atan_f, atan_d},
 };
 
 static const struct { const char *name; binary_f f; binary_d d; } binary_fns[] = {

@@ -1,4 +1,4 @@
-"""Eager sin, cos, tan, arctan, arctan2 and cbrt by the C math library
+"""Eager sin, cos, tan, arctan2 and cbrt by the C math library
 (funcgraph/primitives/host_math.py): XLA's results bit for bit, a fallback to the
 compiled path wherever the library does not serve, and the NumPy path's speed."""
 import subprocess
@@ -20,7 +20,7 @@ from funcgraph.transforms import jit as jit_module
 
 pytestmark = pytest.mark.cpu_only  # the eager NumPy path serves the CPU only
 
-UNARY = ["sin", "cos", "tan", "arctan", "cbrt"]
+UNARY = ["sin", "cos", "tan", "cbrt"]
 DTYPES = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16]
 needs_libm = pytest.mark.skipif(host_math._libm is None, reason="funcgraph._libm not built")
 
@@ -222,3 +222,26 @@ def test_the_c_impl_keeps_no_references():
     for _ in range(1000):
         impl(x)
     assert (sys.getrefcount(x), sys.getrefcount(x.dtype)) == before
+
+
+@needs_libm
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", UNARY + ["arctan2"])
+def test_every_array_length_is_xlas(x64, name, dtype):
+    """XLA's code for a function may depend on the array's length (its float32 atan is
+    the library's only for some lengths, so atan runs compiled): each served function
+    gives XLA's bits at short lengths too."""
+    values = _inputs(dtype, n=200)
+    for n in (1, 2, 3, 5, 8, 13, 16, 23, 32, 33, 64, 100):
+        x = values[13:13 + n]  # random values
+        if name == "arctan2":
+            y = values[-n:]
+            _same_bits(fnp.arctan2(fnp.asarray(x), fnp.asarray(y)), jax.jit(jnp.arctan2)(x, y))
+        else:
+            _same_bits(getattr(fnp, name)(fnp.asarray(x)), jax.jit(getattr(jnp, name))(x))
+
+
+def test_atan_runs_compiled():
+    assert impl_rules.get(ew.atan_p) is None
+    x = np.ones(8, np.float32)  # a length where XLA's atan is not the library's
+    _same_bits(fnp.arctan(x), jax.jit(jnp.arctan)(x))
