@@ -20,6 +20,7 @@ from funcgraph.lax._shapes import broadcast_in_dim, expand_dims, reshape
 from funcgraph.lax._slicing import concatenate, index_in_dim, scatter_add, slice_in_dim
 from funcgraph.lax._windowed import reduce
 from funcgraph.primitives.batching_helpers import vmap_flat
+from funcgraph.primitives.elementwise import complex_p
 
 
 def dtype(x):
@@ -126,12 +127,7 @@ def complex(x, y):
     if x.aval.dtype != y.aval.dtype:
         raise TypeError(f"complex requires arguments of one dtype, got {x.aval.dtype} and "
                         f"{y.aval.dtype}")
-    target = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}.get(
-        x.aval.dtype)
-    if target is None:
-        raise TypeError(f"complex requires float32 or float64 arguments, got {x.aval.dtype}")
-    unit = as_operand(np.array(1j, target))
-    return add(convert_element_type(x, target), mul(convert_element_type(y, target), unit))
+    return complex_p.bind(x, y)
 
 
 def clz(x):

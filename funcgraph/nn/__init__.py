@@ -77,8 +77,8 @@ def gelu(x, approximate=True):
         cdf = 0.5 * (1.0 + fnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
         return x * cdf
     sqrt_half = np.sqrt(0.5).astype(x.dtype)
-    # erfc(-x / sqrt 2) = 1 + erf(x / sqrt 2)
-    return (0.5 * x * (1.0 + lax.erf(x * sqrt_half))).astype(x.dtype)
+    # erfc(-x / sqrt 2), as jax: 1 + erf(x / sqrt 2) would lose digits for negative x
+    return (0.5 * x * lax.erfc(-x * sqrt_half)).astype(x.dtype)
 
 
 def sigmoid(x):

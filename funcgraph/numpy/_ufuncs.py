@@ -57,13 +57,23 @@ asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh
 
 
 def log2(x, /):
+    """log(x) / log(2), as jax computes it (complex: each part divided)."""
     (x,) = promote_to_inexact(x)
-    return ew.div_p.bind(ew.log_p.bind(x), _scalar_like(np.log(2), x))
+    return _scale_log(x, lambda part: ew.div_p.bind(part, _scalar_like(np.log(2), part)))
 
 
 def log10(x, /):
+    """log(x) * (1 / log(10)), as jax computes it (complex: each part multiplied)."""
     (x,) = promote_to_inexact(x)
-    return ew.div_p.bind(ew.log_p.bind(x), _scalar_like(np.log(10), x))
+    return _scale_log(x, lambda part: ew.mul_p.bind(
+        part, _scalar_like(0.4342944819032518, part)))  # 1 / log(10)
+
+
+def _scale_log(x, scale):
+    out = ew.log_p.bind(x)
+    if not dtypes.is_complex(aval_of(x).dtype):
+        return scale(out)
+    return lax.complex(scale(ew.real_p.bind(out)), scale(ew.imag_p.bind(out)))
 
 
 def _scalar_like(value, x):

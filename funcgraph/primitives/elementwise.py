@@ -531,6 +531,35 @@ deflinear_unary(conj_p, lambda ct, aval: conj_p.bind(ct) if dtypes.is_complex(av
                 else real_p.bind(ct))
 batching_rules[conj_p] = batch_elementwise(conj_p)
 
+# --- binary: a complex number of its parts (lax.complex) -----------------------------
+_parts_shape = _binary_shape_rule("complex", (FLOAT,), None)
+
+
+def _complex_shape(x, y):
+    parts = _parts_shape(x, y)
+    if parts.dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"complex requires float32 or float64 arguments, got "
+                        f"{parts.dtype.name}")
+    return ShapedArray(parts.shape, _COMPLEX_OF[parts.dtype], parts.weak_type)
+
+
+def _complex_impl(x, y):
+    x, y = np.broadcast_arrays(x, y)
+    out = np.empty(x.shape, _COMPLEX_OF[x.dtype])
+    out.real, out.imag = x, y  # each part as it is (x + 1j * y would make inf * 0 = NaN)
+    return out
+
+
+complex_p = declare("complex", _complex_shape, _complex_impl,
+                    _hlo_binary_lowering("stablehlo.complex"))
+batching_rules[complex_p] = batch_elementwise(complex_p)
+core.symbolic_dims_supported.add(complex_p)
+_defjvp(complex_p, lambda t, x, y, out: complex_p.bind(t, _const(t, 0)),
+        lambda t, x, y, out: complex_p.bind(_const(t, 0), t))
+# As JAX's: the real part's cotangent is real(ct), the imaginary part's -imag(ct).
+_transpose_binary(complex_p, lambda ct, y: real_p.bind(ct),
+                  lambda ct, x: neg_p.bind(imag_p.bind(ct)), jointly_linear=True)
+
 
 # --- unary: logic -------------------------------------------------------------
 not_p = unary("not", np.invert, "stablehlo.not", INTEGRAL)
