@@ -441,3 +441,40 @@ def test_compiled_eager_path():
     check_against_jax(lambda x: fnp.diagonal(x, 1), lambda x: jnp.diagonal(x, 1), x)
     check_against_jax(lambda x: fnp.take(x, np.array([5, 0, -1])),
                       lambda x: jnp.take(x, np.array([5, 0, -1])), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, fnp.bfloat16],
+                         ids=lambda d: np.dtype(d).name)
+def test_frexp_ldexp_bits_as_jax(dtype):
+    """From x's bits, as jax: the log2-based frexp misplaced 1e-30 and 3.4e38, and
+    ldexp as x * 2**k lost exactness (ldexp(1, 100) was not 2**100)."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([
+        [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-30, -1e-30, 1e30, 3.4e38, -3.4e38,
+         np.inf, -np.inf, np.nan, 88.7, 0.9999999, 65504.0, 6e-5],
+        rng.standard_normal(100) * 10.0 ** rng.integers(-30, 30, 100)])
+    with np.errstate(over="ignore"):
+        x = values.astype(dtype)
+    exponents = np.concatenate([[100, -126, -127, 1100, 5, -5, 127, 128, 0, 3, 0, 0, 0, 0,
+                                 0, 1, -1, -20, 20], rng.integers(-300, 300, 100)]).astype(np.int32)
+    bits = f"u{np.dtype(dtype).itemsize}"
+    want_m, want_e = jax.jit(jnp.frexp)(x)
+    want_x = np.asarray(jax.jit(jnp.ldexp)(x, exponents))
+    normal = np.abs(x.astype(np.float64)) >= np.finfo(np.float32).tiny  # eager NumPy keeps
+    normal |= (x == 0) | ~np.isfinite(x.astype(np.float64))           # subnormals
+    for mode, frexp, ldexp in [("jit", fg.jit(fnp.frexp), fg.jit(fnp.ldexp)),
+                               ("eager", fnp.frexp, fnp.ldexp)]:
+        keep = slice(None) if mode == "jit" else normal
+        m, e = frexp(x)
+        np.testing.assert_array_equal(np.asarray(m).view(bits)[keep],
+                                      np.asarray(want_m).view(bits)[keep])
+        np.testing.assert_array_equal(np.asarray(e)[keep], np.asarray(want_e)[keep])
+        got = np.asarray(ldexp(x, exponents))
+        if mode == "eager":  # nor subnormal results
+            with np.errstate(over="ignore", invalid="ignore"):
+                exact = np.abs(x.astype(np.float64) * 2.0 ** exponents)
+            keep = normal & ~((exact > 0) & (exact < np.finfo(np.float32).tiny))
+        np.testing.assert_array_equal(got.view(bits)[keep], want_x.view(bits)[keep])
+    assert float(fg.grad(lambda v: fnp.frexp(v)[0])(3.0)) == 0.25
+    with pytest.raises(ValueError, match="ldexp not supported"):
+        fnp.ldexp(np.ones(2), np.ones(2))

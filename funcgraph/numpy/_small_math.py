@@ -17,8 +17,8 @@ from funcgraph.numpy._shapes import ndim, reshape
 from funcgraph.numpy._sorting import cumprod, cumsum, where
 from funcgraph.numpy._stats import average
 from funcgraph.numpy._ufuncs import (
-    abs, arctan2, clip, conjugate, copysign, cos, equal, exp, exp2, floor, floor_divide, imag,
-    isinf, isnan, log2, nextafter, not_equal, real, remainder, sqrt)
+    abs, arctan2, clip, conjugate, copysign, cos, equal, exp, exp2, floor_divide, imag, isinf,
+    isnan, nextafter, not_equal, real, remainder, sqrt)
 
 _KINDS = {
     "bool": lambda d: d == np.bool_,
@@ -158,29 +158,62 @@ def spacing(x, /):
 
 
 def ldexp(x1, x2, /):
+    """x1 * 2**x2, computed as jax does: x1's mantissa times a power of two, so that
+    2**x2 itself may overflow or underflow where the result does not."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if dtypes.is_complex(x1.dtype) or dtypes.is_inexact(x2.dtype):
+        raise ValueError(f"ldexp not supported for input types {(x1.dtype, x2.dtype)}")
     (x1,) = promote_to_inexact(x1)
-    x2 = asarray(x2)
-    _check_integers("ldexp", x2)
-    # two half steps keep 2**x2 finite where x1 * 2**x2 is
-    half = floor_divide(x2, 2)
-    return x1 * exp2(astype(half, x1.dtype)) * exp2(astype(x2 - half, x1.dtype))
+    mantissa, exponent = frexp(x1)
+    exponent = astype(exponent, x1.dtype) + astype(x2, x1.dtype)
+    # the mantissa is below 1: one step of the exponent moves into it where that keeps
+    # 2**exponent finite
+    up = exponent > 0
+    mantissa = where(up, mantissa * 2, mantissa)
+    exponent = where(up, exponent - 1, exponent)
+    out = mantissa * 2 ** exponent
+    return where(isinf(x1) | (x1 == 0), x1, out)
+
+
+_INT_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def frexp(x, /):
-    """Mantissa in [0.5, 1) and integer exponent with x = mantissa * 2**exponent."""
+    """Mantissa in [0.5, 1) and integer exponent with x = mantissa * 2**exponent, read
+    from x's bits (the same bits as jax's)."""
     (x,) = promote_to_inexact(x)
-    special = (x == 0) | isinf(x) | isnan(x)
-    safe = where(special, 1, x)
-    exponent = astype(floor(log2(abs(safe))), np.int32) + 1
-    mantissa = safe / exp2(astype(exponent, x.dtype))
-    # log2 can round across a power of two: bring the mantissa back into [0.5, 1)
-    too_big = abs(mantissa) >= 1
-    mantissa = where(too_big, mantissa / 2, mantissa)
-    exponent = where(too_big, exponent + 1, exponent)
-    too_small = abs(mantissa) < 0.5
-    mantissa = where(too_small, mantissa * 2, mantissa)
-    exponent = where(too_small, exponent - 1, exponent)
-    return where(special, x, mantissa), where(special, 0, exponent)
+    if dtypes.is_complex(x.dtype):
+        raise TypeError("frexp does not support complex-valued inputs")
+    return _frexp(x)
+
+
+@custom_jvp
+def _frexp(x):
+    x = asarray(x)
+    info = dtypes.finfo(x.dtype)
+    int_type = _INT_OF_WIDTH[x.dtype.itemsize]
+    exponent_mask = (1 << info.nexp) - 1
+    bias = 1 - info.minexp
+    # a subnormal is scaled into the normal range first, its exponent corrected after
+    small = abs(x) < np.asarray(info.tiny, x.dtype)
+    scaled = where(small, x * np.asarray(1 << info.nmant, x.dtype), x)
+    bits = lax.bitcast_convert_type(scaled, int_type)
+    exponent = (where(small, int_type(-info.nmant), int_type(0))
+                + ((bits >> info.nmant) & exponent_mask) - (bias - 1))
+    # the exponent field of 0.5: the mantissa's sign and fraction bits kept
+    bits = (bits & ~(exponent_mask << info.nmant)) | ((bias - 1) << info.nmant)
+    mantissa = lax.bitcast_convert_type(bits, x.dtype)
+    special = isinf(x) | isnan(x) | (x == 0)
+    return (where(special, x, mantissa),
+            astype(where(special, int_type(0), exponent), np.int32))
+
+
+@_frexp.defjvp
+def _frexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    mantissa, exponent = _frexp(x)
+    return (mantissa, exponent), (t * exp2(-astype(exponent, t.dtype)),
+                                  np.zeros(np.shape(exponent), dtypes.float0))
 
 
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
