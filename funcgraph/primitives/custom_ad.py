@@ -1,6 +1,6 @@
 """Primitives that shape differentiation: stop_gradient, custom_jvp_call and
 custom_vjp_call (with its linear companion custom_lin); checkpoint is in remat.py."""
-from funcgraph import core, ir
+from funcgraph import core, dtypes, ir
 from funcgraph.core import Primitive
 from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
 from funcgraph.interpreters.batching import batching_rules
@@ -124,7 +124,10 @@ def _custom_jvp_call_jvp(primals, tangents, call_jaxpr, jvp, num_consts, name):
     args = primals[num_consts:]
     arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
     outs, out_tangents = jvp(list(args), arg_tangents)
-    return outs, out_tangents
+    # A float0 tangent (of an integer output) is a symbolic zero for the rules after.
+    return outs, [Zero(tangent_aval(core.get_aval(o)))
+                  if core.get_aval(t).dtype == dtypes.float0 else t
+                  for o, t in core.safe_zip(outs, out_tangents)]
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
