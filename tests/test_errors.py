@@ -106,9 +106,14 @@ def test_numpy_broadcast_mismatch_names_the_shapes(under_jit):
 @pytest.mark.parametrize("under_jit", [False, True])
 def test_lax_binary_shape_and_dtype_mismatches(under_jit):
     add = fg.jit(lax.add) if under_jit else lax.add
-    with pytest.raises(TypeError, match=r"add requires arguments of one shape, got "
-                                        r"\(2, 3\), \(3, 2\)"):
+    # jax's message; size-1 dimensions broadcast, as in jax's lax
+    with pytest.raises(TypeError, match=r"add got incompatible shapes for broadcasting: "
+                                        r"\(2, 3\), \(3, 2\)\."):
         add(F32, np.ones((3, 2), np.float32))
+    assert add(F32, np.ones((1, 3), np.float32)).shape == (2, 3)
+    with pytest.raises(TypeError, match=r"add: arrays must have the same number of "
+                                        r"dimensions, got \{1, 2\}"):
+        add(F32, np.ones(3, np.float32))
     with pytest.raises(TypeError, match="add requires arguments of one dtype, got "
                                         "float32, int32.*convert_element_type"):
         add(F32, np.ones((2, 3), np.int32))

@@ -747,9 +747,11 @@ ERRORS = [
     ("add_dtypes", lambda: lax.add(F32_3, I32_3), TypeError,
      "add requires arguments of one dtype, got float32, int32"),
     ("add_shapes", lambda: lax.add(F32_3, F32_2), TypeError,
-     r"add requires arguments of one shape, got \(3,\), \(2,\)"),
+     r"add got incompatible shapes for broadcasting: \(3,\), \(2,\)\."),
     ("mul_shapes_2d", lambda: lax.mul(np.ones((2, 3), F32), np.ones((3, 2), F32)), TypeError,
-     r"mul requires arguments of one shape, got \(2, 3\), \(3, 2\)"),
+     r"mul got incompatible shapes for broadcasting: \(2, 3\), \(3, 2\)\."),
+    ("mul_ranks", lambda: lax.mul(np.ones((2, 3), F32), np.ones(3, F32)), TypeError,
+     r"mul: arrays must have the same number of dimensions, got \{1, 2\}"),
     ("lt_complex", lambda: lax.lt(F32_3.astype(C64), F32_3.astype(C64)), TypeError,
      "lt does not accept .*complex64"),
     ("rem_complex", lambda: lax.rem(F32_3.astype(C64), F32_3.astype(C64)), TypeError,
@@ -953,3 +955,21 @@ def test_log10_log2_as_jax_computes_them(name, dtype):
     _same_bits(fg.jit(fn)(x), jfn(x))
     if np.dtype(dtype).kind == "f":  # eagerly op by op; XLA fuses jax's complex one
         _same_bits(fn(x), jfn(x))
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "pow", "atan2", "max", "lt", "nextafter",
+                                  "igamma", "complex"])
+def test_binary_broadcasts_size_one_dimensions_as_jax(name):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 2, (3, 1)).astype(np.float32)
+    y = rng.uniform(0.5, 2, (1, 4)).astype(np.float32)
+    want = np.asarray(getattr(jax.lax, name)(x, y))
+    for result in eager_and_jit(getattr(lax, name), x, y):
+        assert result.shape == want.shape == (3, 4)
+        assert_close(result, want, scale=4.0)
+    if name in ("add", "mul", "atan2"):
+        grads = fg.grad(lambda a, b: fg.numpy.sum(getattr(lax, name)(a, b)), (0, 1))(x, y)
+        want_grads = jax.grad(lambda a, b: jax.numpy.sum(getattr(jax.lax, name)(a, b)),
+                              (0, 1))(x, y)
+        for g, w in zip(grads, want_grads, strict=True):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5)

@@ -16,7 +16,7 @@ from funcgraph.lax._elementwise import (
     select, shift_right_logical, sub)
 from funcgraph.lax._operands import as_operand
 from funcgraph.lax._reductions import reduce_max, top_k
-from funcgraph.lax._shapes import broadcast_in_dim, expand_dims, reshape
+from funcgraph.lax._shapes import broadcast_in_dim, broadcast_size_one, expand_dims, reshape
 from funcgraph.lax._slicing import concatenate, index_in_dim, scatter_add, slice_in_dim
 from funcgraph.lax._windowed import reduce
 from funcgraph.primitives.batching_helpers import vmap_flat
@@ -127,7 +127,7 @@ def complex(x, y):
     if x.aval.dtype != y.aval.dtype:
         raise TypeError(f"complex requires arguments of one dtype, got {x.aval.dtype} and "
                         f"{y.aval.dtype}")
-    return complex_p.bind(x, y)
+    return complex_p.bind(*broadcast_size_one("complex", [x, y]))
 
 
 def clz(x):

@@ -6,7 +6,7 @@ import numpy as np
 
 from funcgraph import core, dtypes, tree_util
 from funcgraph.lax._operands import as_operand, match_scalars
-from funcgraph.lax._shapes import broadcast_in_dim
+from funcgraph.lax._shapes import broadcast_in_dim, broadcast_size_one
 from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives.custom_ad import stop_gradient_p
 
@@ -21,7 +21,7 @@ def _unary(prim):
 
 def _binary(prim):
     def fn(x, y):
-        return prim.bind(*match_scalars([x, y]))
+        return prim.bind(*broadcast_size_one(prim.name, match_scalars([x, y])))
     core.named_function(fn, prim.name)
     fn.__doc__ = f"Elementwise {prim.name} (the `{prim.name}` primitive)."
     return fn

@@ -24,7 +24,7 @@ from funcgraph.lax._elementwise import (
     exp, gt, le, lgamma, log, log1p, lt, max, min, mul, ne, neg, select, sign, sqrt, sub)
 from funcgraph.lax._operands import match_scalars
 from funcgraph.lax._reductions import reduce_and
-from funcgraph.lax._shapes import broadcast_in_dim
+from funcgraph.lax._shapes import broadcast_in_dim, broadcast_size_one
 from funcgraph.lowering import lower_closed_body
 from funcgraph.primitives.batching_helpers import batch_elementwise
 from funcgraph.primitives.helpers import (
@@ -418,18 +418,18 @@ _defjvp(bessel_i1e_p, _bessel_i1e_partial)
 
 def igamma(a, x):
     """Elementwise regularized lower incomplete gamma function P(a, x)."""
-    return igamma_p.bind(*match_scalars([a, x]))
+    return igamma_p.bind(*broadcast_size_one("igamma", match_scalars([a, x])))
 
 
 def igammac(a, x):
     """Elementwise regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x),
     computed directly (accurate where P is near 1)."""
-    return igammac_p.bind(*match_scalars([a, x]))
+    return igammac_p.bind(*broadcast_size_one("igammac", match_scalars([a, x])))
 
 
 def igamma_grad_a(a, x):
     """Elementwise derivative dP(a, x)/da of the regularized incomplete gamma function."""
-    return igamma_grad_a_p.bind(*match_scalars([a, x]))
+    return igamma_grad_a_p.bind(*broadcast_size_one("igamma_grad_a", match_scalars([a, x])))
 
 
 def random_gamma_grad(a, x):
