@@ -76,3 +76,48 @@ def test_eager_numpy_equals_compiled_on_special_values(dtype):
                 failures.append(f"{name}{index}: eager {np.asarray(eager)[index]!r}, "
                                 f"compiled {np.asarray(compiled)[index]!r}")
         assert not failures, "\n".join(failures)
+
+
+def _eager_and_compiled(op, *args):
+    eager = op(*[fg.device_put(a) for a in args])
+    with _FlagContext("funcgraph_eager_numpy", False):
+        compiled = op(*[fg.device_put(a) for a in args])
+    return np.asarray(eager), np.asarray(compiled)
+
+
+def _assert_same_bits(eager, compiled):
+    e, c = (v.view(v.real.dtype) if v.dtype.kind == "c" else v for v in (eager, compiled))
+    same = (e.view(f"u{e.itemsize}") == c.view(f"u{c.itemsize}")) | (np.isnan(e) & np.isnan(c))
+    assert same.all(), f"{int((~same).sum())} of {same.size} differ"
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_float_scans_in_xlas_order(name):
+    """XLA scans float sums and products in NumPy's order only forward over at most 16
+    elements (longer ones are regrouped, reversed ones reduce each window from its
+    start): the others run compiled eagerly."""
+    rng = np.random.default_rng(0)
+    for n in (1, 5, 16, 17, 18, 40):
+        x = (rng.standard_normal((8, n)) * 10.0 ** rng.integers(-3, 4, (8, n))).astype(np.float32)
+        for reverse in (False, True):
+            _assert_same_bits(*_eager_and_compiled(
+                lambda v: getattr(lax, name)(v, 1, reverse), x))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64],
+                         ids=lambda d: np.dtype(d).name)
+def test_integer_pow_multiplies_as_xla(dtype):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(300) * 3).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * x[::-1]
+    with fg.enable_x64(np.dtype(dtype) == np.float64):
+        for n in (0, 1, 2, 3, 5, 7, 12, -1, -2, -3):
+            _assert_same_bits(*_eager_and_compiled(lambda v: lax.integer_pow(v, n), x))
+
+
+def test_complex_abs_and_sign_on_special_values():
+    values = np.array(VALUES + [3e38], np.float32)
+    z = (values[:, None] + 1j * values[None, :]).ravel().astype(np.complex64)
+    for op in (lax.abs, lax.sign):
+        _assert_same_bits(*_eager_and_compiled(op, z))

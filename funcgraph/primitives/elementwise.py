@@ -12,6 +12,7 @@ from funcgraph.core import ShapedArray
 from funcgraph.interpreters.ad_util import (
     Zero, ad_ops, instantiate, is_zero, tangent_aval, zeros_of)
 from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.eval import NoHostImpl
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.ir import Literal, simplify_rules
@@ -255,6 +256,8 @@ def _sign_lowering(ctx, avals_in, avals_out, x):
 def _sign_impl(x):
     if dtypes.is_float(x.dtype):
         return np.where(x == 0, x, np.sign(x))  # XLA keeps -0.0; np.sign gives +0.0
+    if dtypes.is_complex(x.dtype):
+        raise NoHostImpl  # XLA's x / |x| differs from NumPy's at infinities: compiled
     return np.sign(x)
 
 
@@ -413,7 +416,15 @@ def _abs_shape(x):
     return ShapedArray(x.shape, dtypes.real_dtype(x.dtype), x.weak_type)
 
 
-abs_p = declare("abs", _abs_shape, np.abs,
+def _abs_impl(x):
+    out = np.abs(x)
+    if dtypes.is_complex(x.dtype):
+        # a NaN part makes XLA's |x| NaN, even beside an infinite one (C's hypot: inf)
+        out = np.where(np.isnan(x), np.asarray(np.nan, out.dtype), out)
+    return out
+
+
+abs_p = declare("abs", _abs_shape, _abs_impl,
                 lambda ctx, ai, ao, x: ctx.op("stablehlo.abs", [x], ai, ao[0]))
 core.symbolic_dims_supported.add(abs_p)
 
@@ -580,9 +591,23 @@ def _integer_pow_shape(x, y):
 
 def _integer_pow_impl(x, y):
     with np.errstate(all="ignore"):
-        if y < 0:
-            return (1 / np.power(x, -y)).astype(x.dtype)
-        return np.power(x, y).astype(x.dtype)
+        if x.dtype.kind in "iub":
+            return np.power(x, y).astype(x.dtype)
+        if x.dtype.kind == "c" and not 0 <= y <= 2:
+            # XLA's complex division and longer products round otherwise: run compiled
+            raise NoHostImpl
+        # floats: the lowering's square-and-multiply, each product rounded as XLA's
+        # (NumPy's power rounds x ** 3 once)
+        acc, base, n = np.ones_like(x), x, abs(y)
+        first = True
+        while n:
+            if n & 1:
+                acc = base if first else (acc * base).astype(x.dtype)
+                first = False
+            n >>= 1
+            if n:
+                base = (base * base).astype(x.dtype)
+        return (1 / acc).astype(x.dtype) if y < 0 else np.asarray(acc, x.dtype)
 
 
 def _integer_pow_lowering(ctx, avals_in, avals_out, x, y):

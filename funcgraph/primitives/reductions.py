@@ -7,6 +7,7 @@ from funcgraph import core, dtypes
 from funcgraph.array import scalar_array
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.eval import NoHostImpl
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.lowering import i64_array
 from funcgraph.primitives.base import (  # noqa: F401 (reduce_sum_p is re-exported)
@@ -221,9 +222,17 @@ def _cumulative_shape(name, kinds):
     return rule
 
 
-def _cumulative_impl(accumulate):
+# XLA's CPU code scans float sums and products in NumPy's order (x[0], x[0] op x[1],
+# ...) only forward over at most this many elements; longer scans are regrouped into a
+# tree, and a reverse scan reduces each window x[i:] from its start.
+_IN_ORDER_SCAN = 16
+
+
+def _cumulative_impl(accumulate, reassociated):
     def impl(x, axis, reverse):
         dtype = x.dtype
+        if reassociated and dtype.kind in "fcV" and (reverse or x.shape[axis] > _IN_ORDER_SCAN):
+            raise NoHostImpl  # XLA adds in another order, which rounds otherwise
         x = x.astype(accumulation_dtype(dtype))  # exact for max/min, wide for sums
         if reverse:
             x = np.flip(x, axis)
@@ -290,10 +299,12 @@ def _cumsum_accumulate(x, axis, dtype):
     return out + 0 if out.dtype.kind in "fc" else out
 
 
-def cumulative(name, accumulate, monoid, region_fn, kinds):
+def cumulative(name, accumulate, monoid, region_fn, kinds, reassociated=False):
     """accumulate: the NumPy impl's scan, or None where NumPy's results would round
-    otherwise than XLA's (the op then runs compiled eagerly)."""
-    impl = _cumulative_impl(accumulate) if accumulate is not None else None
+    otherwise than XLA's (the op then runs compiled eagerly); reassociated: XLA groups
+    the scan otherwise where it is reversed or long (sums and products of floats)."""
+    impl = (_cumulative_impl(accumulate, reassociated) if accumulate is not None
+            else None)
     prim = declare(name, _cumulative_shape(name, kinds), impl,
                    _cumulative_lowering(monoid, region_fn))
     batching_rules[prim] = _cumulative_batch(prim)
@@ -409,9 +420,11 @@ def _cumsum_transpose(ct, aval, axis, reverse):
     return cumsum_p.bind(ct, axis=axis, reverse=not reverse)
 
 
-cumsum_p = cumulative("cumsum", _cumsum_accumulate, "add", _hlo_region("stablehlo.add"), NUMBER)
+cumsum_p = cumulative("cumsum", _cumsum_accumulate, "add", _hlo_region("stablehlo.add"), NUMBER,
+                      reassociated=True)
 deflinear_unary(cumsum_p, _cumsum_transpose)
-cumprod_p = cumulative("cumprod", np.cumprod, "mul", _hlo_region("stablehlo.multiply"), NUMBER)
+cumprod_p = cumulative("cumprod", np.cumprod, "mul", _hlo_region("stablehlo.multiply"), NUMBER,
+                       reassociated=True)
 _scan_jvp(cumprod_p, _mul_pair)
 cummax_p = cumulative("cummax", np.maximum.accumulate, "max",
                       _hlo_region("stablehlo.maximum"), (INT, FLOAT))
