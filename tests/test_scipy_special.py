@@ -283,3 +283,41 @@ def test_sph_harm_y_matches_jax():
     np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
     traced = fg.jit(lambda t, p: fsp.sph_harm_y(n, m, t, p, n_max=5))(theta, phi)
     np.testing.assert_allclose(np.asarray(traced), expected, rtol=1e-5, atol=1e-6)
+
+
+_SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, np.inf, -np.inf, np.nan, 1e30, 1e-30, 3.0],
+                    np.float32)
+_X, _Y = np.meshgrid(_SPECIAL, _SPECIAL)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("xlogy", (_X, _Y)), ("xlog1py", (_X, _Y)), ("entr", (_SPECIAL,)),
+    ("gammasgn", (_SPECIAL,)), ("loggamma", (_SPECIAL,)), ("kl_div", (_X, _Y)),
+    ("rel_entr", (_X, _Y))])
+def test_special_values_as_jax(name, args):
+    """NaN, infinities and signed zeros as jax gives them (xlogy(0, nan) is NaN,
+    entr(0) is -0, loggamma of x <= 0 is NaN, ...), under jit and eagerly."""
+    want = np.asarray(jax.jit(getattr(jax.scipy.special, name))(*args))
+    fn = getattr(fg.scipy.special, name)
+    for got in (np.asarray(fg.jit(fn)(*args)), np.asarray(fn(*args))):
+        same = ((got == want) & (np.signbit(got) == np.signbit(want))) \
+            | (np.isnan(got) & np.isnan(want))
+        assert same.all(), [(tuple(a[~same][:3] for a in args), got[~same][:3])]
+
+
+def test_entropy_gradients_as_jax():
+    x = np.array([0.0, 1.0, 0.5, 2.5, np.inf, 3.4e38, 1e-30], np.float32)
+    for fn, jfn in [(fg.scipy.special.entr, jax.scipy.special.entr),
+                    (lambda p: fg.scipy.special.rel_entr(p, 2.0),
+                     lambda p: jax.scipy.special.rel_entr(p, 2.0))]:
+        np.testing.assert_array_equal(np.asarray(fg.jit(fg.vmap(fg.grad(fn)))(x)),
+                                      np.asarray(jax.jit(jax.vmap(jax.grad(jfn)))(x)))
+
+
+def test_logsumexp_leaves_zero_weighted_terms_out_of_the_max():
+    a, b = np.array([0.0, 1e30], np.float32), np.array([1e30, 0.0], np.float32)
+    for return_sign in (False, True):
+        got = fg.jit(lambda a, b: fg.scipy.special.logsumexp(a, b=b, return_sign=return_sign))(a, b)
+        want = jax.scipy.special.logsumexp(a, b=b, return_sign=return_sign)
+        np.testing.assert_array_equal(np.asarray(got[0] if return_sign else got),
+                                      np.asarray(want[0] if return_sign else want))

@@ -127,24 +127,28 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     """log(sum(b * exp(a))) along axis, stably (the max is shifted out, with no gradient
     through it); return_sign=True also returns the sign of the sum."""
     a = _inexact(a)
+    if where is not None:
+        a = fnp.where(where, a, fnp.zeros_like(a))
     if b is not None:
         a, b = fnp.broadcast_arrays(a, fnp.asarray(b).astype(a.dtype))
+        a = fnp.where(b != 0, a, np.array(-np.inf, a.dtype))  # b == 0: not in the max
     axes = _axes(axis, a.ndim)
-    amax = fnp.max(a, axis=axes, keepdims=True, where=where,
-                   initial=-np.inf if where is not None else None)
+    complex_a = dtypes.is_complex(a.dtype)
+    amax = fnp.max(fnp.real(a) if complex_a else a, axis=axes, keepdims=True, where=where,
+                   initial=-np.inf)
     amax = lax.stop_gradient(fnp.where(fnp.isfinite(amax), amax, fnp.zeros_like(amax)))
-    exp_a = fnp.exp(a - amax)
+    exp_a = fnp.exp(a - amax.astype(a.dtype))
     if b is not None:
         exp_a = exp_a * b
     sumexp = fnp.sum(exp_a, axis=axes, keepdims=keepdims, where=where)
     sign = fnp.sign(sumexp)
-    if return_sign or b is None:
+    if return_sign or not complex_a:
         sumexp = fnp.abs(sumexp)
     out = fnp.log(sumexp)
-    out = out + (amax if keepdims else fnp.squeeze(amax, axis=axes))
+    out = out + (amax if keepdims else fnp.squeeze(amax, axis=axes)).astype(out.dtype)
     if return_sign:
         return out, sign
-    if b is not None:
+    if b is not None and not complex_a:
         out = fnp.where(sign < 0, np.array(np.nan, out.dtype), out)
     return out
 

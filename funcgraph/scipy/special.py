@@ -75,7 +75,11 @@ def gammaln(x):
     return lax.lgamma(_inexact(x))
 
 
-loggamma = gammaln
+def loggamma(x):
+    """log Gamma(x) for real x > 0, NaN elsewhere (jax's: the principal branch of a
+    real negative argument would be complex)."""
+    x = _inexact(x)
+    return fnp.where(x > 0, lax.lgamma(x), _c(x, np.nan))
 
 
 def digamma(x):
@@ -101,7 +105,7 @@ def gammasgn(x):
     negative_odd = (x < 0) & (fnp.fmod(floor_x, 2) != 0)
     sign = fnp.where(negative_odd, _c(x, -1), _c(x, 1))
     sign = fnp.where(x == 0, fnp.where(fnp.signbit(x), _c(x, -1), _c(x, 1)), sign)
-    return fnp.where((x < 0) & (x == floor_x), _c(x, np.nan), sign)
+    return fnp.where(((x < 0) & (x == floor_x)) | fnp.isnan(x), _c(x, np.nan), sign)
 
 
 def gamma(x):
@@ -175,8 +179,8 @@ def poch(z, m):
 
 @custom_jvp
 def _xlogy(x, y):
-    safe = fnp.where(x == 0, _c(y, 1), y)
-    return fnp.where(x == 0, _c(x, 0), x * fnp.log(safe))
+    # 0 where x == 0, except that a NaN y stays NaN (as scipy and jax)
+    return fnp.where((x != 0) | fnp.isnan(y), x * fnp.log(y), _c(x, 0))
 
 
 @_xlogy.defjvp
@@ -194,8 +198,7 @@ def xlogy(x, y):
 
 @custom_jvp
 def _xlog1py(x, y):
-    safe = fnp.where(x == 0, _c(y, 0), y)
-    return fnp.where(x == 0, _c(x, 0), x * fnp.log1p(safe))
+    return fnp.where((x != 0) | fnp.isnan(y), x * fnp.log1p(y), _c(x, 0))
 
 
 @_xlog1py.defjvp
@@ -209,10 +212,22 @@ def xlog1py(x, y):
     return _xlog1py(*_inexact(x, y))
 
 
+@custom_jvp
+def _xlogx(x):
+    return _xlogy(x, x)
+
+
+@_xlogx.defjvp
+def _xlogx_jvp(primals, tangents):
+    # (log x + 1) dx, as jax: xlogy's rule would give log x + x / x, NaN at 0
+    (x,), (t,) = primals, tangents
+    return _xlogx(x), t * (fnp.log(x) + 1)
+
+
 def entr(x):
-    """-x log x for x > 0, 0 at 0, -inf below."""
+    """-x log x for x >= 0 (-0 at 0, as jax), -inf below, NaN at NaN."""
     x = _inexact(x)
-    return fnp.where(x > 0, -xlogy(x, x), fnp.where(x == 0, _c(x, 0), _c(x, -np.inf)))
+    return fnp.where(x < 0, _c(x, -np.inf), -_xlogx(x))
 
 
 def rel_entr(p, q):
@@ -221,20 +236,15 @@ def rel_entr(p, q):
     both_positive = (p > 0) & (q > 0)
     safe_p = fnp.where(both_positive, p, _c(p, 1))
     safe_q = fnp.where(both_positive, q, _c(q, 1))
-    value = safe_p * (fnp.log(safe_p) - fnp.log(safe_q))
-    value = fnp.where(both_positive, value, _c(p, np.inf))
-    return fnp.where((p == 0) & (q >= 0), _c(p, 0), value)
+    value = _xlogx(safe_p) - xlogy(safe_p, safe_q)  # jax's grouping
+    return fnp.where(both_positive, value,
+                     fnp.where((p == 0) & (q >= 0), _c(p, 0), _c(p, np.inf)))
 
 
 def kl_div(p, q):
     """rel_entr(p, q) - p + q: p log(p / q) - p + q, q at p == 0, inf otherwise."""
     p, q = _inexact(p, q)
-    both_positive = (p > 0) & (q > 0)
-    safe_p = fnp.where(both_positive, p, _c(p, 1))
-    safe_q = fnp.where(both_positive, q, _c(q, 1))
-    value = safe_p * (fnp.log(safe_p) - fnp.log(safe_q)) - safe_p + safe_q
-    value = fnp.where(both_positive, value, _c(p, np.inf))
-    return fnp.where((p == 0) & (q >= 0), q, value)
+    return rel_entr(p, q) - p + q
 
 
 def boxcox(x, lmbda):
