@@ -152,3 +152,58 @@ def test_x64_small_int_to_inexact_is_float32(x64, name, dtype):
 def test_x64_sum_of_int32_is_int64(x64, name):
     x = np.ones(3, np.int32)
     assert getattr(fnp, name)(fnp.asarray(x)).dtype == getattr(jnp, name)(x).dtype
+
+
+_GRID = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-3, -1e-3, 20.0, -20.0, 0.9999,
+                  1.0001, 7.0, 88.0, -88.0, 0.3, -0.7, 1.5, 2.0], np.float32)
+
+
+def _pair(name):
+    """(funcgraph function, jax function) of one scalar argument."""
+    import jax.scipy.special  # noqa: F401 (jax.scipy.special.logit)
+    import funcgraph.scipy.special  # noqa: F401
+    if name == "gelu_exact":
+        return (lambda x: fg.nn.gelu(x, approximate=False),
+                lambda x: jax.nn.gelu(x, approximate=False))
+    if name == "logit":
+        return fg.scipy.special.logit, jax.scipy.special.logit
+    if name in ("logaddexp_1", "hypot_1"):
+        return (lambda x: getattr(fg.numpy, name[:-2])(x, 1.0),
+                lambda x: getattr(jax.numpy, name[:-2])(x, 1.0))
+    for fg_mod, jax_mod in ((fg.numpy, jax.numpy), (fg.nn, jax.nn)):
+        if hasattr(jax_mod, name):
+            return getattr(fg_mod, name), getattr(jax_mod, name)
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("name", [
+    "tanh", "sqrt", "exp2", "arccosh", "arctanh", "arcsinh", "logaddexp_1", "softplus",
+    "log_sigmoid", "gelu", "gelu_exact", "silu", "hypot_1", "logit", "sigmoid", "exp", "log",
+    "log1p", "expm1", "cbrt", "sin", "tan", "arcsin", "arccos", "sinh", "cosh", "celu",
+    "elu", "selu"])
+def test_first_and_second_derivatives_are_jaxs_bits(name):
+    """Each derivative rule groups its products as jax's (tanh's (t + t y)(1 - y),
+    erf's c (t exp(-x^2)), ...), so that jit(vmap(grad)) gives jax's bits."""
+    fn, jfn = _pair(name)
+    for _ in range(2):
+        fn, jfn = fg.grad(fn), jax.grad(jfn)
+        got = np.asarray(fg.jit(fg.vmap(fn))(_GRID))
+        want = np.asarray(jax.jit(jax.vmap(jfn))(_GRID))
+        same = ((got == want) & (np.signbit(got) == np.signbit(want))) \
+            | (np.isnan(got) & np.isnan(want))
+        assert same.all(), (_GRID[~same], got[~same], want[~same])
+
+
+def test_custom_jvps_rules_serve_higher_orders():
+    """defjvps' primal output goes through the custom_jvp itself, so its derivative uses
+    the rule: mish''(0) (x tanh(softplus(x))) was half of 0.64 when softplus had such a
+    rule and the plain formula's kinks at 0 were differentiated instead."""
+    np.testing.assert_allclose(float(fg.grad(fg.grad(fg.nn.mish))(0.0)), 0.64, rtol=1e-6)
+
+    @fg.custom_jvp
+    def smooth_abs(x):
+        return fg.numpy.abs(x)  # kinked at 0, where abs's own derivative is 1
+    smooth_abs.defjvps(lambda t, out, x: t * fg.numpy.tanh(x))
+    # (x f)'' = 2 f' + x f'' = 2 tanh(0) = 0 by the rule; 1 + tanh(0) = 1 by abs's kink
+    second = fg.grad(fg.grad(lambda x: x * smooth_abs(x)))(0.0)
+    assert float(second) == 0.0

@@ -93,18 +93,10 @@ def silu(x):
 swish = silu
 
 
-@custom_jvp
-def _softplus(x):
-    return fnp.maximum(x, 0.0) + fnp.log1p(fnp.exp(-fnp.abs(x)))
-
-
-# The derivative is sigmoid(x) everywhere (the kinks of max and abs at 0 cancel).
-_softplus.defjvps(lambda g, ans, x: g * lax.logistic(x))
-
-
 def softplus(x):
-    """log(1 + exp(x)), stably: logaddexp(x, 0)."""
-    return _softplus(_inexact(x))
+    """log(1 + exp(x)), stably: logaddexp(x, 0), whose derivative is sigmoid(x) (as jax
+    computes both)."""
+    return fnp.logaddexp(_inexact(x), 0.0)
 
 
 def soft_sign(x):

@@ -331,9 +331,8 @@ def hypot(x1, x2, /):
     a, b = absolute(x1), absolute(x2)
     big, small = maximum(a, b), minimum(a, b)
     at_zero = equal(big, 0)
-    # at (0, 0) the ratio is 0 but stays a function of big, so the gradient there is jax's
-    ratio = where_values(at_zero, big, small / where_values(at_zero, ones_like(big), big))
-    out = big * sqrt(1 + ratio * ratio)
+    ratio = small / where_values(at_zero, ones_like(big), big)
+    out = where_values(at_zero, big, big * sqrt(1 + ew.integer_pow_p.bind(ratio, y=2)))
     return where_values(logical_or(isinf(a), isinf(b)), full(aval_of(out).shape, np.inf,
                                                                aval_of(out).dtype), out)
 

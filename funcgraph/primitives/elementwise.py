@@ -306,7 +306,8 @@ _defjvp(log1p_p, lambda t, x, out: _div(t, _add(x, _const(x, 1))))
 expm1_p = unary("expm1", None, "stablehlo.exponential_minus_one", INEXACT)
 defjvp_unary(expm1_p, lambda x, out: _add(out, _const(out, 1)))
 tanh_p = unary("tanh", None, "stablehlo.tanh", INEXACT)
-defjvp_unary(tanh_p, lambda x, out: _sub(_const(out, 1), _square(out)))
+# (t + t out)(1 - out), jax's grouping (t (1 - out^2) rounds otherwise)
+_defjvp(tanh_p, lambda t, x, out: _mul(_add(t, _mul(t, out)), _sub(_const(x, 1), out)))
 
 
 def _exp2_lowering(ctx, avals_in, avals_out, x):
@@ -318,7 +319,7 @@ def _exp2_lowering(ctx, avals_in, avals_out, x):
 
 
 exp2_p = unary("exp2", None, None, INEXACT, lowering=_exp2_lowering)
-defjvp_unary(exp2_p, lambda x, out: _mul(out, _const(out, np.log(2.0))))
+_defjvp(exp2_p, lambda t, x, out: _mul(_const(out, np.log(2.0)), _mul(t, out)))  # as jax
 
 
 logistic_p = unary("logistic", None, "stablehlo.logistic", INEXACT)
@@ -391,16 +392,15 @@ defjvp_unary(cosh_p, lambda x, out: sinh_p.bind(x))
 asinh_p = unary("asinh", None, "chlo.asinh", INEXACT)
 defjvp_unary(asinh_p, lambda x, out: rsqrt_p.bind(_add(_square(x), _const(x, 1))))
 acosh_p = unary("acosh", None, "chlo.acosh", INEXACT)
-# 1 / sqrt((x - 1)(x + 1)) rather than x^2 - 1, which loses digits near x = 1.
-defjvp_unary(acosh_p, lambda x, out: rsqrt_p.bind(
-    _mul(_sub(x, _const(x, 1)), _add(x, _const(x, 1)))))
+# 1 / sqrt(x^2 - 1), as jax ((x - 1)(x + 1) would be more accurate near 1, and differ).
+defjvp_unary(acosh_p, lambda x, out: rsqrt_p.bind(_sub(_square(x), _const(x, 1))))
 atanh_p = unary("atanh", None, "chlo.atanh", INEXACT)
-_defjvp(atanh_p, lambda t, x, out: _div(
-    _div(t, _sub(_const(x, 1), x)), _add(_const(x, 1), x)))
+_defjvp(atanh_p, lambda t, x, out: _mul(  # 1 / (1 + x) * (t / (1 - x)), as jax
+    integer_pow_p.bind(_add(_const(x, 1), x), y=-1), _div(t, _sub(_const(x, 1), x))))
 
 # --- unary: roots and absolute value --------------------------------------------
 sqrt_p = unary("sqrt", np.sqrt, "stablehlo.sqrt", INEXACT)
-_defjvp(sqrt_p, lambda t, x, out: _div(_mul(t, _const(x, 0.5)), out))
+_defjvp(sqrt_p, lambda t, x, out: _mul(t, _div(_const(x, 0.5), out)))  # as jax
 rsqrt_p = unary("rsqrt", None, "stablehlo.rsqrt", INEXACT)
 defjvp_unary(rsqrt_p, lambda x, out: _mul(_div(out, x), _const(x, -0.5)))
 cbrt_p = unary("cbrt", libm_unary("cbrt", lambda: cbrt_p), "stablehlo.cbrt", (FLOAT,))
@@ -444,19 +444,20 @@ batching_rules[abs_p] = batch_elementwise(abs_p)
 
 # --- unary: special functions (no NumPy version: eager calls run compiled) ----------
 erf_p = unary("erf", None, "chlo.erf", (FLOAT,))
-defjvp_unary(erf_p, lambda x, out: _mul(_const(x, 2 / np.sqrt(np.pi)),
-                                        exp_p.bind(_neg(_square(x)))))
+# c (t exp(-x^2)): jax's grouping, here and for erfc and erf_inv
+_defjvp(erf_p, lambda t, x, out: _mul(_const(x, 2 / np.sqrt(np.pi)),
+                                      _mul(t, exp_p.bind(_neg(_square(x))))))
 erf_inv_p = unary("erf_inv", None, "chlo.erf_inv", (FLOAT,))
-defjvp_unary(erf_inv_p, lambda x, out: _mul(_const(x, np.sqrt(np.pi) / 2),
-                                            exp_p.bind(_square(out))))
+_defjvp(erf_inv_p, lambda t, x, out: _mul(_const(x, np.sqrt(np.pi) / 2),
+                                          _mul(t, exp_p.bind(_square(out)))))
 lgamma_p = unary("lgamma", None, "chlo.lgamma", (FLOAT,))
 defjvp_unary(lgamma_p, lambda x, out: digamma_p.bind(x))
 digamma_p = unary("digamma", None, "chlo.digamma", (FLOAT,))
 defjvp_unary(digamma_p, lambda x, out: polygamma_p.bind(_const(x, 1), x))
 
 erfc_p = unary("erfc", None, "chlo.erfc", (FLOAT,))
-defjvp_unary(erfc_p, lambda x, out: _mul(_const(x, -2 / np.sqrt(np.pi)),
-                                         exp_p.bind(_neg(_square(x)))))
+_defjvp(erfc_p, lambda t, x, out: _mul(_const(x, -2 / np.sqrt(np.pi)),
+                                       _mul(t, exp_p.bind(_neg(_square(x))))))
 # The Hurwitz zeta function zeta(x, q); as in JAX it has no derivative rule.
 zeta_p = binary("zeta", None, "chlo.zeta", (FLOAT,))
 

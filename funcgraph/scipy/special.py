@@ -49,10 +49,17 @@ def expit(x):
     return nn.sigmoid(_inexact(x))
 
 
+@custom_jvp
+def _logit(x):
+    return fnp.log(x / (1 - x))
+
+
+_logit.defjvps(lambda t, out, x: t / (x * (1 - x)))
+
+
 def logit(x):
-    """log(x / (1 - x))."""
-    x = _inexact(x)
-    return fnp.log(x) - fnp.log1p(-x)
+    """log(x / (1 - x)), as jax computes it, with the derivative 1 / (x (1 - x))."""
+    return _logit(_inexact(x))
 
 
 def erf(x):

@@ -71,7 +71,9 @@ class custom_jvp:
         """One rule per argument: jvp_i(tangent_i, primal_out, *primals) -> tangent_out
         contribution (None for an argument without one)."""
         def jvp(primals, tangents):
-            out = self.fun(*primals)
+            # the output through this custom_jvp itself, so that a derivative of it (a
+            # higher order) uses these rules too, not the plain function's
+            out = self(*primals)
             total = None
             for rule, t in zip(jvps, tangents):
                 if rule is None:
