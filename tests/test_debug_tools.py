@@ -302,10 +302,18 @@ def test_find_nonfinite_is_in_funcgraph_debug_too():
 
 
 def test_find_nonfinite_in_backward_pass():
+    # sqrt's derivative 0.5 / sqrt(x) is computed with the forward pass (as jax's rule):
+    # the first inf is made there, at the sqrt's line
     report = find_nonfinite(fg.grad(sqrt_loss(fnp)))(np.array([0.0, 1.0], np.float32))
-    assert report.found and report.kind == "nan"
-    assert report.transform is not None and report.transform.startswith("transpose of")
+    assert report.found and report.kind == "inf" and report.primitive == "div"
     assert report.source[1] == line_of(sqrt_loss, "np_mod.sqrt")
+
+    def overflowing_gradient(x):  # finite forward values, an inf only going back
+        return fnp.sum((x * 1e30) * 1e30)
+    report = find_nonfinite(fg.grad(overflowing_gradient))(np.array([1e-30], np.float32))
+    assert report.found and report.kind == "inf"
+    assert report.transform is not None and report.transform.startswith("transpose of")
+    assert report.source[1] == line_of(overflowing_gradient, "1e30) * 1e30")
     assert "transpose of" in str(report)
 
 

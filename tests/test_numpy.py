@@ -478,3 +478,10 @@ def test_frexp_ldexp_bits_as_jax(dtype):
     assert float(fg.grad(lambda v: fnp.frexp(v)[0])(3.0)) == 0.25
     with pytest.raises(ValueError, match="ldexp not supported"):
         fnp.ldexp(np.ones(2), np.ones(2))
+
+
+def test_quantile_nearest_breaks_ties_downward_as_jax():
+    x = np.arange(8, dtype=np.float32)  # the median's position is 3.5: jax takes 3
+    for q in (0.5, 3 / 14, 0.3, 0.0, 1.0):
+        assert float(fnp.quantile(x, q, method="nearest")) == \
+            float(jnp.quantile(x, q, method="nearest"))

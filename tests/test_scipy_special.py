@@ -321,3 +321,10 @@ def test_logsumexp_leaves_zero_weighted_terms_out_of_the_max():
         want = jax.scipy.special.logsumexp(a, b=b, return_sign=return_sign)
         np.testing.assert_array_equal(np.asarray(got[0] if return_sign else got),
                                       np.asarray(want[0] if return_sign else want))
+
+
+def test_incomplete_gamma_at_a_zero_as_jax():
+    a = np.zeros(6, np.float32)
+    x = np.array([0.0, 1e-30, 0.5, 1.0, 3.0, np.inf], np.float32)
+    for fn, jfn in [(fg.lax.igamma, jax.lax.igamma), (fg.lax.igammac, jax.lax.igammac)]:
+        np.testing.assert_array_equal(np.asarray(fg.jit(fn)(a, x)), np.asarray(jfn(a, x)))

@@ -21,7 +21,7 @@ from funcgraph.lax._control_flow import fori_loop, while_loop
 from funcgraph.lax._conveniences import full, full_like
 from funcgraph.lax._elementwise import (
     abs, add, bitwise_and, bitwise_not, bitwise_or, convert_element_type, digamma, div, eq,
-    exp, gt, le, lgamma, log, log1p, lt, max, min, mul, ne, neg, select, sign, sqrt, sub)
+    exp, ge, gt, le, lgamma, log, log1p, lt, max, min, mul, ne, neg, select, sign, sqrt, sub)
 from funcgraph.lax._operands import match_scalars
 from funcgraph.lax._reductions import reduce_and
 from funcgraph.lax._shapes import broadcast_in_dim, broadcast_size_one
@@ -168,7 +168,11 @@ def _incomplete_gamma(a, x, upper):
     at_zero_value, at_inf_value = (1, 0) if upper else (0, 1)
     out = _where(at_zero, full_like(a, at_zero_value),
                  _where(at_inf, full_like(a, at_inf_value), direct))
-    return _where(_invalid_gamma_args(a, x), full_like(a, np.nan), out)
+    out = _where(_invalid_gamma_args(a, x), full_like(a, np.nan), out)
+    # a = 0: the limit a -> 0+ where jax gives it (Q = 0 for x > 0; P = 1 for x >= 1,
+    # P stays NaN below 1, where jax's series divides by a)
+    a_zero = bitwise_and(eq(a, _c(a, 0)), gt(x, _c(x, 0)) if upper else ge(x, _c(x, 1)))
+    return _where(a_zero, full_like(a, at_inf_value), out)
 
 
 def _igamma_kernel(a, x):

@@ -18,7 +18,7 @@ from funcgraph.numpy._shapes import broadcast_to, moveaxis, ravel, reshape, tran
 from funcgraph.numpy._sorting import argmax, argmin, cumprod, cumsum, sort
 from funcgraph.numpy._taking import take_along_axis
 from funcgraph.numpy._ufuncs import (
-    ceil, clip, conj, equal, floor, greater_equal, isnan, real, round, sqrt, where_values)
+    ceil, clip, conj, equal, floor, greater_equal, isnan, real, sqrt, where_values)
 
 _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
@@ -75,9 +75,8 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, name):
         out = hi_v
     elif method == "midpoint":
         out = (lo_v + hi_v) * 0.5
-    else:
-        near = clip(round(pos), 0, n - 1).astype(dtypes.default_int())
-        out = take_along_axis(s, near, axis=-1)
+    else:  # nearest: a tie goes to the lower one, as jax (NumPy rounds to even)
+        out = where_values(pos - lo <= 0.5, lo_v, hi_v)
     if not squash_nans:
         out = where_values(any(isnan(s), axis=-1, keepdims=True), np.nan, out)
     # (..., Q) -> q_shape + out_shape
