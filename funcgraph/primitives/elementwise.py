@@ -322,7 +322,18 @@ exp2_p = unary("exp2", None, None, INEXACT, lowering=_exp2_lowering)
 _defjvp(exp2_p, lambda t, x, out: _mul(_const(out, np.log(2.0)), _mul(t, out)))  # as jax
 
 
-logistic_p = unary("logistic", None, "stablehlo.logistic", INEXACT)
+def _logistic_lowering(ctx, avals_in, avals_out, x):
+    """1 / (1 + exp(-x)), op by op as jax lowers it: XLA's own logistic of a 16-bit float
+    rounds once, where jax's rounds after each op."""
+    aval = avals_in[0]
+    denominator = ctx.op("stablehlo.add", [_splat(ctx, 1, aval), ctx.op(
+        "stablehlo.exponential", [ctx.op("stablehlo.negate", [x], [aval], aval)],
+        [aval], aval)], [aval, aval], aval)
+    return ctx.op("stablehlo.divide", [_splat(ctx, 1, aval), denominator], [aval, aval],
+                  avals_out[0])
+
+
+logistic_p = unary("logistic", None, None, INEXACT, lowering=_logistic_lowering)
 defjvp_unary(logistic_p, lambda x, out: _mul(out, _sub(_const(out, 1), out)))
 
 # --- unary: trigonometry ------------------------------------------------------------
