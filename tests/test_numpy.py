@@ -485,3 +485,21 @@ def test_quantile_nearest_breaks_ties_downward_as_jax():
     for q in (0.5, 3 / 14, 0.3, 0.0, 1.0):
         assert float(fnp.quantile(x, q, method="nearest")) == \
             float(jnp.quantile(x, q, method="nearest"))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.complex64, fnp.bfloat16],
+                         ids=lambda d: np.dtype(d).name)
+def test_round_decimals_is_jaxs_bits(dtype):
+    """As jax computes it, eagerly too: float16 through float32, complex part by part, the
+    division by 10^d as XLA makes it (a product with the rounded reciprocal)."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(200) * 10.0 ** rng.integers(-3, 5, 200)).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * x[::-1]
+    bits = f"u{np.dtype(dtype).itemsize // (2 if np.dtype(dtype).kind == 'c' else 1)}"
+    for decimals in (0, 1, 2, -1, 3, 40):
+        want = np.asarray(jax.jit(lambda v: jnp.round(v, decimals))(x))
+        for got in (fg.jit(lambda v: fnp.round(v, decimals))(x), fnp.round(x, decimals)):
+            np.testing.assert_array_equal(np.asarray(got).view(bits), want.view(bits))
+    with pytest.raises(NotImplementedError, match="decimals < 0"):
+        fnp.round(np.arange(3), -1)

@@ -1,5 +1,7 @@
 """Elementwise functions (NumPy's ufuncs and their kin): math, arithmetic, comparisons,
 bitwise and logical operations, with JAX's promotion and NumPy's broadcasting."""
+import operator
+
 import numpy as np
 
 from funcgraph import core, dtypes, lax
@@ -129,13 +131,36 @@ def rint(x, /):
 
 
 def round(a, decimals=0, out=None):
+    """To `decimals` digits, halves to even: x * 10^d rounded, divided by 10^d, as jax
+    computes it (float16 through float32, complex numbers part by part)."""
     a = asarray_operand(a)
-    if not dtypes.is_float(aval_of(a).dtype):
+    decimals = operator.index(decimals)
+    dtype = aval_of(a).dtype
+    if not dtypes.is_inexact(dtype):
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a
-    if decimals == 0:
-        return ew.round_p.bind(a, rounding_method=1)
-    factor = 10.0 ** decimals
-    return ew.round_p.bind(a * factor, rounding_method=1) / factor
+    if decimals > np.log10(dtypes.finfo(dtype).max):
+        return a  # beyond the type's precision: nothing to round
+
+    def round_real(x):
+        if decimals == 0:
+            return ew.round_p.bind(x, rounding_method=1)
+        wide = astype(x, np.float32) if dtype == np.float16 else x
+        part = aval_of(wide).dtype
+        factor = np.asarray(10 ** decimals, part)
+        scaled = ew.round_p.bind(ew.mul_p.bind(wide, _scalar_like(factor, wide)),
+                                 rounding_method=1)
+        if part == dtypes.bfloat16:  # divided in float32 and rounded, by jax's XLA too
+            out = ew.div_p.bind(scaled, _scalar_like(factor, wide))
+        else:
+            # jax divides by the constant factor inside a jit, which XLA turns into a
+            # product with its rounded reciprocal: written so, eager results are jax's too
+            out = ew.mul_p.bind(scaled, _scalar_like(np.asarray(1, part) / factor, wide))
+        return astype(out, dtype) if dtype == np.float16 else out
+    if dtypes.is_complex(dtype):
+        return lax.complex(round_real(ew.real_p.bind(a)), round_real(ew.imag_p.bind(a)))
+    return round_real(a)
 
 
 around = round
