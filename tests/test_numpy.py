@@ -503,3 +503,18 @@ def test_round_decimals_is_jaxs_bits(dtype):
             np.testing.assert_array_equal(np.asarray(got).view(bits), want.view(bits))
     with pytest.raises(NotImplementedError, match="decimals < 0"):
         fnp.round(np.arange(3), -1)
+
+
+def test_fmax_fmin_spacing_special_values_as_jax():
+    values = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, np.inf, -np.inf, np.nan, 1e30, 3.0],
+                      np.float32)
+    x, y = np.meshgrid(values, values)
+    cases = [(fnp.fmax, jnp.fmax, (x, y)), (fnp.fmin, jnp.fmin, (x, y)),
+             (fnp.spacing, jnp.spacing, (values,)),
+             (fnp.spacing, jnp.spacing, (values.astype(np.float16),))]
+    for fn, jfn, args in cases:
+        want = np.asarray(jax.jit(jfn)(*args))
+        for got in (np.asarray(fg.jit(fn)(*args)), np.asarray(fn(*args))):
+            same = ((got == want) & (np.signbit(got) == np.signbit(want))) \
+                | (np.isnan(got) & np.isnan(want))
+            assert same.all(), (fn.__name__, got[~same], want[~same])

@@ -114,14 +114,15 @@ def fmax(x1, x2):
     x1, x2 = promote_dtypes(x1, x2)
     if not _is_inexact(x1):
         return maximum(x1, x2)
-    return where(less(x1, x2) | isnan(x1), x2, x1)
+    # as jax writes it: x2 on ties (so fmax(0.0, -0.0) is -0.0) and where x1 is NaN
+    return where(greater(x1, x2) | isnan(x2), x1, x2)
 
 
 def fmin(x1, x2):
     x1, x2 = promote_dtypes(x1, x2)
     if not _is_inexact(x1):
         return minimum(x1, x2)
-    return where(greater(x1, x2) | isnan(x1), x2, x1)
+    return where(less(x1, x2) | isnan(x2), x1, x2)  # as fmax
 
 
 def isposinf(x, /, out=None):

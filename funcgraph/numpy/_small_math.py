@@ -152,9 +152,18 @@ def bitwise_count(x, /):
 
 
 def spacing(x, /):
+    """The distance to the next float away from zero, as jax: toward +inf for float16
+    (NumPy's float16 rule), and the smallest subnormal, signed, where the difference
+    flushes to zero."""
     (x,) = promote_to_inexact(x)
+    if dtypes.is_complex(x.dtype):
+        raise ValueError("jnp.spacing is not defined for complex inputs.")
     inf = np.array(np.inf, x.dtype)
-    return nextafter(x, copysign(inf, x)) - x
+    if x.dtype == np.float16:
+        return nextafter(x, inf) - x
+    out = nextafter(x, copysign(inf, x)) - x
+    tiny = np.array(dtypes.finfo(x.dtype).smallest_subnormal, x.dtype)
+    return where(out == 0, copysign(tiny, x), out)
 
 
 def ldexp(x1, x2, /):
