@@ -328,3 +328,18 @@ def test_incomplete_gamma_at_a_zero_as_jax():
     x = np.array([0.0, 1e-30, 0.5, 1.0, 3.0, np.inf], np.float32)
     for fn, jfn in [(fg.lax.igamma, jax.lax.igamma), (fg.lax.igammac, jax.lax.igammac)]:
         np.testing.assert_array_equal(np.asarray(fg.jit(fn)(a, x)), np.asarray(jfn(a, x)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, fg.numpy.bfloat16],
+                         ids=lambda d: np.dtype(d).name)
+def test_exponential_integrals_of_16_bit_floats(dtype):
+    """Accepted (bfloat16 raised ValueError) and computed in float32, so within a
+    rounding of the true value."""
+    x = np.array([0.1, 0.5, 1.0, 2.0, 5.0], dtype)
+    wide = x.astype(np.float64)
+    eps = float(fg.dtypes.finfo(dtype).eps)
+    for got, want in [(fsp.exp1(x), scipy.special.exp1(wide)),
+                      (fsp.expi(x), scipy.special.expi(wide)),
+                      (fsp.expn(2, x), scipy.special.expn(2, wide))]:
+        assert got.dtype == dtype
+        np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, rtol=eps)

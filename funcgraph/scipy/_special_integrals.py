@@ -30,7 +30,7 @@ def _float_args(*args):
 
 def _expn_fraction(n, x):
     """E_n(x) for x > 1: the continued fraction (modified Lentz, Numerical Recipes)."""
-    big = _c(x, np.finfo(x.dtype).max / 4)
+    big = _c(x, float(dtypes.finfo(x.dtype).max) / 4)
     b = x + n
     d = 1 / b
 
@@ -92,16 +92,25 @@ def _expn_jvp(primals, tangents):
     return _expn(n, x), -tx * _expn(n - 1, x)
 
 
+def _in_float32(fn, *args):
+    """fn of 16-bit float arguments computed in float32 and rounded back (their series
+    and fractions lose every digit in 16 bits); other dtypes as they are."""
+    dtype = args[-1].dtype
+    if dtype not in (dtypes.float16, dtypes.bfloat16):
+        return fn(*args)
+    return fn(*(a.astype(np.float32) for a in args)).astype(dtype)
+
+
 def expn(n, x):
     """The generalized exponential integral E_n(x) = int_1^inf e^(-x t) / t^n dt."""
     n, x = _float_args(n, x)
-    return _expn(n, x)
+    return _in_float32(_expn, n, x)
 
 
 def exp1(x):
     """The exponential integral E_1(x) (NaN for x < 0, inf at 0)."""
     (x,) = _float_args(x)
-    return _expn(fnp.ones_like(x), x)
+    return _in_float32(lambda v: _expn(fnp.ones_like(v), v), x)
 
 
 _EI_SERIES_TERMS = 140
@@ -149,7 +158,7 @@ def _expi_jvp(primals, tangents):
 def expi(x):
     """The exponential integral Ei(x) = -int_{-x}^inf e^-t / t dt (principal value)."""
     (x,) = _float_args(x)
-    return _expi(x)
+    return _in_float32(_expi, x)
 
 
 # ----------------------------------------------------------------------------- spence
