@@ -343,3 +343,14 @@ def test_exponential_integrals_of_16_bit_floats(dtype):
                       (fsp.expn(2, x), scipy.special.expn(2, wide))]:
         assert got.dtype == dtype
         np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, rtol=eps)
+
+
+def test_betainc_limits_at_zero_and_infinite_parameters_as_jax():
+    """a = 0 or b = inf put all the mass at x = 0, b = 0 or a = inf at x = 1 (they were
+    NaN); both zero or both infinite stay NaN."""
+    values = np.array([0.0, 1.0, 0.5, 2.0, np.inf, -1.0, np.nan], np.float32)
+    xs = np.array([0.0, 0.3, 0.5, 1.0, -0.5, 1.5, np.nan], np.float32)
+    a, b, x = np.meshgrid(values, values, xs, indexing="ij")
+    got = np.asarray(fg.jit(fg.lax.betainc)(a, b, x))
+    want = np.asarray(jax.jit(jax.lax.betainc)(a, b, x))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)

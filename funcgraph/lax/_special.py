@@ -260,8 +260,21 @@ def _betainc_kernel(a, b, x):
     value = mul(exp(log_front), _beta_continued_fraction(a2, b2, safe_x))
     value = _where(inside, value, full_like(value, 0))
     value = _where(swap, sub(one, value), value)
-    invalid = _any_of(le(a, _c(a, 0)), le(b, _c(b, 0)), lt(x, _c(x, 0)), gt(x, one),
-                      _isnan(a), _isnan(b), _isnan(x))
+    # the limits at a or b = 0 or inf, as jax (and scipy) take them: all the mass at
+    # x = 0 (a = 0 or b = inf) or at x = 1 (b = 0 or a = inf)
+    zero, inf = _c(a, 0), _c(a, np.inf)
+    finite_positive = lambda v: bitwise_and(gt(v, zero), lt(v, inf))  # noqa: E731
+    mass_at_0 = bitwise_or(bitwise_and(eq(a, zero), gt(b, zero)),
+                           bitwise_and(eq(b, inf), finite_positive(a)))
+    mass_at_1 = bitwise_or(bitwise_and(eq(b, zero), gt(a, zero)),
+                           bitwise_and(eq(a, inf), finite_positive(b)))
+    value = _where(mass_at_0, _where(gt(x, zero), full_like(value, 1), full_like(value, 0)),
+                   value)
+    value = _where(mass_at_1, _where(lt(x, one), full_like(value, 0), full_like(value, 1)),
+                   value)
+    invalid = _any_of(lt(a, zero), lt(b, zero), lt(x, zero), gt(x, one),
+                      bitwise_and(eq(a, zero), eq(b, zero)),
+                      bitwise_and(eq(a, inf), eq(b, inf)), _isnan(a), _isnan(b), _isnan(x))
     return _where(invalid, full_like(value, np.nan), value)
 
 
