@@ -354,3 +354,18 @@ def test_betainc_limits_at_zero_and_infinite_parameters_as_jax():
     got = np.asarray(fg.jit(fg.lax.betainc)(a, b, x))
     want = np.asarray(jax.jit(jax.lax.betainc)(a, b, x))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def test_zeta_values_are_xlas_as_jax():
+    """scipy.special.zeta is lax.zeta (XLA's) with a derivative from Euler-Maclaurin
+    summation, as jax: its values at the poles and edges are jax's (zeta(0, 0) is inf)."""
+    values = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, np.inf, -np.inf, np.nan, 1e30, 3.0],
+                      np.float32)
+    x, q = np.meshgrid(values, values, indexing="ij")
+    want = np.asarray(jax.jit(jsp.zeta)(x, q))
+    for got in (np.asarray(fg.jit(fsp.zeta)(x, q)), np.asarray(fsp.zeta(x, q))):
+        np.testing.assert_array_equal(got, want)
+    grads = fg.grad(fsp.zeta, (0, 1))(np.float32(2.5), np.float32(0.7))
+    want_grads = jax.grad(jsp.zeta, (0, 1))(np.float32(2.5), np.float32(0.7))
+    for g, w in zip(grads, want_grads, strict=True):
+        np.testing.assert_allclose(float(g), float(w), rtol=1e-5)

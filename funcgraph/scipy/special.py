@@ -13,6 +13,7 @@ from funcgraph.scipy import _special_integrals
 from funcgraph.scipy._special_integrals import (
     dawsn, exp1, expi, expn, fresnel, sici, spence)
 from funcgraph.scipy._special_series import bessel_jn, hyp1f1, hyp2f1, sph_harm_y, wofz
+from funcgraph.transforms.ad import jvp
 from funcgraph.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
@@ -315,12 +316,26 @@ _ZETA_BERNOULLI_TERMS = 12
 
 
 def zeta(x, q=None):
-    """The Hurwitz zeta function sum_k (k + q)^-x (Euler-Maclaurin summation);
-    differentiable in x and q."""
+    """The Hurwitz zeta function sum_k (k + q)^-x: XLA's (lax.zeta), as jax, with the
+    derivative of an Euler-Maclaurin summation (XLA's has none)."""
     if q is None:
         raise NotImplementedError("zeta: the Riemann zeta function (q=None) is not supported; "
                                   "pass q=1 (as jax)")
-    x, q = _inexact(x, q)
+    return _zeta(*_inexact(x, q))
+
+
+@custom_jvp
+def _zeta(x, q):
+    return lax.zeta(x, q)
+
+
+@_zeta.defjvp
+def _zeta_jvp(primals, tangents):
+    return _zeta(*primals), jvp(_zeta_series, primals, tangents)[1]
+
+
+def _zeta_series(x, q):
+    """sum_k (k + q)^-x by Euler-Maclaurin summation: differentiable in x and q."""
     n = _EULER_MACLAURIN_TERMS
     head = sum(fnp.power(q + k, -x) for k in range(n))
     a = q + n
