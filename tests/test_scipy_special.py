@@ -369,3 +369,16 @@ def test_zeta_values_are_xlas_as_jax():
     want_grads = jax.grad(jsp.zeta, (0, 1))(np.float32(2.5), np.float32(0.7))
     for g, w in zip(grads, want_grads, strict=True):
         np.testing.assert_allclose(float(g), float(w), rtol=1e-5)
+
+
+def test_ndtri_in_the_tails():
+    """Probabilities below float32's resolution of 2p - 1 were -inf (sqrt(2) erf_inv(-1));
+    Newton steps on log_ndtr give jax's (and scipy's) quantiles there."""
+    p = np.array([1e-30, 1e-10, 1e-5, 0.0199, 0.3, 0.5, 0.98, 1 - 1e-7], np.float32)
+    want = scipy.special.ndtri(p.astype(np.float64))
+    for got in (fsp.ndtri(p), fg.jit(fsp.ndtri)(p)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=3e-7, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(fsp.ndtri(p)), np.asarray(jsp.ndtri(p)), rtol=1e-6)
+    np.testing.assert_allclose(float(fg.grad(fsp.ndtri)(np.float32(0.3))),
+                               float(jax.grad(jsp.ndtri)(np.float32(0.3))), rtol=1e-6)
+    assert np.isneginf(float(fsp.ndtri(0.0))) and np.isposinf(float(fsp.ndtri(1.0)))
