@@ -245,6 +245,15 @@ def _log_beta(a, b):
     return sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
 
 
+def _all_mass_at_zero(a, b):
+    """Where the limit of I_x(a, b) is a step at x = 0: a = 0 < b, or b = inf with a
+    finite and positive."""
+    zero, inf = _c(a, 0), _c(a, np.inf)
+    finite_positive_a = bitwise_and(gt(a, zero), lt(a, inf))
+    return bitwise_or(bitwise_and(eq(a, zero), gt(b, zero)),
+                      bitwise_and(eq(b, inf), finite_positive_a))
+
+
 def _betainc_kernel(a, b, x):
     """The regularized incomplete beta function I_x(a, b)."""
     one = _c(a, 1)
@@ -260,14 +269,10 @@ def _betainc_kernel(a, b, x):
     value = mul(exp(log_front), _beta_continued_fraction(a2, b2, safe_x))
     value = _where(inside, value, full_like(value, 0))
     value = _where(swap, sub(one, value), value)
-    # the limits at a or b = 0 or inf, as jax (and scipy) take them: all the mass at
-    # x = 0 (a = 0 or b = inf) or at x = 1 (b = 0 or a = inf)
+    # the limits at a or b = 0 or inf, as jax (and scipy) take them; I_x(a, b) is
+    # 1 - I_(1-x)(b, a), so the mass at x = 1 is the mirror of the mass at x = 0
     zero, inf = _c(a, 0), _c(a, np.inf)
-    finite_positive = lambda v: bitwise_and(gt(v, zero), lt(v, inf))  # noqa: E731
-    mass_at_0 = bitwise_or(bitwise_and(eq(a, zero), gt(b, zero)),
-                           bitwise_and(eq(b, inf), finite_positive(a)))
-    mass_at_1 = bitwise_or(bitwise_and(eq(b, zero), gt(a, zero)),
-                           bitwise_and(eq(a, inf), finite_positive(b)))
+    mass_at_0, mass_at_1 = _all_mass_at_zero(a, b), _all_mass_at_zero(b, a)
     value = _where(mass_at_0, _where(gt(x, zero), full_like(value, 1), full_like(value, 0)),
                    value)
     value = _where(mass_at_1, _where(lt(x, one), full_like(value, 0), full_like(value, 1)),
