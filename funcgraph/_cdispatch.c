@@ -30,15 +30,16 @@
 /* What setup() is given: funcgraph.Array and its slots' descriptors, ShapedArray and
  * its _token slot's, the per-thread trace state and the evaluation trace, the config
  * object, the key function of arguments that are not Arrays (host values: NumPy
- * arrays and scalars), the getter of jaxlib's flatten of Python containers
+ * arrays and scalars) and its dict of NumPy arrays' tokens, the getter of jaxlib's flatten of Python containers
  * (backend.container_flattener: it imports jax on first use, so it is called only
  * when a container call is looked up), and eval.py's wrap_value of eager NumPy results. */
-static PyTypeObject *array_type, *aval_type;
+static PyTypeObject *array_type, *aval_type, *ndarray_type;
 static PyObject *np_slot, *buf_slot, *aval_slot, *deleted_slot, *sharding_slot, *token_slot;
-static PyObject *trace_state, *eval_trace, *config, *host_leaf_key, *get_flatten, *wrap;
+static PyObject *trace_state, *eval_trace, *config, *host_leaf_key, *ndarray_tokens, *get_flatten,
+    *wrap;
 
-static PyObject *s_dispatch_checks, *s_trace, *s_token, *s_value, *s_dtype, *s_flat_caller, *s_make_flat_caller,
-    *s_slow_call, *s_consume_with_handlers;
+static PyObject *s_dispatch_checks, *s_trace, *s_token, *s_value, *s_dtype, *s_shape,
+    *s_enable_x64, *s_flat_caller, *s_make_flat_caller, *s_slow_call, *s_consume_with_handlers;
 
 /* Array slots are read and written through their member descriptors (the same as
  * `x._buf` in Python, without the attribute lookup). */
@@ -322,6 +323,26 @@ static PyObject *aval_token(PyObject *aval)
     return PyObject_GetAttr(aval, s_token);
 }
 
+/* The token of a NumPy array argument from host_leaf_key's dict, keyed by (dtype,
+ * shape, x64 flag) as there; host_leaf_key itself where the dict has none. */
+static PyObject *ndarray_token(PyObject *arg)
+{
+    PyObject *dtype = PyObject_GetAttr(arg, s_dtype);
+    PyObject *shape = dtype == NULL ? NULL : PyObject_GetAttr(arg, s_shape);
+    PyObject *x64 = shape == NULL ? NULL : PyObject_GetAttr(config, s_enable_x64);
+    PyObject *k = x64 == NULL ? NULL : PyTuple_Pack(3, dtype, shape, x64);
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    Py_XDECREF(x64);
+    if (k == NULL)
+        return NULL;
+    PyObject *token = Py_XNewRef(PyDict_GetItemWithError(ndarray_tokens, k));
+    Py_DECREF(k);
+    if (token != NULL || PyErr_Occurred())
+        return token;
+    return PyObject_CallOneArg(host_leaf_key, arg);
+}
+
 /* flat_key(args): per argument its aval's token, or (token, sharding) for a committed
  * Array; other arguments host_leaf_key(arg).  Py_None (a new reference) where an
  * argument has no key (a container, a tracer): such calls are never cached here. */
@@ -356,7 +377,8 @@ static PyObject *flat_key(PyObject *args)
             if (item == NULL)
                 goto error;
         } else {
-            item = PyObject_CallOneArg(host_leaf_key, arg);
+            item = Py_TYPE(arg) == ndarray_type ? ndarray_token(arg)
+                                                : PyObject_CallOneArg(host_leaf_key, arg);
             if (item == NULL)
                 goto error;
             if (item == Py_None) {
@@ -643,10 +665,22 @@ static int member_slot(PyObject **slot, PyTypeObject *type, const char *name)
 
 static PyObject *setup(PyObject *module, PyObject *args)
 {
-    PyObject *array, *aval, *state, *trace, *cfg, *host_key, *flatten_getter, *wrap_fn;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOOO:setup", &PyType_Type, &array, &PyType_Type, &aval,
-                          &state, &trace, &cfg, &host_key, &flatten_getter, &wrap_fn))
+    PyObject *array, *aval, *state, *trace, *cfg, *host_key, *tokens, *flatten_getter, *wrap_fn;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOO!OO:setup", &PyType_Type, &array, &PyType_Type, &aval,
+                          &state, &trace, &cfg, &host_key, &PyDict_Type, &tokens,
+                          &flatten_getter, &wrap_fn))
         return NULL;
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    PyObject *ndarray = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "ndarray");
+    Py_XDECREF(numpy);
+    if (ndarray == NULL)
+        return NULL;
+    if (!PyType_Check(ndarray)) {
+        Py_DECREF(ndarray);
+        PyErr_SetString(PyExc_TypeError, "setup: numpy.ndarray is not a type");
+        return NULL;
+    }
+    Py_XSETREF(ndarray_type, (PyTypeObject *)ndarray);
     PyTypeObject *a = (PyTypeObject *)array, *s = (PyTypeObject *)aval;
     if (member_slot(&np_slot, a, "_np") < 0 || member_slot(&buf_slot, a, "_buf") < 0
         || member_slot(&aval_slot, a, "aval") < 0 || member_slot(&deleted_slot, a, "_deleted") < 0
@@ -659,6 +693,7 @@ static PyObject *setup(PyObject *module, PyObject *args)
     Py_XSETREF(eval_trace, Py_NewRef(trace));
     Py_XSETREF(config, Py_NewRef(cfg));
     Py_XSETREF(host_leaf_key, Py_NewRef(host_key));
+    Py_XSETREF(ndarray_tokens, Py_NewRef(tokens));
     Py_XSETREF(get_flatten, Py_NewRef(flatten_getter));
     Py_XSETREF(wrap, Py_NewRef(wrap_fn));
     Py_RETURN_NONE;
@@ -684,7 +719,7 @@ static PyMethodDef methods[] = {
      "flat_key(args): the fast path's key of positional arguments (None: not keyed)."},
     {"setup", setup, METH_VARARGS,
      "setup(Array, ShapedArray, trace_state, eval_trace, config, host_leaf_key, "
-     "get_flatten, wrap): "
+     "ndarray_tokens, get_flatten, wrap): "
      "funcgraph's objects."},
     {NULL},
 };
@@ -703,7 +738,8 @@ PyMODINIT_FUNC PyInit__cdispatch(void)
 {
     if (intern(&s_dispatch_checks, "dispatch_checks") < 0 || intern(&s_trace, "trace") < 0
         || intern(&s_token, "token") < 0 || intern(&s_value, "_value") < 0
-        || intern(&s_dtype, "dtype") < 0
+        || intern(&s_dtype, "dtype") < 0 || intern(&s_shape, "shape") < 0
+        || intern(&s_enable_x64, "jax_enable_x64") < 0
         || intern(&s_flat_caller, "flat_caller") < 0
         || intern(&s_make_flat_caller, "make_flat_caller") < 0
         || intern(&s_slow_call, "_slow_call") < 0

@@ -54,7 +54,17 @@ def _key_cases():
         "a container": (x, [x]),
         "a dict": ({"a": x},),
         "a string": ("a",),
+        "float64 NumPy": (np.ones(3), np.ones((2, 1))),
+        "big-endian NumPy (a TypeError, as in jax)": (np.ones(3, ">f4"),),
+        "an unsupported NumPy dtype": (np.array(["a"]),),
     }
+
+
+def _key_or_error(key, args):
+    try:
+        return key(args)
+    except TypeError as e:
+        return str(e)
 
 
 @needs_c
@@ -62,7 +72,8 @@ def _key_cases():
 def test_c_and_python_flat_keys_agree(case):
     from funcgraph import _cdispatch
     args = _key_cases()[case]
-    assert _cdispatch.flat_key(args) == fast_dispatch.py_flat_key(args)
+    assert (_key_or_error(_cdispatch.flat_key, args)
+            == _key_or_error(fast_dispatch.py_flat_key, args))
 
 
 def test_flat_keys_separate_what_traces_differently():
@@ -75,6 +86,28 @@ def test_flat_keys_separate_what_traces_differently():
     placed = fg.device_put(x, fg.devices()[0])
     assert key((placed,)) == ((fg.device_put(x).aval.token, placed._sharding),)
     assert key((x, [x])) is None
+
+
+def test_numpy_keys_follow_the_x64_flag():
+    """A NumPy argument's key is remembered by dtype and shape; the x64 flag decides its
+    aval, so a float64 array keys (and traces) as float32 without it, float64 with it."""
+    f = fg.jit(lambda v: v * 2)
+    x = np.ones(3)
+    for x64 in (False, True, False, True):
+        with fg.enable_x64(x64):
+            expected = core.get_aval(x).token
+            assert fast_dispatch.flat_key((x,)) == (expected,)
+            assert f(x).dtype == (np.float64 if x64 else np.float32)
+            assert f(x).dtype == (np.float64 if x64 else np.float32)  # the fast path
+
+
+def test_numpy_keys_are_forgotten_when_many():
+    fast_dispatch._ndarray_tokens.clear()
+    for n in range(fast_dispatch._NDARRAY_TOKENS_KEPT + 5):
+        fast_dispatch.flat_key((np.ones(n, np.float32),))
+    assert 0 < len(fast_dispatch._ndarray_tokens) <= fast_dispatch._NDARRAY_TOKENS_KEPT
+    x = np.ones(3, np.int16)
+    assert fast_dispatch.flat_key((x,)) == (core.get_aval(x).token,)
 
 
 def _compiled_entry(fun, *args):

@@ -161,16 +161,19 @@ def device_put(value, device=None, may_alias=False):
     return jax.device_put(value, device)
 
 
-def host_putter(shape, dtype):
-    """`put(value) -> buffer` for host values of exactly this shape and dtype on the
-    default device, read in place during one call (device_put's may_alias): the jit
-    fast path's transfer of NumPy arguments, with the per-call lookups of device_put
-    done once here."""
+def host_putter(shape, dtype, convert):
+    """`put(value) -> buffer` for the arguments of one program: a NumPy array of exactly
+    this dtype (and, as the caller checked, shape) goes to the default device, read in
+    place during one call (device_put's may_alias); any other value is `convert(value)`.
+    The jit fast path's transfer of host arguments, with the per-call lookups of
+    device_put done once here, and in one Python frame: it runs once per argument."""
     device = _default_device()
     jax_aval, sharding, devices = _jax_aval(shape, dtype), _sharding(device), [device]
     semantics, batched_device_put = _zero_copy(), _jax().xla_client.batched_device_put
 
     def put(value):
+        if type(value) is not np.ndarray or value.dtype != dtype:
+            return convert(value)
         try:
             return batched_device_put(jax_aval, sharding, [value], devices, True, False,
                                       semantics, enable_x64=True)

@@ -66,10 +66,27 @@ def py_flat_key(args):
     return tuple(key)
 
 
+# The aval tokens of NumPy arrays by (dtype, shape, x64 flag): making the aval costs
+# more than the rest of a NumPy argument's key.  The flag is in the key because it
+# decides the aval's dtype (a float64 array is float32 without x64).  The C fast path
+# reads this dict too; it is emptied when it grows large (shapes that keep changing).
+_ndarray_tokens = {}
+_NDARRAY_TOKENS_KEPT = 4096
+
+
 def host_leaf_key(a):
     """The key of a host argument (NumPy array or scalar, Python scalar): its aval's
     token; None for anything else."""
     t = type(a)
+    if t is np.ndarray:
+        k = (a.dtype, a.shape, config.jax_enable_x64)
+        token = _ndarray_tokens.get(k)
+        if token is None:
+            token = core.get_aval(a).token
+            if len(_ndarray_tokens) >= _NDARRAY_TOKENS_KEPT:
+                _ndarray_tokens.clear()
+            _ndarray_tokens[k] = token
+        return token
     if t in _HOST_LEAF_TYPES or issubclass(t, np.generic):
         return core.get_aval(a).token
     return None
@@ -136,7 +153,7 @@ class PyFlatCall:
 IN_C = _cdispatch is not None and os.environ.get("FUNCGRAPH_PYTHON_DISPATCH") != "1"
 if IN_C:
     _cdispatch.setup(Array, core.ShapedArray, core.current, eval_trace, config, host_leaf_key,
-                     backend.container_flattener, eval_module.wrap_value)
+                     _ndarray_tokens, backend.container_flattener, eval_module.wrap_value)
     eval_module.set_fast_numpy_op(_cdispatch.eager_numpy)
     FastJit, FlatCall, flat_key = _cdispatch.FastJit, _cdispatch.FlatCall, _cdispatch.flat_key
 else:

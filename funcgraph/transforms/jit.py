@@ -313,13 +313,7 @@ def _host_put(aval):
     a NumPy array of the traced dtype goes straight to the backend (read in place during
     the call); anything else (scalars, other dtypes, Arrays held on the host) through
     to_buffer."""
-    put = backend.host_putter(aval.shape, aval.dtype)
-
-    def put_argument(x):
-        if type(x) is np.ndarray and x.dtype == aval.dtype:
-            return put(x)
-        return to_buffer(x, aval, True)
-    return put_argument
+    return backend.host_putter(aval.shape, aval.dtype, lambda x: to_buffer(x, aval, True))
 
 
 def _split_float0(out_leaves):
