@@ -109,6 +109,26 @@ def test_betainc_and_bessel_match_jax():
     check_against_jax(lax.bessel_i1e, jax.lax.bessel_i1e, z)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, jax.numpy.bfloat16])
+def test_bessel_i0e_gives_jax_bits_over_the_whole_range(dtype):
+    """Cephes' Chebyshev series, as jax: bit for bit under jit, including huge arguments
+    (a power series with an asymptotic tail gave i0e(3.4e38) = 0, not 2.2e-20)."""
+    big = float(jax.numpy.finfo(dtype).max)
+    x = np.concatenate([np.random.default_rng(0).normal(size=400) * 12,
+                        [0.0, -0.0, 8.0, -8.0, 7.999, 8.001, 1e-30, big, -big, np.inf,
+                         np.nan]]).astype(dtype)
+    with fg.enable_x64(dtype == np.float64), jax.enable_x64(dtype == np.float64):
+        ours = np.asarray(fg.jit(lax.bessel_i0e)(x))
+        theirs = np.asarray(jax.jit(jax.lax.bessel_i0e)(x))
+        assert ours.dtype == theirs.dtype == dtype
+        nan = np.isnan(theirs.astype(np.float32))
+        np.testing.assert_array_equal(np.isnan(ours.astype(np.float32)), nan)
+        np.testing.assert_array_equal(ours[~nan].view(np.uint8), theirs[~nan].view(np.uint8))
+        np.testing.assert_array_equal(np.asarray(lax.bessel_i0e(x)).astype(np.float64),
+                                      ours.astype(np.float64))
+    assert np.float32(lax.bessel_i0e(np.float32(3.4e38))) == pytest.approx(2.163e-20, rel=1e-3)
+
+
 def test_special_function_derivatives_match_jax():
     a, x = np.float32(2.0), np.array([0.4, 1.5, 6.0], np.float32)
     for name in ("igamma", "igammac"):
@@ -515,8 +535,13 @@ def test_i0_and_kaiser_match_jax():
     check_against_jax(fnp.i0, jax.numpy.i0, x, scale=5)
     check_against_jax(fnp.i0, jax.numpy.i0, np.arange(3))
     check_against_jax(fnp.i0, jax.numpy.i0, np.float16(1.5))
-    z = np.array([0.0, 1.5, -2.5], np.float32)
+    z = np.array([0.0, -0.0, 1.5, -2.5, -3.0, 30.0], np.float32)
     assert_close(fg.vmap(fg.grad(fnp.i0))(z), jax.vmap(jax.grad(jax.numpy.i0))(z))
+    # jax differentiates exp(|x|) i0e(|x|) and sets 0 at 0; the same bits under jit
+    for order in (fg.grad, lambda f: fg.grad(fg.grad(f))):
+        jorder = jax.grad if order is fg.grad else lambda f: jax.grad(jax.grad(f))
+        np.testing.assert_array_equal(fg.jit(fg.vmap(order(fnp.i0)))(z),
+                                      jax.jit(jax.vmap(jorder(jax.numpy.i0)))(z))
     with pytest.raises(ValueError):
         jax.numpy.i0(np.complex64(1j))
     with pytest.raises(ValueError, match="i0"):

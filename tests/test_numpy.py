@@ -519,3 +519,12 @@ def test_fmax_fmin_spacing_special_values_as_jax():
             same = ((got == want) & (np.signbit(got) == np.signbit(want))) \
                 | (np.isnan(got) & np.isnan(want))
             assert same.all(), (fn.__name__, got[~same], want[~same])
+
+
+def test_where_uses_a_weakly_typed_bool_condition_as_it_is():
+    """A comparison of a Python scalar's tracer is a weak bool; as in jax, where takes it
+    with no convert_element_type."""
+    jaxpr = fg.make_jaxpr(lambda x: fnp.where(x == 0, 0.0, x))(1.0)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["eq", "select_n"]
+    jax_jaxpr = jax.make_jaxpr(lambda x: jnp.where(x == 0, 0.0, x))(1.0)
+    assert "convert_element_type" not in str(jax_jaxpr)

@@ -284,34 +284,55 @@ def _betainc_kernel(a, b, x):
 
 
 # --- exponentially scaled modified Bessel function of order 0 -------------------------
+# Chebyshev series as in Cephes (Moshier's i0.c), as jax computes it: exp(-x) I0(x) in
+# t = x/2 - 2 on [0, 8], and exp(-x) sqrt(x) I0(x) in t = 32/x - 2 above 8.  Cephes'
+# coefficients, highest order first; float32 keeps the last 18 and 7 of them, as
+# Cephes' single-precision library.
 
-_BESSEL_SERIES_LIMIT = 20.0
-_BESSEL_SERIES_TERMS = 80
-_BESSEL_ASYMPTOTIC_TERMS = 24
+_I0E_TO_8 = (
+    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
+    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
+    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
+    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
+    -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
+    1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
+    -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
+    1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
+    -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
+    1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1)
+_I0E_ABOVE_8 = (
+    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
+    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
+    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
+    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
+    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
+    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
+    3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
+    2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
+    8.04490411014108831608e-1)
+_I0E_FLOAT32_TERMS = (18, 7)
+
+
+def _chebyshev_series(t, coefficients):
+    """The Chebyshev series with these coefficients (highest order first) at t, by
+    Clenshaw's recurrence with Cephes' halved constant term."""
+    zero = full_like(t, 0)
+    b0, b1, b2 = zero, zero, zero
+    for c in coefficients:
+        b0, b1, b2 = add(sub(mul(t, b0), b1), _c(t, c)), b0, b1
+    return mul(_c(t, 0.5), sub(b0, b2))
 
 
 def _bessel_i0e_kernel(x):
-    """exp(-|x|) I0(|x|): the power series below 20, the asymptotic expansion above."""
+    """exp(-|x|) I0(|x|)."""
+    to_8, above_8 = _I0E_TO_8, _I0E_ABOVE_8
+    if x.aval.dtype != dtypes.float64:
+        to_8, above_8 = to_8[-_I0E_FLOAT32_TERMS[0]:], above_8[-_I0E_FLOAT32_TERMS[1]:]
     ax = abs(x)
-    small = min(ax, _c(x, _BESSEL_SERIES_LIMIT))
-    quarter_sq = div(mul(small, small), _c(x, 4))
-
-    def add_term(k, carry):
-        term, series = carry
-        k = convert_element_type(k, x.aval.dtype)
-        term = div(mul(term, quarter_sq), mul(k, k))
-        return term, add(series, term)
-
-    ones = full_like(x, 1)
-    _, series = fori_loop(1, _BESSEL_SERIES_TERMS, add_term, (ones, ones))
-    series = mul(series, exp(neg(small)))
-    large = max(ax, _c(x, _BESSEL_SERIES_LIMIT))
-    total, term = ones, ones
-    for k in range(1, _BESSEL_ASYMPTOTIC_TERMS + 1):
-        term = div(mul(term, _c(x, (2 * k - 1) ** 2 / (8 * k))), large)
-        total = add(total, term)
-    asymptotic = div(total, sqrt(mul(_c(x, 2 * np.pi), large)))
-    return _where(le(ax, _c(x, _BESSEL_SERIES_LIMIT)), series, asymptotic)
+    two = _c(x, 2)
+    near = _chebyshev_series(sub(mul(_c(x, 0.5), ax), two), to_8)
+    far = div(_chebyshev_series(sub(div(_c(x, 32), ax), two), above_8), sqrt(ax))
+    return _where(le(ax, _c(x, 8)), near, far)
 
 
 # --- the primitives ---------------------------------------------------------------------

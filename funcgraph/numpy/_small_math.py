@@ -6,6 +6,7 @@ import builtins
 import numpy as np
 
 from funcgraph import dtypes, lax
+from funcgraph.transforms.ad import jvp
 from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.numpy._core import (
     asarray, astype, aval_of, canonical_axes, check_axis, promote_dtypes, promote_to_inexact)
@@ -249,16 +250,20 @@ def i0(x):
     return _i0(x)
 
 
-@custom_jvp
-def _i0(x):
-    return exp(abs(x)) * lax.bessel_i0e(x)
+def _i0_plain(x):
+    ax = abs(x)
+    return exp(ax) * lax.bessel_i0e(ax)
+
+
+_i0 = custom_jvp(_i0_plain)
 
 
 @_i0.defjvp
 def _i0_jvp(primals, tangents):
-    # d i0 / dx = i1(x) = exp(|x|) i1e(x), also at 0 (where |x| has no derivative).
-    (x,), (t,) = primals, tangents
-    return _i0(x), t * (exp(abs(x)) * lax.bessel_i1e(x))
+    # The derivative of the plain formula, set to i0'(0) = 0 at 0, where |x| has none
+    # (as jax computes it, so that the last bits agree).
+    out, t_out = jvp(_i0_plain, primals, tangents)
+    return out, where(primals[0] == 0, 0.0, t_out)
 
 
 def _window_positions(M):

@@ -396,7 +396,10 @@ def imag(x, /):
 
 def where_values(condition, x, y):
     """x where condition holds, else y (the three-argument where)."""
-    condition = astype(condition, bool_)
+    cond_aval = aval_of(condition)
+    # A weakly typed bool (a comparison of Python scalars' tracers) is used as it is.
+    condition = (asarray_operand(condition) if cond_aval.dtype == bool_
+                 else astype(condition, bool_))
     x, y = promote_dtypes(x, y)
     shape = broadcast_shapes(aval_of(condition).shape, aval_of(x).shape, aval_of(y).shape)
     condition, x, y = (broadcast_to_shape(a, shape) for a in (condition, x, y))
