@@ -389,3 +389,39 @@ def test_constants_without_elements_lower_as_broadcast_scalars():
     assert [c.split(" : ")[-1] for c in constants] == ["() -> tensor<i32>",
                                                      "() -> tensor<3xi32>"]
     assert any("broadcast_in_dim" in line and "tensor<3x0xi32>" in line for line in ctx.lines)
+
+
+def test_jit_made_again_of_one_function_shares_its_traces():
+    """As in jax (its Common Gotchas page): `jit(f)(x)` written in a loop traces once,
+    and a global the function reads keeps its traced value; other options, or another
+    function, trace anew; the caches go when the function does."""
+    import gc
+    import weakref
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        return x * 2
+
+    for _ in range(3):
+        fg.jit(f)(1.0)
+    assert len(traces) == 1
+    fg.jit(f, donate_argnums=0)(np.ones(2, np.float32))
+    assert len(traces) == 2
+    fg.jit(f).clear_cache()
+    fg.jit(f)(1.0)
+    assert len(traces) == 3
+
+    offset = {"value": 0.0}
+
+    def g(x):
+        return x + offset["value"]
+
+    assert float(fg.jit(g)(4.0)) == 4.0
+    offset["value"] = 10.0
+    assert float(fg.jit(g)(5.0)) == 5.0  # jax gives 5.0 too
+
+    ref = weakref.ref(g)
+    del g
+    gc.collect()
+    assert ref() is None

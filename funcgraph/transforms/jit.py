@@ -396,6 +396,21 @@ def _as_tuple(x):
 # Every live jit(fun), so that clear_caches reaches their trace and compile caches.
 _jit_functions = weakref.WeakSet()
 
+# The caches of jit(fun) by function, then by jit's options: jit made again of the same
+# function with the same options shares them, as in jax, so that `jit(f)(x)` in a loop
+# traces once (and, also as in jax, a global that f reads keeps its traced value until
+# the cache is cleared).  Held while the function lives.
+_caches_by_function = weakref.WeakKeyDictionary()
+
+
+def _shared_caches(fun, options):
+    """(cache, flat cache, container cache, variants) of jit(fun) with these options;
+    new ones where fun or an option cannot be a key (no weak reference, unhashable)."""
+    try:
+        return _caches_by_function.setdefault(fun, {}).setdefault(options, ({}, {}, {}, []))
+    except TypeError:
+        return {}, {}, {}, []
+
 
 def clear_caches():
     """Clear all of funcgraph's staging and compilation caches: each jitted function's
@@ -440,17 +455,19 @@ class JitFunction(FastJit):
         self.compiler_options = compiler_option_pairs(compiler_options)
         self.keep_unused = keep_unused
         self._placed = in_shardings is not None or out_shardings is not None
-        self._cache = {}
-        # Calls whose positional arguments are all arrays or scalars skip pytree
-        # flattening: key flat_key(args) (avals, with the sharding of committed Arrays).
-        self._flat_cache = {}
+        # _cache: traces and executables by argument types and statics.  Calls whose
+        # positional arguments are all arrays or scalars skip pytree flattening:
+        # _flat_cache, keyed by flat_key(args) (avals, with the sharding of committed
+        # Arrays); the same for positional Python containers of arrays: _container_cache,
+        # keyed by container_key(args), filled only by such calls.  _variants: a
+        # jit_cache.Variant per cache entry, oldest first.
+        self._cache, self._flat_cache, self._container_cache, self._variants = _shared_caches(
+            fun, (self.static_argnums, self.static_argnames, self.donate_argnums,
+                  self.donate_argnames, in_shardings, out_shardings, inline,
+                  self.compiler_options, keep_unused))
         self._flat_fast_path = not (self.static_argnums or self.static_argnames
                                     or self.donate_argnums or self.donate_argnames)
-        # The same for positional arguments that are Python containers of arrays: key
-        # container_key(args), filled only by such calls.
-        self._container_cache = {}
         self._last_key = None
-        self._variants = []  # jit_cache.Variant per cache entry, oldest first
         functools.update_wrapper(self, fun, updated=())
 
     def _nparams(self):
@@ -764,8 +781,8 @@ class JitFunction(FastJit):
         return sum(1 for k in self._cache if k[0] != "traced")
 
     def __reduce__(self):
-        """copy and pickle make a new jit of the same function and options (with empty
-        caches: compiled programs are not copied)."""
+        """copy and pickle make a new jit of the same function and options (which, as
+        any such jit, shares the caches of the others)."""
         return (JitFunction, (self.fun, self.static_argnums, self.static_argnames,
                               self.donate_argnums, self.donate_argnames, self.in_shardings,
                               self.out_shardings, self.inline, dict(self.compiler_options),
@@ -1035,6 +1052,13 @@ class ShapeDtypeStruct:
     @property
     def aval(self):
         return core.ShapedArray(self.shape, dtypes.canonicalize(self.dtype), self.weak_type)
+
+    @classmethod
+    def like(cls, x):
+        """The shape, dtype and weak type of x: an array, a scalar, a traced value or a
+        ShapeDtypeStruct (a pure_callback's result_shape_dtypes, say)."""
+        aval = x.aval if isinstance(x, ShapeDtypeStruct) else core.get_aval(x)
+        return cls(aval.shape, aval.dtype, aval.weak_type)
 
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape

@@ -898,9 +898,6 @@ def test_shard_map_page_data_parallel(in_specs, capsys):
     assert_same_run(example, capsys, rtol=1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason="jit caches per wrapper: `jax.jit(f)(x)` written "
-                   "again for the same f retraces (the page calls jax.jit(loss_dp) three "
-                   "times); jax shares one cache per function")
 def test_shard_map_page_repeated_jit_of_one_function_traces_once(capsys):
     def example(L):
         with L.jax.set_mesh(L.jax.make_mesh((8,), ('batch',))):
