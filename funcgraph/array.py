@@ -135,7 +135,8 @@ class Array(metaclass=_ArrayType):
         return np.asarray(self._value).reshape(())
 
     def __bool__(self):
-        return bool(self._scalar("bool"))
+        # NumPy's rule, as jax: ValueError for more than one element or none.
+        return bool(np.asarray(self._value))
 
     def __int__(self):
         return int(self._scalar("int"))

@@ -67,6 +67,9 @@ class Config:
             "jax_compilation_cache_max_size", -1, int)
         self.jax_raise_persistent_cache_errors = _env_flag(
             "jax_raise_persistent_cache_errors", False)
+        # How many CPU devices the CPU backend has (-1: jax's default, one); read when
+        # the backend starts, so it must be set before funcgraph runs anything.
+        self.jax_num_cpu_devices = _env_value("jax_num_cpu_devices", -1, int)
         # XLA's GPU caches kept in that directory too ("all" or their option names).
         self.jax_persistent_cache_enable_xla_caches = _env_value(
             "jax_persistent_cache_enable_xla_caches", "xla_gpu_per_fusion_autotune_cache_dir")
@@ -84,11 +87,18 @@ class Config:
     def update(self, name, value):
         if not hasattr(self, name):
             raise AttributeError(f"unknown config option {name!r}")
+        hook = update_hooks.get(name)
+        if hook is not None:
+            hook(value)  # may refuse the value (raise), which is then not set
         setattr(self, name, value)
 
     def read(self, name):
         return getattr(self, name)
 
+
+# update_hooks[name](value): called by config.update before an option changes, by
+# whoever must act on it (the backend hands jax the options jax's runtime reads).
+update_hooks = {}
 
 _DISPATCH_FLAGS = ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs",
                    "jax_default_device")

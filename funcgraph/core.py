@@ -142,6 +142,14 @@ class TracerArrayConversionError(ConcretizationTypeError):
     """A traced value was converted to a NumPy array (a kind of concretization)."""
 
 
+class TracerBoolConversionError(ConcretizationTypeError):
+    """bool() of a traced value (a Python `if` or `while` on it)."""
+
+
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """int() or __index__ of a traced value (a Python index or size)."""
+
+
 class UnexpectedTracerError(FuncgraphError):
     """A tracer escaped the transformation that made it."""
 
@@ -299,20 +307,20 @@ class Tracer:
         """Why the value is not concrete, for error messages (a sentence or '')."""
         return ""
 
-    def _concretization_error(self, what, hint=None):
+    def _concretization_error(self, what, hint=None, kind=ConcretizationTypeError):
         origin = self.origin()
         hint = hint or ("The value is not known while the function is traced (under jit, "
                         "vmap, control-flow bodies, ...). Use lax.cond or lax.switch for "
                         "branches, lax.while_loop or lax.fori_loop for loops, or mark the "
                         "argument static with jit(..., static_argnums=...).")
-        return ConcretizationTypeError(
+        return kind(
             f"{what} was called on a traced value of type {self.aval.str_short()} "
             f"inside {self._trace.description}. {origin + ' ' if origin else ''}{hint}")
 
-    def _concrete(self, what):
+    def _concrete(self, what, kind=ConcretizationTypeError):
         value = self.to_concrete_value()
         if value is None:
-            raise self._concretization_error(what)
+            raise self._concretization_error(what, kind=kind)
         return value
 
     # As in JAX: bool(), int(), __index__ and .item() give the concrete value when there
@@ -320,13 +328,15 @@ class Tracer:
     # .tolist() never do, and NumPy conversion is an error, since each would silently drop
     # the derivative of a differentiated value.
     def __bool__(self):
-        return bool(self._concrete("bool() (a Python `if`, `while`, `and`, `or` or `not`)"))
+        return bool(self._concrete("bool() (a Python `if`, `while`, `and`, `or` or `not`)",
+                                   TracerBoolConversionError))
 
     def __int__(self):
-        return int(self._concrete("int()"))
+        return int(self._concrete("int()", TracerIntegerConversionError))
 
     def __index__(self):
-        return operator.index(self._concrete("__index__ (use as a Python index or size)"))
+        return operator.index(self._concrete("__index__ (use as a Python index or size)",
+                                             TracerIntegerConversionError))
 
     def item(self, *args):
         return np.asarray(self._concrete(".item()")).item(*args)

@@ -4,7 +4,7 @@ import sys
 
 from funcgraph.core import (  # noqa: F401
     ConcretizationTypeError, FuncgraphError, MissingRuleError, TracerArrayConversionError,
-    UnexpectedTracerError)
+    TracerBoolConversionError, TracerIntegerConversionError, UnexpectedTracerError)
 from funcgraph.shape_poly import InconclusiveDimensionOperation  # noqa: F401
 
 

@@ -13,7 +13,7 @@ LAYERS = [
     ("config", "_cdispatch", "_libm"),  # C modules, importing nothing (given objects)
     ("dtypes", "tree_util", "tree", "backend", "shape_poly"),
     ("core", "sharding"),
-    ("array", "ir", "errors", "util"),
+    ("array", "ir", "errors", "util", "typing"),
     ("interpreters",),
     ("lowering",),
     ("primitives",),

@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 
 from funcgraph.backend import compilation_cache
-from funcgraph.config import config
+from funcgraph.config import config, update_hooks
 
 
 def _is_real_jax_module(name, module):
@@ -55,6 +55,7 @@ def _jax():
         if config.jax_platforms:
             # jax initializes only these platforms (if it has not initialized any yet).
             jax.config.update("jax_platforms", config.jax_platforms)
+        _forward_to_jax(jax, "jax_num_cpu_devices", -1)
         _import_pjrt_plugins()
     except ImportError as e:
         raise ImportError(
@@ -86,6 +87,14 @@ def _import_pjrt_plugins():
             importlib.import_module(plugin.name)
         except Exception:
             pass  # jax reports a broken plugin itself when it loads it
+
+
+def _forward_to_jax(jax, name, default):
+    """An option jax's runtime reads when it starts, handed to jax now (where set) and on
+    every later config.update (jax refuses it once its backends have started)."""
+    if getattr(config, name) != default:
+        jax.config.update(name, getattr(config, name))
+    update_hooks[name] = lambda value: jax.config.update(name, value)
 
 
 def _client():

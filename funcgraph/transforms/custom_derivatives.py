@@ -1,8 +1,10 @@
 """custom_jvp, custom_vjp, custom_gradient and closure_convert, with JAX's API."""
 import functools
 
+import numpy as np
+
 from funcgraph import core, dtypes, tree_util
-from funcgraph.interpreters.eval import eval_jaxpr
+from funcgraph.interpreters.eval import eval_jaxpr, wrap_value
 from funcgraph.interpreters.ad_util import tangent_aval, zeros_of
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives import custom_ad
@@ -155,7 +157,8 @@ class custom_vjp:
             return out_leaves, res_leaves
 
         def flat_bwd(res_leaves, cts):
-            res = tree_util.tree_unflatten(res_tree_box["tree"], res_leaves)
+            res = tree_util.tree_unflatten(res_tree_box["tree"],
+                                           [_residual_array(r) for r in res_leaves])
             ct = tree_util.tree_unflatten(call.store.out_tree, cts)
             result = user_bwd(*nondiff, res, ct)
             if not isinstance(result, (tuple, list)) or len(result) != len(diff):
@@ -186,6 +189,14 @@ class custom_vjp:
             *call.leaves, call_jaxpr=call.flat, fwd=flat_fwd, bwd=flat_bwd, num_consts=0,
             name=name)
         return tree_util.tree_unflatten(call.store.out_tree, outs)
+
+
+def _residual_array(value):
+    """A residual as bwd sees it in jax, an Array: the backward pass holds the linear
+    jaxpr's constants as NumPy values."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return wrap_value(np.asarray(value), core.get_aval(value))
+    return value
 
 
 def tangent_zero(x):
