@@ -280,12 +280,20 @@ def is_eager():
     return core.current.trace is eval_trace
 
 
+def literal_value(lit):
+    """A literal as an operand: a weakly typed one as a weak Array (its NumPy value alone
+    would bind as a strong one, and 2.0 * a weak x would lose x's weak type)."""
+    if lit.aval.weak_type:
+        return Array(np.asarray(lit.val), lit.aval)
+    return lit.val
+
+
 def eval_jaxpr(jaxpr, consts, *args):
     """Evaluate a jaxpr by binding each equation's primitive at the current trace."""
     env = {}
 
     def read(x):
-        return x.val if type(x) is Literal else env[x]
+        return literal_value(x) if type(x) is Literal else env[x]
 
     for v, val in core.safe_zip(jaxpr.constvars, consts):
         env[v] = val

@@ -9,6 +9,7 @@ import sys
 
 from funcgraph import core
 from funcgraph.interpreters.ad_util import Zero, add_tangents
+from funcgraph.interpreters.eval import literal_value
 from funcgraph.ir import Literal
 
 transpose_rules = {}
@@ -62,7 +63,8 @@ def _backward_pass(jaxpr, consts, cotangents_out, scope):
             linear.update(eqn.outvars)
             linear_eqns.append(eqn)
         else:
-            args = [x.val if type(x) is Literal else primal_env[x] for x in eqn.invars]
+            args = [literal_value(x) if type(x) is Literal else primal_env[x]
+                    for x in eqn.invars]
             scope.source = eqn.source
             outs = eqn.prim.bind(*args, **eqn.params)
             outs = outs if eqn.prim.multiple_results else [outs]
@@ -85,7 +87,8 @@ def _backward_pass(jaxpr, consts, cotangents_out, scope):
         if all(type(ct) is Zero for ct in cts_out):
             continue
         args = [UndefinedPrimal(x.aval) if type(x) is not Literal and x in linear
-                else (x.val if type(x) is Literal else primal_env[x]) for x in eqn.invars]
+                else (literal_value(x) if type(x) is Literal else primal_env[x])
+                for x in eqn.invars]
         rule = transpose_rules.get(eqn.prim)
         if rule is None:
             raise core.missing_rule(eqn.prim, "transpose (reverse-mode differentiation)",

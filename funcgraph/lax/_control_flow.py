@@ -45,12 +45,11 @@ def _check_callable(function, argument, value):
                         f"{type(value).__name__} {value!r}")
 
 
-def _strong(x):
-    """Loop carries and branch operands are strongly typed (as in JAX's control flow)."""
-    aval = core.get_aval(x)
-    if aval.weak_type:
-        return convert_element_type(x, aval.dtype, weak_type=False)
-    return x if not core.is_python_scalar(x) else as_operand(x)
+def _operand(x):
+    """A loop carry or branch operand: Python scalars become (weakly typed) arrays; weak
+    types are kept, as in jax (a carry that starts as 0 and stays weak in the body comes
+    out weak)."""
+    return as_operand(x) if core.is_python_scalar(x) else x
 
 
 def _match_output_types(outs, avals):
@@ -119,7 +118,7 @@ def _switch(index, branches, operands, clamp_index, labels):
     if clamp_index and len(branches) > 1:
         index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
     leaves, in_tree = tree_util.tree_flatten(operands)
-    leaves = [_strong(x) if core.is_python_scalar(x) else x for x in leaves]
+    leaves = [_operand(x) for x in leaves]
     avals = _avals(leaves)
     out_trees = []
     fns = [_flat_fn(b, in_tree, out_trees) for b in branches]
@@ -175,15 +174,14 @@ def while_loop(cond_fun, body_fun, init_val):
         except core.ConcretizationTypeError:
             pass  # a traced predicate: stage the loop as usual (as JAX does)
     leaves, in_tree = tree_util.tree_flatten(init_val)
-    weak = [core.get_aval(x).weak_type for x in leaves]
-    leaves = [_strong(x) for x in leaves]
+    leaves = [_operand(x) for x in leaves]
     avals = _avals(leaves)
     body_trees, cond_trees = [], []
     body = trace_flat(_flat_fn(body_fun, in_tree, body_trees, spread=False), avals)
     if body_trees[0] != in_tree:
         raise TypeError(f"while_loop body_fun ({_fn_name(body_fun)}) must return the structure "
                         f"of its input {in_tree}, got {body_trees[0]}")
-    leaves, changed = _promote_weak_carry(leaves, weak, body.out_avals)
+    leaves, changed = _promote_weak_carry(leaves, body.out_avals)
     if changed:
         avals = _avals(leaves)
         body = trace_flat(_flat_fn(body_fun, in_tree, body_trees, spread=False), avals)
@@ -232,15 +230,16 @@ def _check_carry(what, fun, carry_avals, out_avals, tree):
                 f"types (for example, convert the initial value with .astype).")
 
 
-def _promote_weak_carry(leaves, weak, out_avals):
-    """As in JAX: a weakly typed initial carry takes the dtype the body gives it, when
-    that dtype is where the two promote to (a weak 0 carry may become float32; a weak
-    1.0 carry may not become int32, which is a type error)."""
+def _promote_weak_carry(leaves, out_avals):
+    """As in JAX: a weakly typed initial carry stays weak where the body keeps it weak,
+    and takes the (strong) type the body gives it otherwise, when that dtype is where
+    the two promote to (a weak 0 carry may become float32; a weak 1.0 carry may not
+    become int32, which is a type error)."""
     changed, new = False, []
-    for x, w, o in zip(leaves, weak, out_avals):
+    for x, o in zip(leaves, out_avals, strict=True):
         a = core.get_aval(x)
-        if (w and a.shape == o.shape and a.dtype != o.dtype and
-                dtypes.promote_weak((a.dtype, True), (o.dtype, o.weak_type))[0] == o.dtype):
+        if (a.weak_type and a.shape == o.shape and (a.dtype != o.dtype or not o.weak_type)
+                and dtypes.promote_weak((a.dtype, True), (o.dtype, o.weak_type))[0] == o.dtype):
             x = convert_element_type(x, o.dtype)
             changed = True
         new.append(x)
@@ -263,11 +262,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     bounds it is a scan, so reverse-mode differentiation works; otherwise a while_loop."""
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
+        # The index starts as the Python int lo, so it is a weak int32, as in jax.
         @functools.wraps(body_fun)  # errors about the loop body name the user's function
         def step(carry, _):
             i, val = carry
-            return (add(i, np.int32(1)), body_fun(i, val)), None
-        (_, result), _ = scan(step, (np.int32(lo), init_val), None, length=max(hi - lo, 0),
+            return (i + 1, body_fun(i, val)), None
+        (_, result), _ = scan(step, (lo, init_val), None, length=max(hi - lo, 0),
                               unroll=unroll or 1)
         return result
     dtype = core.get_aval(lower).dtype if not core.is_python_scalar(lower) else \
@@ -299,8 +299,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     if not isinstance(unroll, bool) and isinstance(unroll, int) and unroll < 0:
         raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll}")
     init_leaves, init_tree = tree_util.tree_flatten(init)
-    weak = [core.get_aval(x).weak_type for x in init_leaves]
-    init_leaves = [_strong(x) for x in init_leaves]
+    init_leaves = [_operand(x) for x in init_leaves]
     xs_leaves, xs_tree = tree_util.tree_flatten(xs)
     lengths = {core.get_aval(x).shape[0] if core.get_aval(x).shape else None
                for x in xs_leaves}
@@ -336,8 +335,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         return carry_leaves + y_leaves
 
     traced = trace_flat(body, carry_avals + x_avals)
-    init_leaves, changed = _promote_weak_carry(init_leaves, weak,
-                                               traced.out_avals[:len(carry_avals)])
+    init_leaves, changed = _promote_weak_carry(init_leaves, traced.out_avals[:len(carry_avals)])
     if changed:
         carry_avals = _avals(init_leaves)
         out_trees.clear()

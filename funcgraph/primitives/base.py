@@ -206,6 +206,16 @@ def identity(dtype, which):
     return np.array(-np.inf if which == "max" else np.inf, dtype)
 
 
+def _reduced_axes_last(x, axes):
+    """(x with the reduced axes moved last and merged into one contiguous axis, that
+    axis).  NumPy sums floats pairwise only along a contiguous last axis; along others
+    it adds in sequence, which loses digits over many elements (the mean over axis 0 of
+    a million float32 0.1s was 1% off), where XLA's sums stay within a few ulp."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    moved = np.ascontiguousarray(np.transpose(x, kept + sorted(axes)))
+    return moved.reshape([x.shape[i] for i in kept] + [-1]), (len(kept),)
+
+
 def reduction(name, np_fn, monoid, hlo_op, kinds):
     """A reduction primitive over static `axes` with a monoid (identity + op)."""
     accumulates = monoid in ("add", "mul")  # max, min, and, or are exact in any dtype
@@ -215,6 +225,8 @@ def reduction(name, np_fn, monoid, hlo_op, kinds):
             shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
             return np.full(shape, identity(x.dtype, monoid), x.dtype)
         wide = x.astype(accumulation_dtype(x.dtype)) if accumulates else x
+        if accumulates and x.dtype.kind in "fcV":
+            wide, axes = _reduced_axes_last(wide, axes)
         return np.asarray(np_fn(wide, axis=tuple(axes))).astype(x.dtype)
 
     def lower_reduce(ctx, x, aval_in, aval_out, axes):
