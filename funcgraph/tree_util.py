@@ -25,7 +25,9 @@ _KEYED_TYPES = set()
 
 
 def tree_flatten(tree, is_leaf=None):
-    return optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+    leaves, treedef = optree.tree_flatten(tree, is_leaf, none_is_leaf=False,
+                                          namespace=NAMESPACE)
+    return leaves, _canonical(treedef)
 
 
 def tree_unflatten(treedef, leaves):
@@ -37,12 +39,49 @@ def tree_leaves(tree, is_leaf=None):
 
 
 def tree_structure(tree, is_leaf=None):
-    return optree.tree_structure(tree, is_leaf, none_is_leaf=False, namespace=NAMESPACE)
+    return _canonical(optree.tree_structure(tree, is_leaf, none_is_leaf=False,
+                                            namespace=NAMESPACE))
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
-    return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, none_is_leaf=False,
-                           namespace=NAMESPACE)
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others, strict=True)])
+
+
+# optree rebuilds a dict with its keys in the order the flattened dict had them; jax
+# rebuilds it with its keys sorted (the order of its leaves), and refuses keys that do
+# not sort.  Treedefs are made canonical (each dict's keys sorted) once per structure:
+# treedefs that differ only in their dicts' key order are equal, so one entry serves
+# them all.
+_canonical_treedefs = {}
+_CANONICAL_KEPT = 4096
+_LEAF = optree.treespec_leaf(none_is_leaf=False, namespace=NAMESPACE)
+
+
+def _canonical(treedef):
+    try:
+        canonical = _canonical_treedefs.get(treedef)
+    except TypeError:  # unhashable aux data of a registered class
+        return treedef.transform(_sorted_dict_node)
+    if canonical is None:
+        canonical = treedef.transform(_sorted_dict_node)
+        if len(_canonical_treedefs) >= _CANONICAL_KEPT:
+            _canonical_treedefs.clear()
+        _canonical_treedefs[treedef] = canonical
+    return canonical
+
+
+def _sorted_dict_node(node):
+    if node.type is not dict:
+        return node
+    try:
+        keys = sorted(node.entries())
+    except TypeError:
+        raise ValueError("Comparator raised exception while sorting pytree dictionary "
+                         "keys.") from None
+    return optree.treespec_dict(dict.fromkeys(keys, _LEAF), none_is_leaf=False,
+                                namespace=NAMESPACE)
 
 
 def tree_reduce(function, tree, initializer=_MISSING, is_leaf=None):

@@ -152,3 +152,24 @@ def test_jax_num_cpu_devices_sets_the_cpu_device_count_before_the_backend_starts
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == ["8", "refused", "8"]
+
+
+@pytest.mark.parametrize("case", [
+    lambda L, n: L.tree.map(lambda v: v, {"b": 1, "a": 2}),
+    lambda L, n: L.tree.unflatten(*reversed(L.tree.flatten({"b": 2, "a": {"d": 1, "c": 0}}))),
+    lambda L, n: list(L.grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 1.0})),
+    lambda L, n: L.jit(lambda d: d)({"b": 1.0, "a": 2.0}),
+    lambda L, n: L.vmap(lambda d: d)({"b": n.ones(2), "a": n.zeros(2)}),
+    lambda L, n: L.tree.map(lambda x, y: x + y, {"b": 1, "a": 2}, {"a": 10, "b": 20}),
+    lambda L, n: L.tree_util.tree_map_with_path(lambda p, x: x, {"b": 1, "a": 2}),
+])
+def test_dicts_are_rebuilt_with_their_keys_sorted(case):
+    """As jax (its pytrees page): a dict comes back with its keys in sorted order, the
+    order of its leaves, whatever order it was built in."""
+    assert repr(case(fg, fnp)) == repr(case(jax, jnp))
+
+
+def test_dict_keys_that_do_not_sort_are_an_error():
+    for tree_map in (jax.tree.map, fg.tree.map):
+        with pytest.raises(ValueError, match="sorting pytree dictionary keys"):
+            tree_map(lambda x: x + 1, {1: 7, "y": 42})
