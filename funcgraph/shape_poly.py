@@ -115,9 +115,21 @@ class DimExpr:
         return self._scope
 
     # --- arithmetic ------------------------------------------------------------------
+    # With another dimension or an int the result is a dimension; with anything else (a
+    # float, an array, a traced value) the operation is on the dimension's value, as in
+    # jax: x.shape[0] + 1.0, x.shape[0] / 2.
+    def _on_value(self, method, other):
+        return getattr(self.__jax_array__(), method)(other)
+
+    def __truediv__(self, other):
+        return self._on_value("__truediv__", other)
+
+    def __rtruediv__(self, other):
+        return self._on_value("__rtruediv__", other)
+
     def __add__(self, other):
         if not _is_dim(other):
-            return NotImplemented
+            return self._on_value("__add__", other)
         scope = self._scope_with(other)
         coeffs = self._coeffs()
         for m, c in _terms_of(other):
@@ -131,17 +143,17 @@ class DimExpr:
 
     def __sub__(self, other):
         if not _is_dim(other):
-            return NotImplemented
+            return self._on_value("__sub__", other)
         return self + (-other)
 
     def __rsub__(self, other):
         if not _is_dim(other):
-            return NotImplemented
+            return self._on_value("__rsub__", other)
         return (-self) + other
 
     def __mul__(self, other):
         if not _is_dim(other):
-            return NotImplemented
+            return self._on_value("__mul__", other)
         scope = self._scope_with(other)
         coeffs = {}
         for m1, c1 in self._terms:
@@ -154,7 +166,7 @@ class DimExpr:
 
     def __floordiv__(self, other):
         if not _is_dim(other):
-            return NotImplemented
+            return self._on_value("__floordiv__", other)
         if isinstance(other, int):
             if other == 0:
                 raise ZeroDivisionError("integer division or modulo by zero")
@@ -164,12 +176,12 @@ class DimExpr:
 
     def __rfloordiv__(self, other):
         if not _is_dim(other):
-            return NotImplemented
+            return self._on_value("__rfloordiv__", other)
         return _atom("floordiv", other, self, self._scope)
 
     def __mod__(self, other):
         if not _is_dim(other):
-            return NotImplemented
+            return self._on_value("__mod__", other)
         if isinstance(other, int):
             if other == 0:
                 raise ZeroDivisionError("integer division or modulo by zero")
@@ -179,7 +191,7 @@ class DimExpr:
 
     def __rmod__(self, other):
         if not _is_dim(other):
-            return NotImplemented
+            return self._on_value("__rmod__", other)
         return _atom("mod", other, self, self._scope)
 
     def __divmod__(self, other):

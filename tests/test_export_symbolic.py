@@ -300,9 +300,13 @@ def test_unsupported_primitive_is_named():
     assert not core.symbolic_tracing.is_active()
 
 
-def test_concatenate_along_a_symbolic_dimension_is_refused():
-    with pytest.raises(NotImplementedError, match="concatenate along dimension 0"):
-        export.export(fg.jit(lambda x: fnp.concatenate([x, x], axis=0)))(_spec("b, 4"))
+def test_concatenate_along_a_symbolic_dimension():
+    exp = _pair(lambda x: fnp.concatenate([x, 2 * x], axis=0),
+                lambda x: jnp.concatenate([x, 2 * x], axis=0), "b, 4")
+    assert str(exp.out_avals[0]) == "float32[2*b,4]"
+    _pair(lambda x: fg.grad(lambda y: (fnp.concatenate([y[:-1], 2 * y]) ** 2).sum())(x),
+          lambda x: jax.grad(lambda y: (jnp.concatenate([y[:-1], 2 * y]) ** 2).sum())(x),
+          "b, 4")
 
 
 def test_slicing_constant_dimensions():
@@ -313,12 +317,26 @@ def test_slicing_constant_dimensions():
     assert "stablehlo.real_dynamic_slice" in exp.mlir_module()
 
 
-def test_slicing_a_symbolic_dimension_is_refused():
-    with pytest.raises(NotImplementedError, match="slices symbolic dimensions only whole"):
-        export.export(fg.jit(lambda x: x[1:]))(_spec("b, 4"))
-    with pytest.raises(NotImplementedError, match="slice: dimension 0 of f32\\[b,4\\] is "
-                                                  "symbolic"):
-        export.export(fg.jit(lambda x: fg.lax.slice(x, (1, 0), (x.shape[0], 4))))(_spec("b, 4"))
+def test_slicing_a_symbolic_dimension_within_its_bounds():
+    """x[1:] and x[:-1] of a dimension b (at least 1) have length b - 1 for every b, as in
+    jax; their gradients pad back with stablehlo.dynamic_pad."""
+    for f in (lambda x: x[1:], lambda x: x[:-1] * x.shape[0], lambda x: x[1:, 1:3]):
+        _pair(f, f, "b, 4")
+    _pair(lambda x: fg.lax.slice(x, (1, 0), (x.shape[0], 4)),
+          lambda x: jax.lax.slice(x, (1, 0), (x.shape[0], 4)), "b, 4")
+    exp = _pair(lambda x: fg.grad(lambda y: (y[1:] ** 2).sum())(x),
+                lambda x: jax.grad(lambda y: (y[1:] ** 2).sum())(x), "b, 4")
+    assert "stablehlo.dynamic_pad" in exp.mlir_module()
+
+
+def test_slicing_a_symbolic_dimension_by_its_value_is_refused():
+    """jax gives x[:16] of a dimension b the length min(b, 16); funcgraph's dimensions
+    have no min or max, so slices whose clamping depends on b are refused."""
+    for f in (lambda x: x[:16], lambda x: x[1:-1], lambda x: x[-2:]):
+        with pytest.raises(NotImplementedError, match="depends on the value of b"):
+            export.export(fg.jit(f))(_spec("b, 4"))
+    with pytest.raises(NotImplementedError, match="step 1 only"):
+        export.export(fg.jit(lambda x: x[::2]))(_spec("b, 4"))
 
 
 def test_a_variable_only_inside_a_nonlinear_expression_is_refused():
@@ -422,3 +440,16 @@ def test_integer_labels_with_one_hot_and_gather_named():
     with pytest.raises(NotImplementedError, match="primitive 'gather'"):
         export.export(fg.jit(lambda x, y: fnp.take_along_axis(x, y[:, None], axis=1)))(
             *specs[1:])
+
+
+def test_a_dimension_with_a_float_or_in_an_array_is_its_value():
+    """As jax: x.shape[0] + 1.0, x / x.shape[0] and jnp.array(x.shape[0]) use the
+    dimension's value (an int32 computed from the argument's shape when it runs)."""
+    for fg_f, jax_f in [
+            (lambda x: x.shape[0] + 1.0 + fnp.sum(x), lambda x: x.shape[0] + 1.0 + jnp.sum(x)),
+            (lambda x: x / x.shape[0], lambda x: x / x.shape[0]),
+            (lambda x: 2.5 * x.shape[0] - x, lambda x: 2.5 * x.shape[0] - x),
+            (lambda x: x.shape[0] / 2 + x, lambda x: x.shape[0] / 2 + x),
+            (lambda x: fnp.array(x.shape[0]) + x, lambda x: jnp.array(x.shape[0]) + x),
+            (lambda x: fnp.array([x.shape[0], 2]).sum() * x, lambda x: jnp.array([x.shape[0], 2]).sum() * x)]:
+        _pair(fg_f, jax_f, "b, 4")

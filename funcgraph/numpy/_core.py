@@ -299,6 +299,9 @@ def astype(x, dtype, /, copy=False):
 # --- arrays from Python objects -----------------------------------------------------------
 
 def array(object, dtype=None, copy=True, ndmin=0):
+    if (type(object) is not Array and not isinstance(object, Tracer)
+            and hasattr(type(object), "__jax_array__")):
+        object = object.__jax_array__()  # a symbolic dimension's value, say
     if type(object) is Array or isinstance(object, Tracer):
         out = object if dtype is None else astype(object, dtype)
     elif isinstance(object, (list, tuple)) and contains_traced(object):
@@ -344,7 +347,7 @@ def _stack_nested(seq):
 
 def contains_traced(seq):
     for o in seq:
-        if isinstance(o, (Array, Tracer)):
+        if isinstance(o, (Array, Tracer, shape_poly.DimExpr)):
             return True
         if isinstance(o, (list, tuple)) and contains_traced(o):
             return True

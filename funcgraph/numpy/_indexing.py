@@ -20,7 +20,7 @@ import collections
 
 import numpy as np
 
-from funcgraph import core, dtypes, lax
+from funcgraph import core, dtypes, lax, shape_poly
 from funcgraph.array import Array
 from funcgraph.numpy._core import (
     array, asarray_operand, aval_of, broadcast_shapes, broadcast_to_shape, contains_traced,
@@ -182,11 +182,8 @@ def _check_mask(mask, shape, dim):
 def _entry(kind, value, size):
     if kind == "slice":
         if type(size) is not int:  # symbolic (an export for every batch size)
-            if value != slice(None):
-                raise NotImplementedError(
-                    f"indexing: the slice {value} of the symbolic dimension {size}; funcgraph "
-                    f"slices symbolic dimensions only whole (:)")
-            return _Slice(0, 1, size)
+            start, length = _symbolic_slice(value, size)
+            return _Slice(start, 1, length)
         start, stop, step = value.indices(size)
         length = len(range(start, stop, step))
         return _Slice(start if length else 0, step if length > 1 else 1, length)
@@ -195,6 +192,32 @@ def _entry(kind, value, size):
     if kind == "dyn":
         return _Dynamic(value)
     return _Advanced(value)
+
+
+def _symbolic_slice(value, size):
+    """(start, length) of a slice of the symbolic dimension `size` with constant bounds
+    and step 1, clamped as Python clamps (x[1:], x[:-1], x[2:5]).  Where the clamping
+    depends on the dimension's value (x[:16] of a dimension b, whose length is
+    min(b, 16)) it is refused: funcgraph's dimensions have no min or max."""
+    if value.step not in (None, 1) or not all(
+            v is None or type(v) is int for v in (value.start, value.stop)):
+        raise NotImplementedError(
+            f"indexing: the slice {value} of the symbolic dimension {size}; funcgraph "
+            f"slices symbolic dimensions with constant bounds and step 1 only")
+
+    def bound(v, default):
+        v = default if v is None else v
+        v = v + size if v < 0 else v
+        return 0 if v < 0 else size if v > size else v
+
+    try:
+        start, stop = bound(value.start, 0), bound(value.stop, size)
+        return (start, stop - start) if stop >= start else (0, 0)
+    except shape_poly.InconclusiveDimensionOperation:
+        raise NotImplementedError(
+            f"indexing: the slice {value} of the symbolic dimension {size}, whose length "
+            f"depends on the value of {size}; funcgraph slices symbolic dimensions only "
+            f"where the bounds fall inside it for every value") from None
 
 
 def _ints_as_arrays(entries):

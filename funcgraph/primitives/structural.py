@@ -122,7 +122,8 @@ simplify_rules[rev_p] = _rev_simplify
 # --- pad: (low, high, interior) padding per dimension; low/high may be negative ----
 
 def _padded_size(size, low, high, interior):
-    return low + high + size + max(size - 1, 0) * interior
+    # (No interior term without interior padding: max() of a symbolic size is undecided.)
+    return low + high + size + (max(size - 1, 0) * interior if interior else 0)
 
 
 def _pad_shape(x, padding_value, padding_config):
@@ -138,10 +139,9 @@ def _pad_shape(x, padding_value, padding_config):
             raise TypeError(f"pad: each entry of padding_config must be (low, high, interior), "
                             f"got {triple!r}")
         low, high, interior = triple
-        if type(size) is not int and tuple(triple) != (0, 0, 0):
-            raise NotImplementedError(
-                f"pad: dimension {len(shape)} of {x.str_short()} is symbolic; funcgraph pads "
-                f"only constant dimensions (padding_config={padding_config})")
+        if type(interior) is not int:
+            raise NotImplementedError(f"pad: interior padding must be constant, got "
+                                      f"padding_config {padding_config}")
         if interior < 0:
             raise ValueError(f"pad: interior padding must be >= 0, got padding_config "
                              f"{padding_config}")
@@ -169,13 +169,18 @@ def _pad_impl(x, padding_value, padding_config):
 
 def _pad_lowering(ctx, avals_in, avals_out, x, padding_value, padding_config):
     lows, highs, interiors = zip(*padding_config) if padding_config else ((), (), ())
+    if not (shape_poly.is_constant_shape(avals_out[0].shape)
+            and shape_poly.is_constant_shape(lows + highs)):  # symbolic shapes
+        configs = [ctx.shape_tensor(v) for v in (lows, highs, interiors)]
+        return ctx.op("stablehlo.dynamic_pad", [x, padding_value] + [t for t, _ in configs],
+                      avals_in + [a for _, a in configs], avals_out[0])
     return ctx.op("stablehlo.pad", [x, padding_value], avals_in, avals_out[0],
                   {"edge_padding_low": i64_array(lows), "edge_padding_high": i64_array(highs),
                    "interior_padding": i64_array(interiors)})
 
 
 pad_p = declare("pad", _pad_shape, _pad_impl, _pad_lowering)
-core.symbolic_dims_supported.add(pad_p)  # padding constant dimensions (slice's transpose)
+core.symbolic_dims_supported.add(pad_p)
 
 
 def _pad_jvp(primals, tangents, padding_config):
@@ -242,11 +247,12 @@ def _slice_shape(x, start_indices, limit_indices, strides=None):
     shape = []
     for d, (start, limit, stride, size) in enumerate(zip(start_indices, limit_indices, strides,
                                                          x.shape)):
-        if type(size) is not int and (start, limit, stride) != (0, size, 1):
+        symbolic = any(type(v) is not int for v in (size, start, limit))
+        if symbolic and stride != 1:
             raise NotImplementedError(
                 f"slice: dimension {d} of {x.str_short()} is symbolic; funcgraph slices "
-                f"symbolic dimensions only whole (start_indices={start_indices}, "
-                f"limit_indices={limit_indices})")
+                f"symbolic dimensions only with stride 1 (start_indices={start_indices}, "
+                f"limit_indices={limit_indices}, strides={strides})")
         if not 0 <= start <= limit <= size:
             raise TypeError(f"slice: dimension {d} of {x.str_short()} cannot be sliced from "
                             f"{start} to {limit}; need 0 <= start <= limit <= {size} "
@@ -262,7 +268,8 @@ def _slice_impl(x, start_indices, limit_indices, strides=None):
 
 def _slice_lowering(ctx, avals_in, avals_out, x, start_indices, limit_indices, strides=None):
     strides = (1,) * len(start_indices) if strides is None else strides
-    if not shape_poly.is_constant_shape(limit_indices):  # a symbolic operand, sliced whole
+    if not (shape_poly.is_constant_shape(start_indices)
+            and shape_poly.is_constant_shape(limit_indices)):  # symbolic bounds
         operands = [ctx.shape_tensor(v) for v in (start_indices, limit_indices, strides)]
         return ctx.op("stablehlo.real_dynamic_slice", [x] + [t for t, _ in operands],
                       avals_in + [a for _, a in operands], avals_out[0])
@@ -319,11 +326,6 @@ def _concatenate_shape(*operands, dimension):
             raise TypeError(f"concatenate along dimension {dimension} needs operands whose shapes "
                             f"agree except along that dimension, got {first.str_short()} and "
                             f"{other.str_short()}")
-    if not all(type(o.shape[dimension]) is int for o in operands):
-        raise NotImplementedError(
-            f"concatenate along dimension {dimension}, which is symbolic in "
-            f"{', '.join(o.str_short() for o in operands)}: funcgraph concatenates symbolic "
-            f"shapes only along constant dimensions")
     shape = list(first.shape)
     shape[dimension] = sum(o.shape[dimension] for o in operands)
     return ShapedArray(tuple(shape), first.dtype, all(o.weak_type for o in operands))
