@@ -173,3 +173,21 @@ def test_dict_keys_that_do_not_sort_are_an_error():
     for tree_map in (jax.tree.map, fg.tree.map):
         with pytest.raises(ValueError, match="sorting pytree dictionary keys"):
             tree_map(lambda x: x + 1, {1: 7, "y": 42})
+
+
+def test_a_pullback_shows_the_arguments_it_keeps_as_jax_s_vjp_object():
+    """The vjp-objects page: f_vjp.args_res holds the arguments the backward pass keeps
+    verbatim (x @ W keeps both), opaque_residuals what the forward pass computed."""
+    def layer(m, W, x):
+        return m.tanh(x @ W)
+
+    W, x = np.ones((3, 3), np.float32), np.ones((2, 3), np.float32)
+    _, ours = fg.vjp(lambda W, x: layer(fnp, W, x), fnp.asarray(W), fnp.asarray(x))
+    _, theirs = jax.vjp(lambda W, x: layer(jnp, W, x), jnp.asarray(W), jnp.asarray(x))
+    assert [a.shape for a in ours.args_res] == [a.shape for a in theirs.args_res]
+    np.testing.assert_array_equal(ours.args_res[0], W)
+    assert len(ours.opaque_residuals) == len(theirs.opaque_residuals)
+    _, unused = fg.vjp(lambda v, w: fnp.sin(v) * 2.0 + w, fnp.ones(3), fnp.ones(3))
+    assert repr(unused.args_res) == "[NotNeeded(), NotNeeded()]"
+    jitted = fg.jit(lambda W, x: fg.vjp(lambda W, x: layer(fnp, W, x), W, x)[1])(W, x)
+    assert [a.shape for a in jitted.args_res] == [(3, 3), (2, 3)]

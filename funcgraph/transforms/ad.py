@@ -173,19 +173,30 @@ def linearize(fun, *primals, has_aux=False):
 
 # --- reverse mode -----------------------------------------------------------------
 
+class NotNeeded:
+    """In a pullback's args_res: an argument the backward pass does not keep."""
+
+    def __repr__(self):
+        return "NotNeeded()"
+
+
 class Pullback:
     """The function vjp returns: maps output cotangents to input cotangents.
 
     `.residuals` lists what the backward pass keeps alive, and `.jaxpr` is the
-    linear (tangent) jaxpr that the pullback transposes.  A pullback is a pytree whose
-    leaves are the residuals' values, as jax's is: a jitted function can return one,
-    and a jitted backward pass can take one (fwd_and_bwd)."""
+    linear (tangent) jaxpr that the pullback transposes.  As in jax's VJP object,
+    `.args_res` holds the arguments the backward pass keeps as they are and
+    `.opaque_residuals` the values the forward pass computed for it.  A pullback is a
+    pytree whose leaves are the residuals' values, as jax's is: a jitted function can
+    return one, and a jitted backward pass can take one (fwd_and_bwd)."""
 
-    def __init__(self, linear, primals_tree, out_tree, out_avals):
+    def __init__(self, linear, primals_tree, out_tree, out_avals, arg_of_residual=None):
         self.linear = linear
         self.primals_tree = primals_tree
         self.out_tree = out_tree
         self.out_avals = out_avals
+        # per residual, the index of the argument leaf it is (None: computed)
+        self.arg_of_residual = arg_of_residual or (None,) * len(linear.jaxpr.consts)
         self.static = None  # its pytree structure, made when first flattened
 
     @property
@@ -195,6 +206,21 @@ class Pullback:
     @property
     def jaxpr(self):
         return self.linear.jaxpr
+
+    @property
+    def args_res(self):
+        """Per argument (structured as the arguments), the values of it the backward
+        pass keeps verbatim; NotNeeded() for the leaves it does not keep."""
+        kept = {i: value for i, value in zip(self.arg_of_residual, self.linear.jaxpr.consts,
+                                             strict=True) if i is not None}
+        leaves = [kept.get(i, NotNeeded()) for i in range(self.primals_tree.num_leaves)]
+        return list(tree_util.tree_unflatten(self.primals_tree, leaves))
+
+    @property
+    def opaque_residuals(self):
+        """The residuals the forward pass computed (not arguments), in order."""
+        return [value for i, value in zip(self.arg_of_residual, self.linear.jaxpr.consts,
+                                          strict=True) if i is None]
 
     def pretty(self, source=False):
         """The linear jaxpr this pullback transposes, after a legend of its constvars: the
@@ -238,13 +264,14 @@ def _flatten_pullback(pullback):
         linear = pullback.linear
         static = pullback.static = Pullback(
             linear.with_residual_values([None] * len(linear.jaxpr.consts)),
-            pullback.primals_tree, pullback.out_tree, pullback.out_avals)
+            pullback.primals_tree, pullback.out_tree, pullback.out_avals,
+            pullback.arg_of_residual)
     return pullback.linear.jaxpr.consts, static
 
 
 def _unflatten_pullback(static, values):
     pullback = Pullback(static.linear.with_residual_values(list(values)), static.primals_tree,
-                        static.out_tree, static.out_avals)
+                        static.out_tree, static.out_avals, static.arg_of_residual)
     pullback.static = static
     return pullback
 
@@ -257,7 +284,10 @@ def vjp(fun, *primals, has_aux=False):
     p_leaves, p_tree, flat, store = _flatten_positional(fun, primals, has_aux)
     out_p, linear = linearize_flat(flat, p_leaves)
     out_tree = store.out_tree
-    pullback = Pullback(linear, p_tree, out_tree, [core.get_aval(o) for o in out_p])
+    leaf_index = {id(leaf): i for i, leaf in enumerate(p_leaves)}
+    arg_of_residual = tuple(leaf_index.get(id(r)) for r in linear.jaxpr.consts)
+    pullback = Pullback(linear, p_tree, out_tree, [core.get_aval(o) for o in out_p],
+                        arg_of_residual)
     out = tree_util.tree_unflatten(out_tree, out_p)
     return (out, pullback, store.aux) if has_aux else (out, pullback)
 
