@@ -31,6 +31,11 @@ def _same_repr(fg_value, jax_value):
     lambda L, n: L.vjp(lambda x: n.pi * x, 4.0)[1](1.0),
     lambda L, n: L.grad(lambda x: x ** 2)(n.float32(3.0)),
     lambda L, n: L.jit(L.grad(lambda x: x ** 2))(3.0),
+    lambda L, n: L.grad(lambda x: x * np.float32(2))(3.0),
+    lambda L, n: L.jacrev(lambda x: x ** 3)(3.0),
+    lambda L, n: L.jacfwd(lambda x: x ** 3)(3.0),
+    lambda L, n: L.jacfwd(lambda x: x * np.float32(3))(3.0),
+    lambda L, n: L.hessian(lambda x: x ** 3)(3.0),
 ])
 def test_weak_types_survive_control_flow_and_differentiation(case):
     """Control flow and gradients keep Python scalars' weak types, as jax (a bfloat16

@@ -74,8 +74,19 @@ class LinearMap:
         result = []
         for aval, m in core.safe_zip(self.in_avals, self.in_mask):
             ct = next(cts_in) if m else Zero(aval)
-            result.append(instantiate(ct) if instantiate_zeros else ct)
+            if instantiate_zeros:
+                ct = _typed_as_input(instantiate(ct), aval)
+            result.append(ct)
         return result
+
+
+def _typed_as_input(ct, aval):
+    """A cotangent has its input's type, weak type included (as in jax: the gradient of
+    a Python scalar argument is weakly typed, whatever the function multiplied it by)."""
+    if aval.weak_type and isinstance(ct, (Array, core.Tracer)) and not ct.aval.weak_type \
+            and ct.aval.dtype == aval.dtype:
+        return lax.convert_element_type(ct, aval.dtype, weak_type=True)
+    return ct
 
 
 def linearize_flat(fun, primals):
@@ -409,14 +420,16 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 
 def _basis(leaves):
     """One-hot rows spanning all leaves: per leaf an array (N,) + leaf.shape, where N is
-    the total number of elements (row k is 1 at the k-th element overall)."""
+    the total number of elements (row k is 1 at the k-th element overall), weakly typed
+    where the leaf is (so that a Jacobian keeps weak types, as jax's)."""
     avals = [core.get_aval(x) for x in leaves]
     total = sum(a.size for a in avals)
     rows, offset = [], 0
     for a in avals:
         eye = np.zeros((total, a.size), a.dtype)
         eye[np.arange(offset, offset + a.size), np.arange(a.size)] = 1
-        rows.append(eye.reshape((total,) + a.shape))
+        eye = eye.reshape((total,) + a.shape)
+        rows.append(Array(eye, a.update(shape=eye.shape)) if a.weak_type else eye)
         offset += a.size
     return rows, avals
 
