@@ -38,7 +38,7 @@ from funcgraph import inspect, random, nn
 import funcgraph.lax.linalg  # noqa: E402,F401  (above numpy and scipy; see its docstring)
 from funcgraph import debug, distributed, experimental, export
 from funcgraph.callback import pure_callback
-from funcgraph import custom_batching, custom_derivatives, typing
+from funcgraph import custom_batching, custom_derivatives, profiler, typing
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 

@@ -3,8 +3,10 @@
 Flag names follow JAX where JAX has the same flag (`jax_enable_x64`,
 `jax_explain_cache_misses`, `jax_disable_jit`, `jax_debug_nans`, `jax_debug_infs`,
 `jax_log_compiles`, the persistent compilation cache's `jax_compilation_cache_dir`
-and its companions), so code written for JAX keeps working.
+and its companions, `jax_logging_level`, `jax_dump_ir_to`, `jax_num_cpu_devices`), so
+code written for JAX keeps working.
 """
+import logging
 import os
 
 
@@ -67,6 +69,11 @@ class Config:
             "jax_compilation_cache_max_size", -1, int)
         self.jax_raise_persistent_cache_errors = _env_flag(
             "jax_raise_persistent_cache_errors", False)
+        # The level of funcgraph's loggers ("DEBUG", "INFO", ...), which then also write
+        # to stderr; None or "NOTSET": as Python's logging is configured.
+        self.jax_logging_level = _env_value("jax_logging_level", None)
+        # A directory every compiled module is written to as text (backend/ir_dump.py).
+        self.jax_dump_ir_to = _env_value("jax_dump_ir_to", None)
         # How many CPU devices the CPU backend has (-1: jax's default, one); read when
         # the backend starts, so it must be set before funcgraph runs anything.
         self.jax_num_cpu_devices = _env_value("jax_num_cpu_devices", -1, int)
@@ -100,10 +107,32 @@ class Config:
 # whoever must act on it (the backend hands jax the options jax's runtime reads).
 update_hooks = {}
 
+_log_handler = logging.StreamHandler()
+
+
+def _set_logging_level(value):
+    """jax_logging_level: set the "funcgraph" logger's level, with a handler to stderr."""
+    logger = logging.getLogger("funcgraph")
+    logger.removeHandler(_log_handler)
+    if value is None or value == "NOTSET":
+        logger.setLevel(logging.NOTSET)
+        return
+    levels = logging.getLevelNamesMapping()
+    if value not in levels:
+        raise ValueError(f"jax_logging_level must be one of {sorted(levels)} or None, got "
+                         f"{value!r}")
+    logger.setLevel(levels[value])
+    logger.addHandler(_log_handler)
+
+
+update_hooks["jax_logging_level"] = _set_logging_level
+
 _DISPATCH_FLAGS = ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs",
                    "jax_default_device")
 
 config = Config()
+if config.jax_logging_level is not None:
+    _set_logging_level(config.jax_logging_level)
 
 
 class _FlagContext:

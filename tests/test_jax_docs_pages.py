@@ -196,3 +196,37 @@ def test_a_pullback_shows_the_arguments_it_keeps_as_jax_s_vjp_object():
     assert repr(unused.args_res) == "[NotNeeded(), NotNeeded()]"
     jitted = fg.jit(lambda W, x: fg.vjp(lambda W, x: layer(fnp, W, x), W, x)[1])(W, x)
     assert [a.shape for a in jitted.args_res] == [(3, 3), (2, 3)]
+
+
+def test_jax_dump_ir_to_writes_each_compiled_module(tmp_path):
+    """The slow-compilation page's jax_dump_ir_to: every real compile's module, as text,
+    named as jax names its dumps."""
+    import os
+    fg.config.update("jax_dump_ir_to", str(tmp_path))
+    try:
+        f = fg.jit(lambda x: fnp.sin(x) * 3.0 + 0.25)
+        f(np.ones(5, np.float32))
+        f(np.ones(5, np.float32))  # cached: no new compile, no new file
+    finally:
+        fg.config.update("jax_dump_ir_to", None)
+    fg.jit(lambda x: x - 7.0)(np.ones(5, np.float32))  # off again
+    names = sorted(os.listdir(tmp_path))
+    assert len(names) == 1 and names[0].startswith("jax_ir") and names[0].endswith(
+        "_compile.mlir")
+    text = (tmp_path / names[0]).read_text()
+    assert "stablehlo.sine" in text and "tensor<5xf32>" in text
+
+
+def test_jax_logging_level_shows_compiles_at_debug(caplog):
+    import logging
+    fg.config.update("jax_logging_level", "DEBUG")
+    try:
+        with caplog.at_level(logging.DEBUG, logger="funcgraph"):
+            fg.jit(lambda x: x * 2.0 + 17.0)(np.ones(3, np.float32))
+    finally:
+        fg.config.update("jax_logging_level", None)
+    assert any("Finished compiling" in r.getMessage() and r.levelno == logging.DEBUG
+               for r in caplog.records)
+    assert logging.getLogger("funcgraph").level == logging.NOTSET
+    with pytest.raises(ValueError, match="jax_logging_level"):
+        fg.config.update("jax_logging_level", "LOUD")

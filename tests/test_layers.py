@@ -20,7 +20,7 @@ LAYERS = [
     ("passes", "lax"),
     ("transforms", "api", "ad_checkpoint", "callback", "distributed", "experimental", "export",
      "export_poly", "sharding_display", "custom_derivatives", "custom_batching"),
-    ("debugging", "debug"),  # debug re-exports debugging's find_nonfinite
+    ("debugging", "debug", "profiler"),  # debug re-exports debugging's find_nonfinite
     ("numpy",),
     ("special_math",),
     ("random", "test_util"),

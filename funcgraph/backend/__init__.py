@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from funcgraph.backend import compilation_cache
+from funcgraph.backend import compilation_cache, ir_dump
 from funcgraph.config import config, update_hooks
 
 
@@ -71,7 +71,8 @@ def _jax():
         backend=jax.extend.backend, mlir_ir=jax.extend.mlir.ir,
         make_ir_context=jax.interpreters.mlir.make_ir_context,
         SingleDeviceSharding=jax.sharding.SingleDeviceSharding, core=jax_core,
-        xla_client=xla_client, pytree=getattr(jax_lib, "pytree", None))
+        xla_client=xla_client, pytree=getattr(jax_lib, "pytree", None),
+        profiler=jax_lib._profiler)
 
 
 def _import_pjrt_plugins():
@@ -386,6 +387,7 @@ def clear_caches():
 
 
 def _compile_module(text, host_callbacks=None, options=()):
+    ir_dump.dump(text)
     client = _client()
     # Compile options as jax passes them: without them XLA's CPU reductions with
     # max/min drop NaNs (reduce_max([1, nan, 3]) == 3).

@@ -21,7 +21,7 @@ import numpy as np
 
 from funcgraph.backend import (
     _checked_compile, _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding,
-    compilation_cache, ordered_token, result_handler, set_runtime_tokens)
+    compilation_cache, ir_dump, ordered_token, result_handler, set_runtime_tokens)
 
 
 # --- runtime shardings ------------------------------------------------------------------
@@ -247,6 +247,7 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_c
         found = None if effectful else _spmd_cache.get(key)
     if found is not None:
         return found
+    ir_dump.dump(text)
     jax = _jax()
     client = devices[0].client  # the devices' platform, not the default (cuda,cpu: cuda)
     compile_options = jax.backend.get_compile_options(

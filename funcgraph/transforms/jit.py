@@ -371,10 +371,12 @@ class _CacheEntry:
         if variant is None:
             return
         variant.compile_time = seconds
-        if config.jax_log_compiles:
-            logger.warning("Finished compiling %s for arguments (%s) in %.4f sec "
-                           "(traced in %.4f sec)", variant.function, variant.signature(),
-                           seconds, variant.trace_time)
+        # As jax: a warning with jax_log_compiles, a debug message otherwise.
+        level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
+        if logger.isEnabledFor(level):
+            logger.log(level, "Finished compiling %s for arguments (%s) in %.4f sec "
+                       "(traced in %.4f sec)", variant.function, variant.signature(),
+                       seconds, variant.trace_time)
 
 
 def _check_hashable(value, where):
