@@ -5,6 +5,8 @@ through `ctx.op` and returns the SSA name (or list of names) of its results.
 Rules emit text, so they live next to the other rules of their primitive and
 import nothing from jax; the backend parses and compiles the module.
 """
+import re
+
 import numpy as np
 
 from funcgraph import backend, core, dtypes, shape_poly
@@ -294,7 +296,8 @@ class ModuleBuilder:
     device order (partition i runs on devices[i]), and the Shardy meshes its sharding
     annotations name, each declared once as `sdy.mesh @name`."""
 
-    def __init__(self, devices=None, place_callbacks=False):
+    def __init__(self, devices=None, place_callbacks=False, name="funcgraph"):
+        self.name = name  # the module's symbol: jit_f for jit(f), as jax names it
         self.counter = 0
         self.functions = []
         self.function_names = {}
@@ -346,7 +349,7 @@ class ModuleBuilder:
                   f' : () -> ()' for mesh, symbol in self.meshes.items()]
         meshes += [f'  "sdy.mesh"() {{sym_name = "{symbol}", mesh = {mesh}}} : () -> ()'
                    for symbol, mesh in extra.items()]
-        return (f"module @funcgraph attributes {{mhlo.num_partitions = {partitions} : i32, "
+        return (f"module @{self.name} attributes {{mhlo.num_partitions = {partitions} : i32, "
                 f"mhlo.num_replicas = 1 : i32}} {{\n" + "\n".join(meshes + self.functions)
                 + "\n}\n")
 
@@ -510,12 +513,19 @@ class LoweredModule:
         self.devices = devices
 
 
-def lower_module(jaxpr, donated=(), placement=None):
-    """The LoweredModule of a jaxpr (consts are leading arguments of @main).  A
-    `placement` (see transforms/placement.py) gives the devices and the shardings of
-    @main's arguments and results."""
+def module_name(function_name):
+    """The module symbol of jit(f) for f's name, as jax makes it (jit_f; jit__lambda)."""
+    if function_name == "<lambda>":
+        function_name = "_lambda"
+    return "jit_" + re.sub(r"[^\w.-]", "_", function_name)
+
+
+def lower_module(jaxpr, donated=(), placement=None, name="funcgraph"):
+    """The LoweredModule of a jaxpr (consts are leading arguments of @main), a module
+    named `name`.  A `placement` (see transforms/placement.py) gives the devices and
+    the shardings of @main's arguments and results."""
     module = ModuleBuilder(placement.devices if placement is not None else None,
-                           place_callbacks=True)
+                           place_callbacks=True, name=name)
     shardings = placement.annotations if placement is not None else None
     emit_function(module, "main", jaxpr, "public", donated, shardings=shardings)
     text = module.text()

@@ -202,17 +202,20 @@ def test_jax_dump_ir_to_writes_each_compiled_module(tmp_path):
     """The slow-compilation page's jax_dump_ir_to: every real compile's module, as text,
     named as jax names its dumps."""
     import os
+    def scaled_sine(x):
+        return fnp.sin(x) * 3.0 + 0.25
+
     fg.config.update("jax_dump_ir_to", str(tmp_path))
     try:
-        f = fg.jit(lambda x: fnp.sin(x) * 3.0 + 0.25)
+        f = fg.jit(scaled_sine)
         f(np.ones(5, np.float32))
         f(np.ones(5, np.float32))  # cached: no new compile, no new file
     finally:
         fg.config.update("jax_dump_ir_to", None)
     fg.jit(lambda x: x - 7.0)(np.ones(5, np.float32))  # off again
     names = sorted(os.listdir(tmp_path))
-    assert len(names) == 1 and names[0].startswith("jax_ir") and names[0].endswith(
-        "_compile.mlir")
+    assert names == ["jax_ir0000_jit_scaled_sine_compile.mlir"] or (
+        len(names) == 1 and names[0].endswith("_jit_scaled_sine_compile.mlir"))
     text = (tmp_path / names[0]).read_text()
     assert "stablehlo.sine" in text and "tensor<5xf32>" in text
 
@@ -230,3 +233,14 @@ def test_jax_logging_level_shows_compiles_at_debug(caplog):
     assert logging.getLogger("funcgraph").level == logging.NOTSET
     with pytest.raises(ValueError, match="jax_logging_level"):
         fg.config.update("jax_logging_level", "LOUD")
+
+
+def test_modules_are_named_as_jax_names_them():
+    """jit(f)'s module is @jit_f (XLA's dumps and the profiler's traces show the name)."""
+    def my_step(x):
+        return x + 1
+
+    for f in (my_step, lambda x: x):
+        ours = fg.jit(f).lower(1.0).as_text().splitlines()[0].split()[1]
+        theirs = jax.jit(f).lower(1.0).as_text().splitlines()[0].split()[1]
+        assert ours == theirs

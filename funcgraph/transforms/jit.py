@@ -87,20 +87,21 @@ class CompiledJaxpr:
                  "handlers", "kept", "donated_args")
 
     def __init__(self, closed, donated=(), placement=None, module=None, options=(),
-                 kept=None, donated_args=()):
+                 kept=None, donated_args=(), name="funcgraph"):
         """`module`: the jaxpr already lowered (by Lowered, with this placement), so
         that it is not lowered a second time; `options`: XLA options as sorted (name,
         value) pairs (jit's compiler_options); `kept`: the indices of the function's
         arguments that the program takes (drop_unused_inputs), None: all of them.  It is
         called with the buffers of those only; `donated_args`: the argument leaves whose
-        buffers it takes over (deleted after a call)."""
+        buffers it takes over (deleted after a call); `name`: the module's name (jit_f
+        for jit(f), as jax names it: XLA's dumps and profiles show it)."""
         self.kept = kept
         self.donated_args = donated_args
         self.jaxpr = closed
         jaxpr = closed.jaxpr
         placement = placement or placing.unplaced(len(jaxpr.invars), len(jaxpr.outvars))
         if module is None:
-            module = lowering.lower_module(jaxpr, donated, placement)
+            module = lowering.lower_module(jaxpr, donated, placement, name)
         self.text = module.text
         self.out_avals = [v.aval for v in jaxpr.outvars]
         self.const_bufs = [to_buffer(c, v.aval) for c, v in
@@ -237,7 +238,8 @@ def _compiled_primitive(prim, avals, params, args):
         # The jit fast path's call: a primitive's output list is a plain list of leaves.
         out_tree = tree_util.tree_structure(list(closed.out_avals)) \
             if prim.multiple_results else tree_util.tree_structure(0)
-        call = _primitive_cache[key] = flat_caller(CompiledJaxpr(closed), closed.in_avals,
+        compiled = CompiledJaxpr(closed, name=lowering.module_name(prim.name))
+        call = _primitive_cache[key] = flat_caller(compiled, closed.in_avals,
                                                    OutputSpec(out_tree, {}))
     return call(args)
 
@@ -323,11 +325,12 @@ def _split_float0(out_leaves):
 
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "compiled", "donated", "lock",
-                 "variant", "placement", "in_avals", "flat_caller", "options", "keep_unused")
+    __slots__ = ("closed", "out_tree", "compiled", "donated", "lock", "variant", "placement",
+                 "in_avals", "flat_caller", "options", "keep_unused", "module_name")
 
     def __init__(self, closed, out_tree, donated, variant=None, placement=None, options=(),
-                 keep_unused=True):
+                 keep_unused=True, module_name="funcgraph"):
+        self.module_name = module_name  # jit_f, as jax names the module of jit(f)
         self.placement = placement  # where it runs (placement.py); None: default device
         self.options = options  # XLA's compiler options, sorted (name, value) pairs
         self.keep_unused = keep_unused  # False: the program drops unread arguments
@@ -356,7 +359,8 @@ class _CacheEntry:
                         self.closed, self.donated, self.keep_unused, self.placement is not None)
                     compiled = CompiledJaxpr(closed, donated, self.placement,
                                              options=self.options, kept=kept,
-                                             donated_args=donated_args)
+                                             donated_args=donated_args,
+                                             name=self.module_name)
                     self._compiled_in(time.perf_counter() - start)
                     self.compiled = compiled
         return compiled
@@ -673,7 +677,8 @@ class JitFunction(FastJit):
         entry = self._cache[key] = _CacheEntry(closed, out_tree,
                                                self._donated_leaves(args, kwargs, statics),
                                                variant, placement, self.compiler_options,
-                                               self.keep_unused)
+                                               self.keep_unused,
+                                               lowering.module_name(self.name))
         self._last_key = key
         return entry
 
@@ -882,7 +887,8 @@ class Traced:
         placement = self._fresh_placement()
         optimized, kept, donated, donated_args = program_inputs(
             self.jaxpr, self.donated, self.fun.keep_unused, placement is not None)
-        module = lowering.lower_module(optimized.jaxpr, donated, placement)
+        module = lowering.lower_module(optimized.jaxpr, donated, placement,
+                                       lowering.module_name(self.fun.name))
         return Lowered(self, optimized, module, placement, kept, donated, donated_args)
 
     def _fresh_placement(self):
