@@ -21,6 +21,10 @@ from funcgraph.api import (
     process_index, process_indices, reshard)
 from funcgraph import sharding
 from funcgraph.sharding import NamedSharding, P, make_mesh, set_mesh
+
+# jax.sharding.reshard: reshard runs programs (a layer above sharding's types), so the
+# public namespace puts it in funcgraph.sharding for JAX's import path.
+sharding.reshard = reshard
 from funcgraph.transforms.ad import (fwd_and_bwd, grad, hessian, jacfwd, jacrev, jvp,
                                      linearize, value_and_grad, vjp)
 from funcgraph.transforms.ad import jacrev as jacobian

@@ -104,8 +104,10 @@ class ShapedArray:
         return f"{dtypes.short_name(self.dtype)}[{dims}]{vma_str(self.vma)}"
 
     def __repr__(self):
+        """jax's: ShapedArray(int32[3]), ShapedArray(float32[], weak_type=True)."""
+        dims = ",".join(map(str, self.shape))
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
+        return f"ShapedArray({np.dtype(self.dtype).name}[{dims}]{vma_str(self.vma)}{weak})"
 
     def __str__(self):
         """jax's text of a type: float32[6]{V:i}, ~float32[] when weakly typed (jaxprs

@@ -227,8 +227,8 @@ def _export_traced(traced, name, platforms, disabled_checks, keep_unused):
                                           [in_shardings[i] for i in kept],
                                           out_shardings, devices)
     _check_custom_calls(text, disabled_checks)
-    in_avals = [a.strip_weak_type() for a in closed.in_avals]
-    out_avals = [a.strip_weak_type() for a in closed.out_avals]
+    # Weak types as traced, as jax's Exported has them (its serialized form drops them).
+    in_avals, out_avals = list(closed.in_avals), list(closed.out_avals)
 
     def get_vjp(primal):
         return _export_vjp(closed, primal, in_shardings, out_shardings)

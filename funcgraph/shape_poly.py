@@ -226,6 +226,12 @@ class DimExpr:
     def __lt__(self, other):
         return _compare(self, other, "<")
 
+    @property
+    def scope(self):
+        """The SymbolicScope of the dimension (symbolic_shape(..., scope=a.scope) makes
+        dimensions that mix with it)."""
+        return self._scope
+
     def bounds(self):
         """(lower, upper) bounds over every value of the variables (±inf if unbounded)."""
         lo = hi = 0

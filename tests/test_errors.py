@@ -94,10 +94,15 @@ def test_static_argnums_is_the_fix():
 
 @pytest.mark.parametrize("under_jit", [False, True])
 def test_numpy_broadcast_mismatch_names_the_shapes(under_jit):
+    """jax's errors: operands of one rank meet in the lax operation (its TypeError);
+    other mismatches are broadcast_shapes' ValueError."""
     add = (lambda a, b: a + b)
     add = fg.jit(add) if under_jit else add
-    with pytest.raises(ValueError, match=re.escape("(2, 3), (3, 2)")):
+    with pytest.raises(TypeError, match=re.escape("add got incompatible shapes for "
+                                                  "broadcasting: (2, 3), (3, 2).")):
         add(fnp.asarray(F32), np.ones((3, 2), np.float32))
+    with pytest.raises(ValueError, match=re.escape("shapes=[(2, 3), (4, 1, 2)]")):
+        add(fnp.asarray(F32), np.ones((4, 1, 2), np.float32))
     where = fg.jit(fnp.where) if under_jit else fnp.where
     with pytest.raises(ValueError, match=re.escape("(2, 3), (2, 3), (4,)")):
         where(F32 > 0, F32, np.ones(4, np.float32))
@@ -145,7 +150,7 @@ def test_structural_mismatches_name_the_shapes():
     with pytest.raises(TypeError, match=re.escape("cannot reshape f32[2,3] (6 elements) into "
                                                   "shape (4,)")):
         lax.reshape(F32, (4,))
-    with pytest.raises(ValueError, match=re.escape("shape (2, 3) (size 6) into shape (4, 2)")):
+    with pytest.raises(TypeError, match=re.escape("shape (2, 3) (size 6) into shape (4, 2)")):
         fg.jit(lambda x: x.reshape(4, 2))(F32)
     with pytest.raises(TypeError, match=re.escape("operand f32[2,3] cannot broadcast to (4, 3)")):
         lax.broadcast_in_dim(F32, (4, 3), (0, 1))

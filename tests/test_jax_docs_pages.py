@@ -244,3 +244,60 @@ def test_modules_are_named_as_jax_names_them():
         ours = fg.jit(f).lower(1.0).as_text().splitlines()[0].split()[1]
         theirs = jax.jit(f).lower(1.0).as_text().splitlines()[0].split()[1]
         assert ours == theirs
+
+
+def test_gradients_at_complex_points_are_strong_unless_holomorphic():
+    for f, kwargs in [(lambda z: z.real, {}), (lambda z: abs(z), {}),
+                      (lambda z: z * z, {"holomorphic": True})]:
+        assert repr(fg.grad(f, **kwargs)(3.0 + 4j)) == repr(jax.grad(f, **kwargs)(3.0 + 4j))
+
+
+def test_shaped_array_repr_is_jax_s():
+    for value in (np.ones(3, np.int32), 1.0, np.ones((2, 3), jnp.bfloat16)):
+        assert repr(fg.typeof(value)) == repr(jax.typeof(value))
+        assert str(fg.typeof(value)) == str(jax.typeof(value))
+
+
+def test_a_symbolic_dimension_s_scope_makes_dimensions_that_mix_with_it():
+    a, = fg.export.symbolic_shape("a,", constraints=("a >= 8",))
+    b, = fg.export.symbolic_shape("b,", scope=a.scope)
+    assert str(a + b) == "b + a" and a.scope is b.scope
+
+
+def test_an_exported_function_keeps_weak_types_until_serialized():
+    ours = fg.export.export(fg.jit(lax.cos))(1.0)
+    theirs = jax.export.export(jax.jit(jax.lax.cos))(1.0)
+    assert repr(ours.in_avals) == repr(theirs.in_avals)
+    assert repr(ours.out_avals) == repr(theirs.out_avals)
+    assert repr(ours.call(1.0)) == repr(theirs.call(1.0))
+    ours_back = fg.export.deserialize(ours.serialize())
+    theirs_back = jax.export.deserialize(theirs.serialize())
+    assert repr(ours_back.in_avals) == repr(theirs_back.in_avals)
+    assert repr(ours_back.call(1.0)) == repr(theirs_back.call(1.0))
+
+
+def test_stax_pooling_layers_take_a_batch_size_of_minus_one():
+    """The differentially-private SGD example initializes with input shape (-1, ...)."""
+    from jax.example_libraries import stax as jax_stax
+
+    from funcgraph.example_libraries import stax
+    for name, args, kwargs in [("MaxPool", ((2, 2), (1, 1)), {}), ("AvgPool", ((2, 2),), {}),
+                               ("SumPool", ((2, 2),), {"padding": "SAME"})]:
+        ours = getattr(stax, name)(*args, **kwargs)[0](fg.random.PRNGKey(0), (-1, 14, 14, 16))
+        theirs = getattr(jax_stax, name)(*args, **kwargs)[0](jax.random.PRNGKey(0),
+                                                            (-1, 14, 14, 16))
+        assert ours[0] == theirs[0]
+    shape = ((3, 14, 14, 16), (1, 20, 2, 1), (1, 1, 1, 1), ((0, 0),) * 4)
+    assert lax.reduce_window_shape_tuple(*shape) == jax.lax.reduce_window_shape_tuple(*shape)
+
+
+def test_reshard_imports_from_funcgraph_sharding():
+    from funcgraph.sharding import reshard  # the spmd MNIST example's import
+    assert reshard is fg.reshard
+
+
+def test_compiling_logs_nothing_of_jax_s_own(caplog):
+    import logging
+    with caplog.at_level(logging.INFO):
+        fg.jit(lambda x: x * 3.0 + 11.0)(np.ones(2, np.float32))
+    assert not [r for r in caplog.records if "AutoFDO" in r.getMessage()]

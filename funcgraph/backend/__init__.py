@@ -330,11 +330,12 @@ def result_handler(aval, sharding):
 
 
 @functools.lru_cache(maxsize=None)
-def _compile_options(overrides=()):
-    """Compile options as jax passes them; overrides: XLA options as (name, value) pairs
-    (jit's compiler_options)."""
+def _compile_options(client, overrides=()):
+    """Compile options as jax passes them for the client's platform; overrides: XLA
+    options as (name, value) pairs (jit's compiler_options)."""
     return _jax().backend.get_compile_options(
-        num_replicas=1, num_partitions=1, env_options_overrides=dict(overrides) or None)
+        num_replicas=1, num_partitions=1, env_options_overrides=dict(overrides) or None,
+        backend=client)
 
 
 def compile_error(e, text, options, devices=""):
@@ -397,7 +398,7 @@ def _compile_module(text, host_callbacks=None, options=()):
             text, options)
     devices = client.local_devices()[:1]
     compile_options = _compile_options(
-        options + compilation_cache.xla_cache_options(client.platform))
+        client, options + compilation_cache.xla_cache_options(client.platform))
     return compilation_cache.compile_or_load(
         text, client, devices, _jax().xla_client.DeviceList(tuple(devices)),
         compile_options,
@@ -447,7 +448,7 @@ def _compile_with_callbacks(client, text, host_callbacks, options):
         module = jax.mlir_ir.Module.parse(text)
         devices = jax.xla_client.DeviceList(tuple(client.local_devices()[:1]))
         return client.compile_and_load(module, executable_devices=devices,
-                                       compile_options=_compile_options(options),
+                                       compile_options=_compile_options(client, options),
                                        host_callbacks=host_callbacks)
 
 

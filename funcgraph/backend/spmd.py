@@ -254,7 +254,8 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_c
         num_replicas=1, num_partitions=len(devices),
         device_assignment=np.array([d.id for d in devices]).reshape(1, len(devices)),
         env_options_overrides=dict(
-            options + compilation_cache.xla_cache_options(client.platform)) or None)
+            options + compilation_cache.xla_cache_options(client.platform)) or None,
+        backend=client)
     build = compile_options.executable_build_options
     build.use_shardy_partitioner = True
     propagate = [False] * ordered + list(propagate_outputs)

@@ -15,20 +15,23 @@ from funcgraph.lax._operands import as_operand
 from funcgraph.primitives import reductions as _red
 from funcgraph.primitives import windowed as _win
 from funcgraph.primitives.base import identity
-from funcgraph.primitives.convolution import dilate_dim
+from funcgraph.primitives.convolution import dilate_dim, stride_dim
 
 __all__ = ["reduce", "reduce_window", "reduce_window_shape_tuple"]
 
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
                               base_dilation=None, window_dilation=None):
-    """The output shape of reduce_window."""
+    """The output shape of reduce_window, as jax computes it: no checks, and a dimension
+    that holds no window has size 0 (stax's layers pass a batch size of -1 for "any")."""
     n = len(operand_shape)
-    return _win.window_out_shape(
-        "reduce_window", tuple(operand_shape), tuple(window_dimensions), tuple(window_strides),
-        tuple(tuple(p) for p in padding),
-        (1,) * n if base_dilation is None else tuple(base_dilation),
-        (1,) * n if window_dilation is None else tuple(window_dilation))
+    base_dilation = (1,) * n if base_dilation is None else base_dilation
+    window_dilation = (1,) * n if window_dilation is None else window_dilation
+    return tuple(
+        stride_dim(dilate_dim(d, b) + lo + hi, dilate_dim(k, w), s)
+        for d, k, s, (lo, hi), b, w in zip(operand_shape, window_dimensions, window_strides,
+                                           padding, base_dilation, window_dilation,
+                                           strict=True))
 
 
 def _concrete_scalar(x):

@@ -101,7 +101,9 @@ def _python_scalar_value(x, dtype):
 
 
 def broadcast_shapes(*shapes, names=None):
-    """NumPy broadcasting of shapes, with an error naming the incompatible operands."""
+    """NumPy broadcasting of shapes; jax's errors: a ValueError naming the shapes, or,
+    for an operation (`names`) on operands of one rank, its TypeError (jax's arrays of
+    one rank meet in the lax operation, which raises it)."""
     ndim = max((len(s) for s in shapes), default=0)
     result = []
     for i in range(ndim):
@@ -110,9 +112,12 @@ def broadcast_shapes(*shapes, names=None):
             d = s[i - ndim + len(s)] if i - ndim + len(s) >= 0 else 1
             if d != 1:
                 if size != 1 and d != size:
-                    shown = ", ".join(str(tuple(s)) for s in shapes)
-                    where = f"{names}: " if names else ""
-                    raise ValueError(f"{where}incompatible shapes for broadcasting: {shown}")
+                    if names and len({len(s) for s in shapes}) == 1:
+                        shown = ", ".join(str(tuple(s)) for s in shapes)
+                        raise TypeError(f"{names} got incompatible shapes for broadcasting: "
+                                        f"{shown}.")
+                    raise ValueError(f"Incompatible shapes for broadcasting: shapes="
+                                     f"{[tuple(s) for s in shapes]}")
                 size = d
         result.append(size)
     return tuple(result)

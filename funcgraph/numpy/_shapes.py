@@ -30,16 +30,20 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     a = asarray_operand(a)
     shape = shape_arg(shape)
     total = aval_of(a).size
+    # TypeErrors, as jax's
     if shape.count(-1) > 1:
-        raise ValueError(f"reshape: can only specify one unknown dimension, got {shape}")
+        raise TypeError(f"can only specify one unknown axis size with a `-1` value, got "
+                        f"{shape}")
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or total % known:
-            raise ValueError(f"cannot reshape array of size {total} into shape {shape}")
+            raise TypeError(f"cannot reshape array of shape {aval_of(a).shape} (size "
+                            f"{total}) into shape {shape} because the product of specified "
+                            f"axis sizes ({known}) does not evenly divide {total}")
         shape = tuple(total // known if d == -1 else d for d in shape)
     if math.prod(shape) != total:
-        raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {total}) "
-                         f"into shape {shape}")
+        raise TypeError(f"cannot reshape array of shape {aval_of(a).shape} (size {total}) "
+                        f"into shape {shape} (size {math.prod(shape)})")
     return lax.reshape(a, shape)
 
 

@@ -198,14 +198,14 @@ subtract = _binary(ew.sub_p)
 
 
 def add(x1, x2, /):
-    x1, x2 = promote_and_broadcast(x1, x2)
+    x1, x2 = promote_and_broadcast(x1, x2, name="add")
     if aval_of(x1).dtype == dtypes.bool_:
         return ew.or_p.bind(x1, x2)  # as NumPy and JAX: boolean addition is `or`
     return ew.add_p.bind(x1, x2)
 
 
 def multiply(x1, x2, /):
-    x1, x2 = promote_and_broadcast(x1, x2)
+    x1, x2 = promote_and_broadcast(x1, x2, name="mul")
     if aval_of(x1).dtype == dtypes.bool_:
         return ew.and_p.bind(x1, x2)
     return ew.mul_p.bind(x1, x2)
@@ -259,7 +259,7 @@ def logical_not(x, /):
 
 
 def true_divide(x1, x2, /):
-    return ew.div_p.bind(*promote_and_broadcast(*promote_to_inexact(x1, x2)))
+    return ew.div_p.bind(*promote_and_broadcast(*promote_to_inexact(x1, x2), name="div"))
 
 
 divide = true_divide

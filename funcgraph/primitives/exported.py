@@ -62,12 +62,12 @@ def _call_exported_shape_rule(*avals, exported):
                     f"(expected same constant): expected {_shape_text(want.shape)} and "
                     f"called with {got.shape}")
     if not is_polymorphic(exported):
-        return [core.ShapedArray(a.shape, a.dtype) for a in exported.out_avals]
+        return list(exported.out_avals)  # weak types as exported (a fresh Exported's)
     _check_dimension_variables(exported, avals)
     _, _, _, types_out = _functions(exported, avals)
     shapes = [export_format.tensor_type_to_aval(t)[0] for t in types_out]
-    return [core.ShapedArray(s, a.dtype) for s, a in zip(shapes, exported.out_avals,
-                                                          strict=True)]
+    return [core.ShapedArray(s, a.dtype, a.weak_type)
+            for s, a in zip(shapes, exported.out_avals, strict=True)]
 
 
 def _shape_text(shape):

@@ -392,6 +392,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                             "holomorphic=True for holomorphic functions, or take .real")
         one = _ones_like(out, out_aval)
         grads = pullback(one)
+        if not holomorphic:  # as jax: the gradient at a complex point is strongly typed
+            grads = tree_util.tree_map(_strong_if_complex, grads)
         grads = grads[0] if single else grads
         if has_aux:
             return (out, vjp_out[2]), grads
@@ -399,6 +401,13 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
     value_and_grad_fun.__name__ = name
     return value_and_grad_fun
+
+
+def _strong_if_complex(g):
+    if isinstance(g, (Array, core.Tracer)) and g.aval.weak_type and dtypes.is_complex(
+            g.aval.dtype):
+        return lax.convert_element_type(g, g.aval.dtype, weak_type=False)
+    return g
 
 
 def _ones_like(out, aval):
