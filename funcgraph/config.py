@@ -72,6 +72,9 @@ class Config:
         # The level of funcgraph's loggers ("DEBUG", "INFO", ...), which then also write
         # to stderr; None or "NOTSET": as Python's logging is configured.
         self.jax_logging_level = _env_value("jax_logging_level", None)
+        # jax's switch to its next implementation of remat (checkpoint); funcgraph has
+        # one, so the flag is accepted (code written for jax sets it) and changes nothing.
+        self.jax_remat3 = _env_flag("jax_remat3", False)
         # A directory every compiled module is written to as text (backend/ir_dump.py).
         self.jax_dump_ir_to = _env_value("jax_dump_ir_to", None)
         # How many CPU devices the CPU backend has (-1: jax's default, one); read when

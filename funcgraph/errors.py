@@ -40,6 +40,21 @@ def calling_function(package):
     return None if frame is None else f"{package}.{frame.f_code.co_name}"
 
 
+def sequence_operand_error(value, package):
+    """jax's TypeError for a list or tuple given where an array is expected (jax.numpy
+    takes them only where it builds an array, as array() and asarray() do), naming the
+    function the user called and the argument's position."""
+    frame = _entry_frame(package)
+    name, position = "function", 0
+    if frame is not None:
+        name = frame.f_code.co_name
+        argument = _argument_holding(frame, value)
+        names = frame.f_code.co_varnames[:frame.f_code.co_argcount]
+        position = names.index(argument) if argument in names else 0
+    return TypeError(f"{name} requires ndarray or scalar arguments, got {type(value)} at "
+                     f"position {position}.")
+
+
 def invalid_operand_error(value, package):
     """A TypeError for a value that is not an array of a numeric type, naming the public
     function of `package` that received it and the argument it came in. The stack is only

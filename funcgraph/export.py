@@ -193,8 +193,11 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
     ShapeDtypeStructs or arrays; `platforms` (default: this backend's) are those the
     module may run on (with more than one, @main takes a platform index first)."""
     if not isinstance(fun_jit, JitFunction):
-        raise ValueError(f"Function to be exported must be the result of `jit` but is: "
-                         f"{fun_jit}")
+        if not (getattr(fun_jit, "__module__", None) or "").startswith("funcgraph."):
+            raise ValueError(f"Function to be exported must be the result of `jit` but is: "
+                             f"{fun_jit}")
+        # funcgraph's own functions (funcgraph.numpy.cos) are jitted ones in jax
+        fun_jit = jit(fun_jit)
 
     def do_export(*args_specs, **kwargs_specs):
         targets = tuple(platforms) if platforms is not None else (default_export_platform(),)

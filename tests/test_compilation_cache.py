@@ -180,10 +180,11 @@ def test_key_covers_the_module_and_the_options(cache_dir):
         pytest.skip("no jaxlib client on this device object")
     devices = client.local_devices()[:1]
     from funcgraph.backend import _compile_options
-    base = backend_cache.cache_key("module A", client, devices, _compile_options(()))
-    assert base == backend_cache.cache_key("module A", client, devices, _compile_options(()))
-    assert base != backend_cache.cache_key("module B", client, devices, _compile_options(()))
-    other = _compile_options((("xla_cpu_enable_fast_math", True),))
+    plain = _compile_options(client, ())
+    base = backend_cache.cache_key("module A", client, devices, plain)
+    assert base == backend_cache.cache_key("module A", client, devices, plain)
+    assert base != backend_cache.cache_key("module B", client, devices, plain)
+    other = _compile_options(client, (("xla_cpu_enable_fast_math", True),))
     assert base != backend_cache.cache_key("module A", client, devices, other)
 
 

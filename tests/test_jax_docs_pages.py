@@ -301,3 +301,49 @@ def test_compiling_logs_nothing_of_jax_s_own(caplog):
     with caplog.at_level(logging.INFO):
         fg.jit(lambda x: x * 3.0 + 11.0)(np.ones(2, np.float32))
     assert not [r for r in caplog.records if "AutoFDO" in r.getMessage()]
+
+
+def test_export_of_library_functions_and_of_a_returned_dimension():
+    """The export pages: export(jnp.cos) (jax's library functions are jitted ones), and a
+    function returning x.shape[0] of a symbolic dimension gives its value."""
+    exp = fg.export.export(fnp.cos)(1.0)
+    assert float(exp.call(0.5)) == pytest.approx(np.cos(0.5))
+    with pytest.raises(ValueError, match="must be the result of `jit`"):
+        fg.export.export(lambda x: x)(1.0)
+    a, = fg.export.symbolic_shape("a")
+    ours = fg.export.export(fg.jit(lambda x: x.shape[0]))(fg.ShapeDtypeStruct((a,), np.int32))
+    ja, = jax.export.symbolic_shape("a")
+    theirs = jax.export.export(jax.jit(lambda x: x.shape[0]))(
+        jax.ShapeDtypeStruct((ja,), np.int32))
+    assert repr(ours.out_avals) == repr(theirs.out_avals)
+    x = np.ones(9, np.int32)
+    assert repr(ours.call(x)) == repr(theirs.call(x))
+
+
+_LIST = [1.0, 2.0, 3.0]
+_LIST_CASES = {
+    "sum": lambda n: n.sum(_LIST), "mean": lambda n: n.mean(_LIST),
+    "sin": lambda n: n.sin(_LIST), "add": lambda n: n.add(n.ones(3), _LIST),
+    "reshape": lambda n: n.reshape(_LIST, (3, 1)), "where": lambda n: n.where(True, _LIST, 0.0),
+    "concatenate of lists": lambda n: n.concatenate([_LIST, _LIST]),
+    "concatenate of arrays": lambda n: n.concatenate([n.ones(2), n.ones(2)]),
+    "stack of arrays": lambda n: n.stack([n.ones(2), n.ones(2)]),
+    "array": lambda n: n.array(_LIST), "asarray": lambda n: n.asarray(_LIST),
+    "dot": lambda n: n.dot(_LIST, _LIST), "cumsum": lambda n: n.cumsum(_LIST),
+    "sort": lambda n: n.sort(_LIST), "zeros_like": lambda n: n.zeros_like(_LIST),
+    "array_equal": lambda n: n.array_equal(_LIST, _LIST), "max": lambda n: n.max(_LIST),
+    "clip": lambda n: n.clip(_LIST, 0, 1), "pad": lambda n: n.pad(_LIST, 1),
+}
+
+
+@pytest.mark.parametrize("case", list(_LIST_CASES))
+def test_lists_are_arrays_only_where_jax_takes_them(case):
+    """Common Gotchas: jnp.sum([1, 2, 3]) is a TypeError in jax (lists are taken by
+    array(), asarray() and the like), with the same message in funcgraph."""
+    def outcome(numpy_module):
+        try:
+            _LIST_CASES[case](numpy_module)
+            return "ok"
+        except TypeError as e:
+            return str(e)
+    assert outcome(fnp) == outcome(jnp)

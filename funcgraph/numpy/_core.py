@@ -9,7 +9,7 @@ from funcgraph import core, dtypes, lax, shape_poly
 from funcgraph.config import config
 from funcgraph.array import Array
 from funcgraph.core import Tracer
-from funcgraph.errors import calling_function, invalid_operand_error
+from funcgraph.errors import calling_function, invalid_operand_error, sequence_operand_error
 from funcgraph.interpreters.eval import impl_rules
 from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives import structural as st
@@ -32,7 +32,9 @@ def aval_of(x):
 
 
 def asarray_operand(x):
-    """Arrays and tracers pass; Python scalars, NumPy values and lists become Arrays."""
+    """Arrays and tracers pass; Python scalars and NumPy values become Arrays; lists and
+    tuples are jax's TypeError (funcgraph.numpy takes them where jax.numpy does, in
+    array(), asarray() and the like, which call array())."""
     t = type(x)
     if t is Array or isinstance(x, Tracer):
         return x
@@ -40,7 +42,7 @@ def asarray_operand(x):
         aval = core.aval_of_python_scalar(x)
         return Array(np.array(x, aval.dtype), aval)
     if isinstance(x, (list, tuple)):
-        return array(x)
+        raise sequence_operand_error(x, "funcgraph.numpy")  # as jax: use asarray first
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in NUMERIC_KINDS:
         x = core.canonical_numpy(x)
         return Array(x, core.aval_of_numpy(x))

@@ -3,6 +3,7 @@ import numpy as np
 
 from funcgraph import core, dtypes, lax, shape_poly
 from funcgraph.array import Array
+from funcgraph.errors import sequence_operand_error
 from funcgraph.interpreters.eval import is_eager
 from funcgraph.numpy._core import (
     asarray_operand, aval_of, broadcast_to_shape, canonical_dtype, convert, shape_arg)
@@ -44,6 +45,8 @@ def empty(shape, dtype=None):
 
 
 def _like(a, dtype, shape):
+    if isinstance(a, (list, tuple)):
+        raise sequence_operand_error(a, "funcgraph.numpy")  # as jax's
     aval = aval_of(a)
     return (aval.shape if shape is None else shape_arg(shape)), (dtype or aval.dtype)
 

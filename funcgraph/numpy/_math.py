@@ -186,7 +186,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def array_equal(a1, a2, equal_nan=False):
-    a1, a2 = asarray_operand(a1), asarray_operand(a2)
+    a1, a2 = asarray(a1), asarray(a2)  # lists too, as jax's
     if aval_of(a1).shape != aval_of(a2).shape:
         return asarray(False)
     eq = equal(a1, a2)
@@ -196,7 +196,7 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def array_equiv(a1, a2):
-    a1, a2 = asarray_operand(a1), asarray_operand(a2)
+    a1, a2 = asarray(a1), asarray(a2)  # lists too, as jax's
     try:
         broadcast_shapes(aval_of(a1).shape, aval_of(a2).shape)
     except ValueError:

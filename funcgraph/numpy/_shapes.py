@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from funcgraph import lax
+from funcgraph import lax, shape_poly
 from funcgraph.numpy._core import (
     asarray_operand, aval_of, broadcast_shapes, broadcast_to_shape, canonical_axes,
     check_axis, shape_arg)
@@ -27,8 +27,10 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     shape = newshape if shape is None else shape
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
-    a = asarray_operand(a)
     shape = shape_arg(shape)
+    if isinstance(a, np.ndarray) and shape_poly.is_constant_shape(shape):
+        np.reshape(a, shape)  # a NumPy array's bad shape is NumPy's ValueError, as in jax
+    a = asarray_operand(a)
     total = aval_of(a).size
     # TypeErrors, as jax's
     if shape.count(-1) > 1:

@@ -545,7 +545,10 @@ class JitFunction(FastJit):
         float0 = {}
 
         def traced(*leaves):
-            out_leaves, found = _split_float0(flat(*leaves))
+            # A symbolic dimension returned (x.shape[0] under export) is its value.
+            outs = [o.__jax_array__() if type(o) is shape_poly.DimExpr else o
+                    for o in flat(*leaves)]
+            out_leaves, found = _split_float0(outs)
             float0.update(found)
             return out_leaves
 
