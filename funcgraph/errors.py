@@ -40,14 +40,15 @@ def calling_function(package):
     return None if frame is None else f"{package}.{frame.f_code.co_name}"
 
 
-def sequence_operand_error(value, package):
+def sequence_operand_error(value, package, prefix=""):
     """jax's TypeError for a list or tuple given where an array is expected (jax.numpy
     takes them only where it builds an array, as array() and asarray() do), naming the
-    function the user called and the argument's position."""
+    function the user called (after `prefix`, as jax names it: "jnp.linalg.") and the
+    argument's position."""
     frame = _entry_frame(package)
     name, position = "function", 0
     if frame is not None:
-        name = frame.f_code.co_name
+        name = prefix + frame.f_code.co_name
         argument = _argument_holding(frame, value)
         names = frame.f_code.co_varnames[:frame.f_code.co_argcount]
         position = names.index(argument) if argument in names else 0

@@ -333,6 +333,7 @@ _LIST_CASES = {
     "sort": lambda n: n.sort(_LIST), "zeros_like": lambda n: n.zeros_like(_LIST),
     "array_equal": lambda n: n.array_equal(_LIST, _LIST), "max": lambda n: n.max(_LIST),
     "clip": lambda n: n.clip(_LIST, 0, 1), "pad": lambda n: n.pad(_LIST, 1),
+    "linalg.norm": lambda n: n.linalg.norm(_LIST), "linalg.det": lambda n: n.linalg.det([_LIST] * 3),
 }
 
 

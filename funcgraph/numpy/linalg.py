@@ -18,7 +18,8 @@ import scipy.linalg as _scipy_linalg
 from funcgraph import dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
 # under private names.
-from funcgraph.numpy._core import promote_to_inexact, asarray as _asarray
+from funcgraph.errors import sequence_operand_error as _sequence_operand_error
+from funcgraph.numpy._core import asarray as _to_array, promote_to_inexact
 from funcgraph.numpy._creation import (
     arange as _arange, eye as _eye, zeros as _zeros, zeros_like as _zeros_like)
 from funcgraph.numpy._diagonals import diagonal as _diagonal, tril as _tril, triu as _triu
@@ -39,6 +40,15 @@ from funcgraph.numpy._types import result_type as _result_type
 from funcgraph.primitives import linalg as _prims
 from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.transforms.jit import ShapeDtypeStruct as _ShapeDtypeStruct, jit
+
+
+def _asarray(a):
+    """An array argument; lists and tuples are jax's TypeError (jax.numpy.linalg takes
+    arrays only)."""
+    if isinstance(a, (list, tuple)):
+        raise _sequence_operand_error(a, "funcgraph.numpy.linalg", "jnp.linalg.")
+    return _to_array(a)
+
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
