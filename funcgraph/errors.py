@@ -41,7 +41,7 @@ def calling_function(package):
 
 
 def sequence_operand_error(value, package, prefix=""):
-    """jax's TypeError for a list or tuple given where an array is expected (jax.numpy
+    """jax's TypeError for a list or tuple given where an array is expected (JAX's numpy
     takes them only where it builds an array, as array() and asarray() do), naming the
     function the user called (after `prefix`, as jax names it: "jnp.linalg.") and the
     argument's position."""

@@ -33,7 +33,7 @@ def aval_of(x):
 
 def asarray_operand(x):
     """Arrays and tracers pass; Python scalars and NumPy values become Arrays; lists and
-    tuples are jax's TypeError (funcgraph.numpy takes them where jax.numpy does, in
+    tuples are jax's TypeError (funcgraph.numpy takes them where JAX's numpy does, in
     array(), asarray() and the like, which call array())."""
     t = type(x)
     if t is Array or isinstance(x, Tracer):

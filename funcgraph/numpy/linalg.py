@@ -43,7 +43,7 @@ from funcgraph.transforms.jit import ShapeDtypeStruct as _ShapeDtypeStruct, jit
 
 
 def _asarray(a):
-    """An array argument; lists and tuples are jax's TypeError (jax.numpy.linalg takes
+    """An array argument; lists and tuples are jax's TypeError (JAX's numpy.linalg takes
     arrays only)."""
     if isinstance(a, (list, tuple)):
         raise _sequence_operand_error(a, "funcgraph.numpy.linalg", "jnp.linalg.")
