@@ -334,6 +334,7 @@ _LIST_CASES = {
     "array_equal": lambda n: n.array_equal(_LIST, _LIST), "max": lambda n: n.max(_LIST),
     "clip": lambda n: n.clip(_LIST, 0, 1), "pad": lambda n: n.pad(_LIST, 1),
     "linalg.norm": lambda n: n.linalg.norm(_LIST), "linalg.det": lambda n: n.linalg.det([_LIST] * 3),
+    "polyval": lambda n: n.polyval(_LIST, 2.0), "cov": lambda n: n.cov([_LIST, _LIST]),
 }
 
 

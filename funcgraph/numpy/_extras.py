@@ -4,7 +4,7 @@ import numpy as np
 
 from funcgraph import core, lax
 from funcgraph.array import Array
-from funcgraph.numpy._core import asarray
+from funcgraph.numpy._core import asarray, asarray_operand
 from funcgraph.numpy._creation import zeros_like
 from funcgraph.numpy._joining import concatenate
 from funcgraph.numpy._manipulation import diff
@@ -44,10 +44,10 @@ def tril_indices_from(arr, k=0):
 
 def polyval(p, x):
     """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule."""
-    p = asarray(p)
+    p, x = asarray_operand(p), asarray_operand(x)  # lists: jax's TypeError
     if p.ndim != 1:
         raise ValueError(f"polyval: p must be 1-d, got shape {p.shape}")
-    result = zeros_like(asarray(x) * p[0]) if p.shape[0] else zeros_like(x)
+    result = zeros_like(x * p[0]) if p.shape[0] else zeros_like(x)
     for i in range(p.shape[0]):
         result = result * x + p[i]
     return result

@@ -9,7 +9,8 @@ from funcgraph import dtypes, lax
 from funcgraph.transforms.ad import jvp
 from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.numpy._core import (
-    asarray, astype, aval_of, canonical_axes, check_axis, promote_dtypes, promote_to_inexact)
+    asarray, asarray_operand, astype, aval_of, canonical_axes, check_axis, promote_dtypes,
+    promote_to_inexact)
 from funcgraph.numpy._creation import arange, ones, zeros
 from funcgraph.numpy._einsum import einsum
 from funcgraph.numpy._joining import concatenate
@@ -312,7 +313,7 @@ def hanning(M):
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
     """Covariance matrix of the rows (rowvar) or columns of m, as numpy.cov."""
-    m = asarray(m)
+    m = asarray_operand(m)  # lists: jax's TypeError
     if m.ndim > 2:
         raise ValueError(f"cov: m has more than 2 dimensions (shape {m.shape})")
     (m,) = promote_to_inexact(m)
