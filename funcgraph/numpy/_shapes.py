@@ -28,25 +28,32 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
     shape = shape_arg(shape)
-    if isinstance(a, np.ndarray) and shape_poly.is_constant_shape(shape):
-        np.reshape(a, shape)  # a NumPy array's bad shape is NumPy's ValueError, as in jax
+    numpy_input = a if isinstance(a, np.ndarray) else None
     a = asarray_operand(a)
     total = aval_of(a).size
-    # TypeErrors, as jax's
+
+    def refused(message):
+        # As jax: a NumPy array's bad shape is NumPy's ValueError, an Array's a TypeError.
+        if numpy_input is not None and shape_poly.is_constant_shape(shape):
+            np.reshape(numpy_input, shape)
+        return TypeError(message)
+
     if shape.count(-1) > 1:
-        raise TypeError(f"can only specify one unknown axis size with a `-1` value, got "
-                        f"{shape}")
+        raise refused(f"can only specify one unknown axis size with a `-1` value, got "
+                      f"{shape}")
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or total % known:
-            raise TypeError(f"cannot reshape array of shape {aval_of(a).shape} (size "
-                            f"{total}) into shape {shape} because the product of specified "
-                            f"axis sizes ({known}) does not evenly divide {total}")
-        shape = tuple(total // known if d == -1 else d for d in shape)
-    if math.prod(shape) != total:
-        raise TypeError(f"cannot reshape array of shape {aval_of(a).shape} (size {total}) "
-                        f"into shape {shape} (size {math.prod(shape)})")
-    return lax.reshape(a, shape)
+            raise refused(f"cannot reshape array of shape {aval_of(a).shape} (size {total}) "
+                          f"into shape {shape} because the product of specified axis sizes "
+                          f"({known}) does not evenly divide {total}")
+        new_shape = tuple(total // known if d == -1 else d for d in shape)
+    else:
+        new_shape = shape
+    if math.prod(new_shape) != total:
+        raise refused(f"cannot reshape array of shape {aval_of(a).shape} (size {total}) "
+                      f"into shape {new_shape} (size {math.prod(new_shape)})")
+    return lax.reshape(a, new_shape)
 
 
 def ravel(a, order="C"):
