@@ -45,6 +45,7 @@ from funcgraph.callback import pure_callback
 from funcgraph import custom_batching, custom_derivatives, profiler, typing
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
+from funcgraph.jax_compat import install_as_jax
 
 __version__ = "0.1.0"
 
@@ -67,5 +68,5 @@ __all__ = [
     "custom_derivatives", "pmap", "shard_map", "smap",
     "copy_to_host_async", "enable_x64", "explain_cache_misses", "float0", "P",
     "print_environment_info", "Shard", "host_count", "host_id", "host_ids",
-    "make_array_from_process_local_data", "process_indices",
+    "make_array_from_process_local_data", "process_indices", "install_as_jax",
 ]

@@ -21,58 +21,66 @@ import weakref
 
 import numpy as np
 
-from funcgraph.backend import compilation_cache, ir_dump
+from funcgraph.backend import compilation_cache, ir_dump, jax_modules
 from funcgraph.config import config, update_hooks
-
-
-def _is_real_jax_module(name, module):
-    path = (getattr(module, "__file__", None) or "").replace(os.sep, "/")
-    return getattr(module, "__name__", None) == name and "/jax/" in path
 
 
 @functools.lru_cache(maxsize=None)
 def _jax():
     """The jax/jaxlib modules the backend uses, imported once, on first use.
 
-    Programs sometimes alias `jax` to funcgraph (sys.modules["jax"] = funcgraph) to run
-    code written for jax; that must not change what the backend binds, so any such
-    alias is set aside while the real modules are imported, then put back."""
-    aliases = {name: module for name, module in list(sys.modules.items())
-               if (name == "jax" or name.startswith("jax."))
-               and not _is_real_jax_module(name, module)}
-    for name in aliases:
-        del sys.modules[name]
+    Programs alias `jax` to funcgraph (funcgraph.install_as_jax, or
+    sys.modules["jax"] = funcgraph by hand) to run code written for jax; that must not
+    change what the backend binds: the real modules are imported inside
+    jax_modules.real_jax_imports() (see there)."""
     try:
-        import jax
-        import jax.experimental
-        import jax.extend.backend
-        import jax.extend.mlir.ir
-        import jax.interpreters.mlir
-        import jax.sharding
-        from jax._src import core as jax_core
-        from jax._src import lib as jax_lib
-        from jax._src.lib import xla_client
-        if config.jax_platforms:
-            # jax initializes only these platforms (if it has not initialized any yet).
-            jax.config.update("jax_platforms", config.jax_platforms)
-        _forward_to_jax(jax, "jax_num_cpu_devices", -1)
-        _import_pjrt_plugins()
+        with jax_modules.real_jax_imports():
+            import jax
+            import jax.experimental
+            import jax.extend.backend
+            import jax.extend.mlir.dialects.stablehlo
+            import jax.extend.mlir.ir
+            import jax.export
+            import jax.interpreters.mlir
+            import jax.sharding
+            from jax._src import core as jax_core
+            from jax._src import lib as jax_lib
+            from jax._src import sharding_impls
+            from jax._src.export import _export, serialization_generated
+            from jax._src.lib import xla_client
+            if config.jax_platforms:
+                # jax initializes only these platforms (if it has not initialized any yet).
+                jax.config.update("jax_platforms", config.jax_platforms)
+            _forward_to_jax(jax, "jax_num_cpu_devices", -1)
+            _import_pjrt_plugins()
     except ImportError as e:
         raise ImportError(
             f"funcgraph's backend needs jax and jaxlib (XLA's compiler and runtime), which "
             f"could not be imported ({e}); install the versions pinned in funcgraph's "
             f"pyproject.toml, e.g. pip install 'jax==0.10.2' 'jaxlib==0.10.2'") from e
-    finally:
-        sys.modules.update(aliases)
     enable_x64 = getattr(jax, "enable_x64", None)  # a config State: no truth value
     return types.SimpleNamespace(
         jax=jax, device_put=jax.device_put,
         enable_x64=jax.experimental.enable_x64 if enable_x64 is None else enable_x64,
         backend=jax.extend.backend, mlir_ir=jax.extend.mlir.ir,
+        stablehlo=jax.extend.mlir.dialects.stablehlo, export=jax.export,
+        export_internal=_export, serialization_generated=serialization_generated,
         make_ir_context=jax.interpreters.mlir.make_ir_context,
+        sharding=jax.sharding, GSPMDSharding=sharding_impls.GSPMDSharding,
         SingleDeviceSharding=jax.sharding.SingleDeviceSharding, core=jax_core,
         xla_client=xla_client, pytree=getattr(jax_lib, "pytree", None),
-        profiler=jax_lib._profiler)
+        jaxlib_extension=getattr(jax_lib, "_jax", None), profiler=jax_lib._profiler)
+
+
+def set_aside_real_jax():
+    """`import jax` will mean funcgraph: the real jax is imported now and kept for the
+    backend alone (funcgraph.jax_compat)."""
+    jax_modules.set_aside_real_jax(_jax)
+
+
+importing_real_jax = jax_modules.importing_real_jax
+is_real_jax_file = jax_modules.is_real_jax_file
+real_jax_spec = jax_modules.real_jax_spec
 
 
 def _import_pjrt_plugins():

@@ -55,10 +55,9 @@ def Record(**fields):
 def _schema():
     """jax's flatbuffer schema module and the flatbuffers package (imported on first
     use: only exporting needs them)."""
-    _jax()  # the real jax, even where a program aliases `jax` to funcgraph
     try:
         import flatbuffers
-        from jax._src.export import serialization_generated
+        serialization_generated = _jax().serialization_generated
     except ImportError as e:
         raise ImportError(f"exporting needs the 'flatbuffers' package ({e}); "
                           f"pip install flatbuffers") from e
@@ -67,11 +66,8 @@ def _schema():
 
 # --- StableHLO modules ---------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
 def _stablehlo():
-    _jax()
-    from jax.extend.mlir.dialects import stablehlo
-    return stablehlo
+    return _jax().stablehlo
 
 
 def module_to_portable(text):
@@ -237,9 +233,7 @@ def specialized_functions(artifact, arg_types, prefix=PLACEHOLDER):
 
 
 def _jax_lib():
-    _jax()
-    from jax._src.lib import _jax as jaxlib_extension
-    return jaxlib_extension
+    return _jax().jaxlib_extension
 
 
 def _module_bytecode(module):
@@ -270,9 +264,7 @@ def _rename_entry(refined, prefix):
 def unstable_custom_calls(text):
     """The custom-call targets of a module that jax gives no compatibility guarantee
     for (such modules cannot be exported), in order of appearance."""
-    _jax()
-    from jax._src.export import _export
-    stable = _export._CUSTOM_CALL_TARGETS_GUARANTEED_STABLE
+    stable = _jax().export_internal._CUSTOM_CALL_TARGETS_GUARANTEED_STABLE
     found = []
     with _mlir_context():
         module = _jax().mlir_ir.Module.parse(text)
@@ -321,9 +313,7 @@ def hlo_sharding(sharding, ndim):
 
 def default_platform():
     """The platform name exports target by default: 'cpu', 'cuda', 'rocm' or 'tpu'."""
-    _jax()
-    import jax.export
-    return jax.export.default_export_platform()
+    return _jax().export.default_export_platform()
 
 
 # --- writing ---------------------------------------------------------------------------

@@ -40,17 +40,12 @@ def single_device_sharding(device):
     return _sharding(device)
 
 
-@functools.lru_cache(maxsize=None)
 def _sharding_module():
-    _jax()
-    import jax.sharding
-    return jax.sharding
+    return _jax().sharding
 
 
 def _gspmd_sharding(devices, op_sharding):
-    _jax()
-    from jax._src.sharding_impls import GSPMDSharding
-    return GSPMDSharding(tuple(devices), op_sharding)
+    return _jax().GSPMDSharding(tuple(devices), op_sharding)
 
 
 # --- arrays over several devices ------------------------------------------------------------
@@ -121,10 +116,8 @@ class Layout:
 
 
 def _whole(ndim, devices):
-    _jax()
-    from jax._src.sharding_impls import GSPMDSharding
     return Layout((1,) * ndim, [(0,) * ndim] * len(devices),
-                  GSPMDSharding.get_replicated(tuple(devices)))
+                  _jax().GSPMDSharding.get_replicated(tuple(devices)))
 
 
 def _layout(op_sharding, ndim, devices):
@@ -290,6 +283,4 @@ def process_index():
 
 
 def process_count():
-    _jax()
-    import jax
-    return jax.process_count()
+    return _jax().jax.process_count()

@@ -1,0 +1,19 @@
+"""`jax` under install_as_jax (this tree of shims is loaded under jax's module names only): funcgraph's public API with the version of the jax
+release whose behaviour funcgraph follows, plus the names jax has at its top level
+that funcgraph keeps elsewhere."""
+import funcgraph as _funcgraph
+from funcgraph.jax_compat.alias import JAX_VERSION as __version__
+
+__version_info__ = tuple(int(part) for part in __version__.split("."))
+
+
+def __getattr__(name):
+    try:
+        return getattr(_funcgraph, name)
+    except AttributeError:
+        raise AttributeError(f"module 'jax' has no attribute {name!r} (jax means funcgraph "
+                             f"here: funcgraph.install_as_jax)") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(dir(_funcgraph)))
