@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml setup.py funcgraph/_cdispatch.c funcgraph/_li
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e ".[dev,notebook]"
+	$(PY) -m pip install --quiet -e ".[dev,notebook,ecosystem]"
 	touch $@
 
 demo: $(VENV)/.installed

@@ -41,11 +41,24 @@ SLICES = {
                  "test/test_distributions_util.py", "test/test_optimizers.py"]),
     "distrax": (lambda: _site("distrax"),
                 ["distrax/_src/distributions/normal_test.py"],
-                ["distrax/_src/distributions/*_test.py", "distrax/_src/bijectors/*_test.py"]),
+                [f"distrax/_src/distributions/{name}_test.py"
+                 for name in ("normal", "beta", "gamma", "uniform")]
+                + [f"distrax/_src/bijectors/{name}_test.py"
+                   for name in ("tanh", "scalar_affine", "sigmoid", "block")]),
     "diffrax": (lambda: os.path.join(UPSTREAM, "diffrax"),
                 ["test/test_term.py"],
                 ["test/test_term.py", "test/test_integrate.py", "test/test_vmap.py",
                  "test/test_interpolation.py", "test/test_misc.py"]),
+}
+
+# Tests left out of both runs (jax's and funcgraph's), with the reason.
+DESELECTED = {
+    "chex": {
+        "chex/_src/asserts_chexify_test.py::AssertsChexifyTest::test_uninspected_checks":
+            "runs atexit's exit functions in the middle of the run: optree (funcgraph's "
+            "pytrees) empties its registry at exit, so every later test of the process "
+            "fails on funcgraph",
+    },
 }
 
 LIBRARIES = list(SLICES)
@@ -63,4 +76,5 @@ def test_files(lib, *, full):
     patterns = whole if full else suite
     files = sorted({os.path.relpath(path, base) for pattern in patterns
                     for path in glob.glob(os.path.join(base, pattern))})
-    return files, []
+    deselect = [arg for test in DESELECTED.get(lib, {}) for arg in ("--deselect", test)]
+    return files, deselect

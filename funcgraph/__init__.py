@@ -6,7 +6,8 @@
 """
 from funcgraph.config import (
     config, debug_infs, debug_nans, default_device, default_matmul_precision, disable_jit,
-    enable_x64, explain_cache_misses, log_compiles)
+    enable_x64, explain_cache_misses, log_compiles, numpy_dtype_promotion,
+    numpy_rank_promotion)
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array, Shard
 from funcgraph.core import get_aval as typeof
@@ -14,7 +15,7 @@ from funcgraph.dtypes import float0
 from funcgraph import errors, lax, numpy, tree, tree_util
 from funcgraph.transforms.jit import clear_caches, jit, ShapeDtypeStruct, eval_shape, make_jaxpr
 from funcgraph.api import (
-    block_until_ready, copy_to_host_async, default_backend, device_count, device_get, device_put, devices,
+    Device, block_until_ready, copy_to_host_async, default_backend, device_count, device_get, device_put, devices,
     effects_barrier, host_count, host_id, host_ids, local_device_count, local_devices,
     make_array_from_callback, make_array_from_process_local_data,
     make_array_from_single_device_arrays, print_environment_info, process_count,
@@ -46,6 +47,7 @@ from funcgraph import custom_batching, custom_derivatives, profiler, typing
 from funcgraph.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure,
                                  tree_unflatten)
 from funcgraph.jax_compat import install_as_jax
+from funcgraph.refs import Ref, empty_ref, free_ref, freeze, new_ref
 
 __version__ = "0.1.0"
 
@@ -69,4 +71,5 @@ __all__ = [
     "copy_to_host_async", "enable_x64", "explain_cache_misses", "float0", "P",
     "print_environment_info", "Shard", "host_count", "host_id", "host_ids",
     "make_array_from_process_local_data", "process_indices", "install_as_jax",
+    "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
 ]

@@ -17,6 +17,22 @@ from funcgraph.sharding import (
     NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, resolve, spelled_out)
 
 
+class _DeviceType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, backend.device_type())
+
+    def __subclasscheck__(cls, sub):
+        return sub is cls or issubclass(sub, backend.device_type())
+
+
+class Device(metaclass=_DeviceType):
+    """jax.Device: the type of what devices() holds (the runtime's device objects);
+    isinstance and issubclass answer for the runtime's class, imported on first use."""
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("Device objects come from funcgraph.devices(); they cannot be built")
+
+
 def devices(backend=None):
     """The devices of platform `backend` ("cpu", "gpu", ...; None: the default backend)."""
     return platforms.devices(backend)

@@ -11,7 +11,7 @@ on the default device, or only on the host.
 """
 import numpy as np
 
-from funcgraph import backend, core
+from funcgraph import backend, core, dtypes
 from funcgraph.backend import platforms, spmd
 from funcgraph.config import config
 from funcgraph.sharding import NamedSharding, SingleDeviceSharding
@@ -50,14 +50,20 @@ class Array(metaclass=_ArrayType):
         value = self._np
         if value is None:
             self._check_alive()
-            value = self._np = backend.to_numpy(self._buf)
+            value = backend.to_numpy(self._buf)
+            if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+                value = dtypes.host_value(value, self.aval.dtype)
+            self._np = value
         return value
 
     def _device_buffer(self, device=None):
         self._check_alive()
         buf = self._buf
         if buf is None:
-            buf = self._buf = backend.device_put(self._np, device or default_device())
+            value = self._np
+            if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+                value = dtypes.physical_value(value, self.aval.dtype)
+            buf = self._buf = backend.device_put(value, device or default_device())
         return buf
 
     def _check_alive(self):
@@ -73,6 +79,11 @@ class Array(metaclass=_ArrayType):
 
     def is_deleted(self):
         return self._deleted
+
+    def unsafe_buffer_pointer(self):
+        """The address of the array's device memory (its buffer is made if the array
+        lives on the host only); a donated input's output may reuse it."""
+        return backend.buffer_pointer(self._device_buffer())
 
     # --- metadata ---
     @property
@@ -113,6 +124,10 @@ class Array(metaclass=_ArrayType):
     def __array__(self, dtype=None, copy=None):
         """The value as NumPy: a read-only view (Arrays are immutable), or a writable copy
         when a dtype change or copy=True asks for one."""
+        if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+            raise TypeError(f"JAX array with PRNGKey dtype cannot be converted to a NumPy "
+                            f"array. Use jax.random.key_data(arr) if you wish to extract "
+                            f"the underlying integer array.")
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
             return value.astype(dtype)
@@ -228,13 +243,23 @@ class Array(metaclass=_ArrayType):
         return Array(np.array(self._value), self.aval)
 
     def __repr__(self):
+        if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+            return self._extended_repr()
         value = np.asarray(self._value)
         body = np.array2string(value, separator=", ", prefix="Array(")
         weak = ", weak_type=True" if self.aval.weak_type else ""
         return f"Array({body}, dtype={self.aval.dtype.name}{weak})"
 
     def __str__(self):
+        if isinstance(self.aval.dtype, dtypes.ExtendedDType):
+            return self._extended_repr()
         return str(np.asarray(self._value))
+
+    def _extended_repr(self):
+        """jax's text of a key array: its type, then the key data it overlays."""
+        data = dtypes.physical_value(self._value, self.aval.dtype)
+        return (f"Array({self.aval.shape}, dtype={self.aval.dtype.name}) overlaying:\n"
+                f"{data}")
 
     def __format__(self, spec):
         if not self.aval.shape:

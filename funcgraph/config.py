@@ -6,8 +6,10 @@ Flag names follow JAX where JAX has the same flag (`jax_enable_x64`,
 and its companions, `jax_logging_level`, `jax_dump_ir_to`, `jax_num_cpu_devices`), so
 code written for JAX keeps working.
 """
+import contextlib
 import logging
 import os
+import sys
 
 
 def _env_flag(name, default):
@@ -75,14 +77,26 @@ class Config:
         # jax's switch to its next implementation of remat (checkpoint); funcgraph has
         # one, so the flag is accepted (code written for jax sets it) and changes nothing.
         self.jax_remat3 = _env_flag("jax_remat3", False)
+        # jax's eager check for tracers leaked out of a transformation; funcgraph always
+        # reports a leaked tracer where it is used, so the flag is accepted and changes nothing.
+        self.jax_check_tracer_leaks = _env_flag("jax_check_tracer_leaks", False)
         # A directory every compiled module is written to as text (backend/ir_dump.py).
         self.jax_dump_ir_to = _env_value("jax_dump_ir_to", None)
         # How many CPU devices the CPU backend has (-1: jax's default, one); read when
         # the backend starts, so it must be set before funcgraph runs anything.
         self.jax_num_cpu_devices = _env_value("jax_num_cpu_devices", -1, int)
+        # JAX's implicit dtype promotion: "standard" (the lattice) or "strict" (only
+        # weakly typed scalars promote, to any dtype of their kind or a wider kind).
+        self.jax_numpy_dtype_promotion = _env_value("jax_numpy_dtype_promotion", "standard")
+        # Operands of different non-zero ranks in a NumPy operation: "allow" (NumPy's
+        # broadcasting), "warn" (and a warning) or "raise" (a ValueError).
+        self.jax_numpy_rank_promotion = _env_value("jax_numpy_rank_promotion", "allow")
         # XLA's GPU caches kept in that directory too ("all" or their option names).
         self.jax_persistent_cache_enable_xla_caches = _env_value(
             "jax_persistent_cache_enable_xla_caches", "xla_gpu_per_fusion_autotune_cache_dir")
+        # jax's older way to choose the default platform ("cpu", "gpu", ...; "": none),
+        # which the default backend follows over jax_platforms where set.
+        self.jax_platform_name = os.environ.get("JAX_PLATFORM_NAME", "").lower()
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -104,6 +118,29 @@ class Config:
 
     def read(self, name):
         return getattr(self, name)
+
+    def parse_flags_with_absl(self):
+        """Set the options given on the command line (before any `--`) as
+        `--jax_<name>=value`, `--jax_<name>` or `--nojax_<name>`; jax reads them through
+        absl, funcgraph parses these forms itself."""
+        for arg in sys.argv[1:]:
+            if arg == "--":
+                break
+            name, _, text = arg.lstrip("-").partition("=")
+            negated = name.startswith("nojax_") and not text
+            name = name[2:] if negated else name
+            if not arg.startswith("--") or not name.startswith("jax_") or not hasattr(self, name):
+                continue
+            current = getattr(self, name)
+            if isinstance(current, bool) or negated or not text:
+                value = not negated if not text else text.lower() in ("1", "true", "yes", "on")
+            elif isinstance(current, (int, float)):
+                value = type(current)(text)
+            else:
+                value = text
+            self.update(name, value)
+
+    config_with_absl = parse_flags_with_absl
 
 
 # update_hooks[name](value): called by config.update before an option changes, by
@@ -130,6 +167,19 @@ def _set_logging_level(value):
 
 update_hooks["jax_logging_level"] = _set_logging_level
 
+
+def _one_of(name, allowed):
+    def check(value):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return check
+
+
+update_hooks["jax_numpy_dtype_promotion"] = _one_of("jax_numpy_dtype_promotion",
+                                                    ("standard", "strict"))
+update_hooks["jax_numpy_rank_promotion"] = _one_of("jax_numpy_rank_promotion",
+                                                   ("allow", "warn", "raise"))
+
 _DISPATCH_FLAGS = ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs",
                    "jax_default_device")
 
@@ -138,20 +188,22 @@ if config.jax_logging_level is not None:
     _set_logging_level(config.jax_logging_level)
 
 
-class _FlagContext:
-    """`with`: set a config flag, restoring its previous value on exit."""
+class _FlagContext(contextlib.ContextDecorator):
+    """`with`: set a config flag, restoring its previous value on exit; as jax's, also a
+    decorator (`@numpy_rank_promotion("raise")`), which may be entered again inside."""
 
     def __init__(self, name, value):
         self.name = name
         self.value = value
+        self._saved = []
 
     def __enter__(self):
-        self.saved = getattr(config, self.name)
+        self._saved.append(getattr(config, self.name))
         config.update(self.name, self.value)
         return self
 
     def __exit__(self, *exc):
-        config.update(self.name, self.saved)
+        config.update(self.name, self._saved.pop())
 
 
 def disable_jit(disable=True):
@@ -170,6 +222,16 @@ def default_device(device):
     """Context manager: uncommitted arrays and jitted computations on them use `device`
     in its body (JAX's `jax.default_device`)."""
     return _FlagContext("jax_default_device", device)
+
+
+def numpy_dtype_promotion(value):
+    """Context manager: JAX's dtype promotion ("standard" or "strict") in its body."""
+    return _FlagContext("jax_numpy_dtype_promotion", value)
+
+
+def numpy_rank_promotion(value):
+    """Context manager: JAX's rank promotion ("allow", "warn", "raise") in its body."""
+    return _FlagContext("jax_numpy_rank_promotion", value)
 
 
 class _FlagState:
@@ -195,3 +257,8 @@ debug_infs = _FlagState("jax_debug_infs")
 log_compiles = _FlagState("jax_log_compiles")
 enable_x64 = _FlagState("jax_enable_x64")
 explain_cache_misses = _FlagState("jax_explain_cache_misses")
+check_tracer_leaks = _FlagState("jax_check_tracer_leaks")
+
+
+def checking_leaks():
+    return check_tracer_leaks(True)

@@ -9,6 +9,7 @@ only ever unwrapped by the trace that made it, which rules out perturbation
 confusion between nested derivatives.
 """
 import collections
+import functools
 import itertools
 import operator
 import os
@@ -39,7 +40,13 @@ class ShapedArray:
     value may differ between devices."""
     __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash", "_token")
 
-    def __init__(self, shape, dtype, weak_type=False, vma=NO_AXES):
+    def __init__(self, shape, dtype, weak_type=False, vma=NO_AXES, sharding=None):
+        # `sharding`: jax's sharding in types, accepted for its signature; funcgraph's
+        # types carry none (every mesh axis is Auto: XLA propagates shardings).
+        if type(shape) is not tuple:  # as JAX's: any sequence of dims
+            shape = tuple(shape)
+        if isinstance(dtype, (type, str)):  # a scalar type or a name, as JAX accepts
+            dtype = np.dtype(dtype)
         self.shape = shape
         self.dtype = dtype
         self.weak_type = weak_type
@@ -73,6 +80,14 @@ class ShapedArray:
         return size
 
     @property
+    def sharding(self):
+        """jax's sharding in types: here always replicated over the abstract mesh of the
+        context (funcgraph's types carry no sharding; an empty mesh when none is set)."""
+        from funcgraph import sharding
+        return sharding.NamedSharding(sharding.get_abstract_mesh(),
+                                      sharding.P(*(None,) * len(self.shape)))
+
+    @property
     def manual_axis_type(self):
         """JAX's record of the value's state along manual mesh axes (funcgraph tracks
         only which axes it varies over)."""
@@ -83,6 +98,12 @@ class ShapedArray:
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type,
                            self.vma if vma is None else vma)
+
+    def to_tangent_aval(self):
+        """The type of this value's tangents: itself for inexact dtypes, float0 else."""
+        if dtypes.is_inexact(self.dtype):
+            return self
+        return ShapedArray(self.shape, dtypes.float0)
 
     def strip_weak_type(self):
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False,
@@ -107,14 +128,14 @@ class ShapedArray:
         """jax's: ShapedArray(int32[3]), ShapedArray(float32[], weak_type=True)."""
         dims = ",".join(map(str, self.shape))
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({np.dtype(self.dtype).name}[{dims}]{vma_str(self.vma)}{weak})"
+        return f"ShapedArray({dtypes.name_of(self.dtype)}[{dims}]{vma_str(self.vma)}{weak})"
 
     def __str__(self):
         """jax's text of a type: float32[6]{V:i}, ~float32[] when weakly typed (jaxprs
         print the short f32[6])."""
         dims = ",".join(map(str, self.shape))
         weak = "~" if self.weak_type else ""
-        return f"{weak}{np.dtype(self.dtype).name}[{dims}]{vma_str(self.vma)}"
+        return f"{weak}{dtypes.name_of(self.dtype)}[{dims}]{vma_str(self.vma)}"
 
 
 def vma_str(vma):
@@ -123,6 +144,16 @@ def vma_str(vma):
         return ""
     names = sorted(map(str, vma))
     return "{V:" + (names[0] if len(names) == 1 else "(" + ",".join(names) + ")") + "}"
+
+
+def physical_aval(aval):
+    """The aval of the physical array behind a value of an extended dtype (a key array:
+    its key data as trailing dimensions); other avals as they are."""
+    dtype = aval.dtype
+    if not isinstance(dtype, dtypes.ExtendedDType):
+        return aval
+    return ShapedArray(tuple(aval.shape) + dtype.physical_shape, dtype.physical_dtype,
+                       False, aval.vma)
 
 
 def same_type(a, b):
@@ -168,12 +199,61 @@ def missing_rule(prim, rule, hint="not yet implemented"):
 # --- primitives ------------------------------------------------------------
 
 class Primitive:
-    """A named operation.  Its rules live in the interpreters' registries."""
-    __slots__ = ("name", "multiple_results")
+    """A named operation.  Its rules live in the interpreters' registries; a primitive
+    defined outside funcgraph can also give them as JAX's do: `def_impl`,
+    `def_abstract_eval`, `def_effectful_abstract_eval` (and jax.interpreters' tables)."""
+    __slots__ = ("name", "multiple_results", "impl", "abstract_eval", "__dict__")
+    # As jax's: whether the primitive is a plain call of a `call_jaxpr` param (a jax
+    # CallPrimitive) or a mapped one; funcgraph's calls are pjit, with a `jaxpr` param.
+    call_primitive = False
+    map_primitive = False
 
     def __init__(self, name, multiple_results=False):
         self.name = name
         self.multiple_results = multiple_results
+        self.impl = functools.partial(_undefined_rule, self, "evaluation (def_impl)")
+        self.abstract_eval = functools.partial(_undefined_rule, self,
+                                               "abstract evaluation (def_abstract_eval)")
+
+    def def_impl(self, impl):
+        """impl(*args, **params) -> output(s): how the primitive runs on concrete values
+        (args as given to bind; it may use any funcgraph operation)."""
+        self.impl = impl
+        rule_tables["impl"][self] = impl
+        return impl
+
+    def def_abstract_eval(self, rule):
+        """rule(*avals, **params) -> aval (a list of avals with multiple_results)."""
+        self.abstract_eval = _with_no_effects(rule)
+        shape_rules[self] = _canonical_avals(rule)
+        return rule
+
+    def def_effectful_abstract_eval(self, rule):
+        """rule(*avals, **params) -> (aval(s), effects).  The equation's effects are those
+        the rule gave for the last operands it saw (JAX's effects are per primitive in
+        practice)."""
+        seen = {}
+        self.abstract_eval = rule
+
+        def shape_rule(*avals, **params):
+            out, effects = rule(*avals, **params)
+            seen["effects"] = frozenset(effects)
+            return out
+        shape_rules[self] = _canonical_avals(shape_rule)
+        rule_tables["effects"][self] = lambda params: seen.get("effects", frozenset())
+        return rule
+
+    def is_effectful(self, params):
+        rule = rule_tables["effects"].get(self)
+        return bool(rule(params)) if rule is not None else False
+
+    def get_bind_params(self, params):
+        """The params to bind an equation's primitive with (JAX >= 0.9.2 returns a dict)."""
+        return dict(params)
+
+    def bind_with_trace(self, trace, args, params):
+        with set_trace(trace):
+            return self.bind(*args, **params)
 
     def bind(self, *args, **params):
         state = current
@@ -183,6 +263,40 @@ class Primitive:
 
     def __repr__(self):
         return self.name
+
+
+def _undefined_rule(prim, rule, *args, **params):
+    raise missing_rule(prim, rule)
+
+
+def _with_no_effects(rule):
+    def abstract_eval(*avals, **params):
+        return rule(*avals, **params), frozenset()
+    return abstract_eval
+
+
+def _canonical_aval(aval):
+    """An aval a rule written for JAX returned, with a tuple shape and a NumPy dtype."""
+    if type(aval) is ShapedArray and type(aval.shape) is tuple \
+            and isinstance(aval.dtype, np.dtype):
+        return aval
+    return ShapedArray(tuple(aval.shape), dtypes.canonicalize(np.dtype(aval.dtype)),
+                       getattr(aval, "weak_type", False), getattr(aval, "vma", NO_AXES))
+
+
+def _canonical_avals(rule):
+    def shape_rule(*avals, **params):
+        out = rule(*avals, **params)
+        if isinstance(out, (list, tuple)):
+            return [_canonical_aval(a) for a in out]
+        return _canonical_aval(out)
+    return shape_rule
+
+
+# The interpreters' tables the methods above fill (core sits below the interpreters):
+# rule_tables["impl"] is interpreters.eval's direct_impls, rule_tables["effects"] is
+# ir's effect_rules; each module puts its table here when it is imported.
+rule_tables = {}
 
 
 # --- traces and tracers ------------------------------------------------------
@@ -202,6 +316,11 @@ class Trace:
 
     def process_primitive(self, prim, args, params):
         raise NotImplementedError
+
+    @property
+    def main(self):
+        """JAX's old name for what identifies a trace: its tag."""
+        return self.tag
 
     def __repr__(self):
         return f"{type(self).__name__}(tag={self.tag})"
@@ -400,6 +519,16 @@ def leaked_tracer_error(tracer):
 # --- user source lines -------------------------------------------------------
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The files whose frames are not user code: funcgraph's own, plus the paths libraries
+# register (jax.extend.source_info_util.register_exclusion).
+excluded_source_paths = (_PACKAGE_DIR,)
+
+
+def exclude_source_path(path):
+    """Frames of files under `path` are never an equation's user source line."""
+    global excluded_source_paths
+    if path not in excluded_source_paths:
+        excluded_source_paths = excluded_source_paths + (path,)
 
 
 class SourceInfo(tuple):
@@ -431,7 +560,7 @@ def user_source_info():
     source of the equation being replayed, see _ReplayScope)."""
     frame = sys._getframe(2)
     marker = replay_scope.frame
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(excluded_source_paths):
         if frame is marker and replay_scope.source is not None:
             return replay_scope.source
         frame = frame.f_back
@@ -663,6 +792,14 @@ def _with_result_vma(prim, avals, params, out, manual):
     return out if out.vma == vma else out.update(vma=vma)
 
 
+# {type: fn(value) -> aval} (JAX's table of the same name): funcgraph's own value types
+# are answered before it, other libraries' types are looked up in it.
+pytype_aval_mappings = {np.ndarray: aval_of_numpy,
+                        **{t: aval_of_python_scalar for t in PYTHON_SCALARS},
+                        **{t: aval_of_numpy for t in set(np.sctypeDict.values())
+                           if issubclass(t, (np.number, np.bool_))}}
+
+
 def get_aval(x):
     """The abstract value of any array-like value (tracer, Array, NumPy, Python scalar)."""
     aval = getattr(x, "aval", None)
@@ -672,6 +809,9 @@ def get_aval(x):
         return aval_of_python_scalar(x)
     if isinstance(x, (np.ndarray, np.generic)):
         return aval_of_numpy(x)
+    to_aval = pytype_aval_mappings.get(type(x))
+    if to_aval is not None:
+        return to_aval(x)
     raise TypeError(f"argument of type {type(x).__name__} is not a valid array (expected a "
                     f"funcgraph Array, a NumPy array or a Python scalar): {x!r}. Mark "
                     f"non-array arguments of jit static with static_argnums/static_argnames.")

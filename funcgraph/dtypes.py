@@ -51,8 +51,20 @@ _NARROW_64 = {int64: int32, uint64: uint32, float64: float32, complex128: comple
 SUPPORTED = frozenset(_SHORT_NAMES) - {float0}
 
 
+def name_of(dtype):
+    """jax's name of a dtype (float32, key<fry>)."""
+    if isinstance(dtype, ExtendedDType):
+        return dtype.name
+    return "float0" if dtype == float0 else np.dtype(dtype).name
+
+
 def short_name(dtype):
-    return _SHORT_NAMES[dtype]
+    try:
+        return _SHORT_NAMES[dtype]
+    except KeyError:
+        if isinstance(dtype, ExtendedDType):
+            return dtype.name
+        raise
 
 
 _FLOATS = frozenset((float16, bfloat16, float32, float64) + NARROW_FLOATS)
@@ -93,6 +105,8 @@ def iinfo(dtype):
 
 def canonicalize(dtype):
     """The dtype funcgraph uses for `dtype`: 64-bit types narrow unless x64 is on."""
+    if isinstance(dtype, ExtendedDType):
+        return dtype
     dtype = np.dtype(dtype)
     if dtype not in _SHORT_NAMES:
         raise TypeError(f"funcgraph does not support the dtype {dtype}")
@@ -186,8 +200,30 @@ def _lattice_node(dtype, weak):
     return "c*"
 
 
+# JAX's strict promotion (jax_numpy_dtype_promotion="strict"): a dtype promotes to
+# nothing else; weakly typed scalars to any dtype of their kind or of a wider kind.
+_STRICT_UPPER = {node: {node} for node in _LATTICE}
+_STRICT_UPPER["c*"] |= {d for d in _LATTICE if d not in ("i*", "f*", "c*") and is_complex(d)}
+_STRICT_UPPER["f*"] |= _STRICT_UPPER["c*"] | {d for d in _LATTICE if d not in ("i*", "f*", "c*")
+                                              and is_float(d)}
+_STRICT_UPPER["i*"] |= _STRICT_UPPER["f*"] | {d for d in _LATTICE if d not in ("i*", "f*", "c*")
+                                              and is_int(d)}
+
+
+_WEAK_NAMES = {"i*": str(int), "f*": str(float), "c*": str(complex)}
+
+
 @functools.lru_cache(maxsize=4096)
-def _join(nodes):
+def _join(nodes, strict=False):
+    if strict:
+        common = set.intersection(*(_STRICT_UPPER[n] for n in nodes))
+        least = [c for c in common if common <= _STRICT_UPPER[c]]
+        if len(least) == 1:
+            return least[0]
+        raise TypePromotionError(
+            f"Input dtypes {tuple(_WEAK_NAMES.get(n, str(n)) for n in nodes)} have no "
+            f"available implicit dtype promotion path when jax_numpy_dtype_promotion=strict. Try explicitly casting "
+            f"inputs to the desired output type, or set jax_numpy_dtype_promotion=standard.")
     common = set.intersection(*(_UPPER[n] for n in nodes))
     # The least upper bound is the common bound that every other common bound is above.
     for candidate in common:
@@ -201,9 +237,17 @@ def _join(nodes):
 
 
 @functools.lru_cache(maxsize=4096)
-def _result_type_cached(keys, x64):
+def _result_type_cached(keys, x64, strict=False):
+    extended_dtypes = {d for d, _ in keys if isinstance(d, ExtendedDType)}
+    if extended_dtypes:
+        if len(extended_dtypes) == 1 and len({d for d, _ in keys}) == 1:
+            return next(iter(extended_dtypes)), False
+        names = ", ".join(sorted({str(d) for d, _ in keys}))
+        raise TypePromotionError(f"Input dtypes ({names}) have no available implicit dtype "
+                                 f"promotion path: key arrays combine only with keys of "
+                                 f"the same implementation.")
     nodes = tuple(sorted({_lattice_node(d, w) for d, w in keys}, key=str))
-    joined = _join(nodes)
+    joined = _join(nodes, strict)
     if joined == "i*":
         return default_int(), True
     if joined == "f*":
@@ -216,7 +260,8 @@ def _result_type_cached(keys, x64):
 def promote_weak(*dtypes_and_weak):
     """Promote (dtype, weak_type) pairs to one (dtype, weak_type), as JAX does (cached
     per state of the 64-bit flag, so changing the flag needs no cache clearing)."""
-    return _result_type_cached(tuple(dtypes_and_weak), config.jax_enable_x64)
+    return _result_type_cached(tuple(dtypes_and_weak), config.jax_enable_x64,
+                               config.jax_numpy_dtype_promotion == "strict")
 
 
 # --- JAX's dtypes API (jax.dtypes) ---------------------------------------------------------
@@ -228,6 +273,87 @@ class extended:
 
 class prng_key(extended):
     """The abstract dtype class of typed PRNG keys."""
+
+
+class ExtendedDType:
+    """A dtype that is no NumPy dtype: each element is `physical_shape` elements of
+    `physical_dtype` (trailing dimensions of the physical array, as in JAX).  On the host
+    an array of it is a NumPy array of `host_dtype`, a structured dtype holding one
+    element's physical data, so NumPy's structural operations (transpose, indexing,
+    concatenation, ...) act on whole elements."""
+    type = extended
+    physical_shape = ()
+    physical_dtype = None
+
+    @property
+    def host_dtype(self):
+        return np.dtype([("bits", self.physical_dtype, self.physical_shape)])
+
+    @property
+    def itemsize(self):
+        return self.physical_dtype.itemsize * int(np.prod(self.physical_shape))
+
+    kind = "V"
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+class KeyTy(ExtendedDType):
+    """The dtype of typed PRNG keys of one implementation (jax's `key<fry>` for
+    threefry2x32: a key is two uint32 words)."""
+    type = prng_key
+
+    def __init__(self, impl_name, short, physical_shape, physical_dtype):
+        self.impl_name = impl_name
+        self.name = f"key<{short}>"
+        self.physical_shape = tuple(physical_shape)
+        self.physical_dtype = np.dtype(physical_dtype)
+
+    def __eq__(self, other):
+        return type(other) is KeyTy and other.impl_name == self.impl_name
+
+    def __hash__(self):
+        return hash((KeyTy, self.impl_name))
+
+    def __reduce__(self):
+        return (key_dtype, (self.impl_name,))
+
+
+_KEY_DTYPES = {"threefry2x32": KeyTy("threefry2x32", "fry", (2,), np.uint32)}
+threefry_key = _KEY_DTYPES["threefry2x32"]
+
+
+def key_dtype(impl_name="threefry2x32"):
+    """The key dtype of a PRNG implementation."""
+    try:
+        return _KEY_DTYPES[impl_name]
+    except KeyError:
+        raise ValueError(f"funcgraph implements only the threefry2x32 PRNG, not "
+                         f"{impl_name!r}") from None
+
+
+def is_extended(dtype):
+    return isinstance(dtype, ExtendedDType)
+
+
+def physical_value(value, dtype):
+    """The physical NumPy array (trailing physical dimensions) of a host value of an
+    extended dtype."""
+    value = np.asarray(value)
+    if value.dtype == dtype.host_dtype:
+        return np.ascontiguousarray(value["bits"])
+    return value
+
+
+def host_value(physical, dtype):
+    """A host value of an extended dtype from its physical NumPy array."""
+    physical = np.ascontiguousarray(physical, dtype.physical_dtype)
+    shape = physical.shape[:physical.ndim - len(dtype.physical_shape)]
+    words = int(np.prod(dtype.physical_shape))
+    return physical.reshape(shape + (words,)).view(dtype.host_dtype).reshape(shape)
 
 
 def canonicalize_dtype(dtype, allow_extended_dtype=False):
@@ -259,6 +385,10 @@ _ABSTRACT_BASES = (np.generic, np.number, np.inexact, np.floating, np.complexflo
 def issubdtype(a, b):
     """np.issubdtype that also places bfloat16, the float8s and int4s in NumPy's
     hierarchy (bfloat16 is a floating type), and knows the key dtype classes."""
+    if isinstance(a, ExtendedDType):
+        a = a.type
+    if isinstance(b, ExtendedDType):
+        return isinstance(a, type) and a is b.type
     if isinstance(b, type) and issubclass(b, extended):
         return isinstance(a, type) and issubclass(a, b)
     if isinstance(a, type) and (issubclass(a, extended) or a in _ABSTRACT_BASES):
@@ -302,6 +432,8 @@ def _dtype_and_weak(x):
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval.dtype, aval.weak_type
+    if isinstance(x, ExtendedDType):
+        return x, False
     if isinstance(x, (np.dtype, type, str)):
         return canonicalize(np.dtype(x)), False
     return canonicalize(np.asarray(x).dtype), False

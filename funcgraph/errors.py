@@ -73,3 +73,12 @@ def invalid_operand_error(value, package):
         f"{where}got {shown} of type {type(value).__name__}, which is not a valid array: "
         "only arrays of numeric or boolean type (funcgraph Arrays, NumPy arrays, Python "
         "numbers and nested lists of them) are supported")
+
+
+def __getattr__(name):
+    # JaxRuntimeError is the runtime's own class (jaxlib's), which only the backend may
+    # import: looked up on first use.
+    if name == "JaxRuntimeError":
+        from funcgraph import backend
+        return backend.runtime_error_type()
+    raise AttributeError(f"module 'funcgraph.errors' has no attribute {name!r}")

@@ -21,6 +21,7 @@ simplify_rules = {}
 # a primitive that has any (host callbacks).  An equation's effects are its primitive's
 # and those of the jaxprs in its params; passes never delete or merge such equations.
 effect_rules = {}
+core.rule_tables["effects"] = effect_rules  # Primitive.def_effectful_abstract_eval
 NO_EFFECTS = frozenset()
 
 
@@ -31,8 +32,10 @@ class Effect:
     may be in programs over several devices (each device orders its own)."""
     __slots__ = ("name", "ordered", "shardable")
 
-    def __init__(self, name, ordered=False, shardable=False):
-        self.name = name
+    def __init__(self, name=None, ordered=False, shardable=False):
+        # JAX's effects are instances of Effect subclasses made without arguments:
+        # those are named after their class.
+        self.name = type(self).__name__ if name is None else name
         self.ordered = ordered
         self.shardable = shardable
 

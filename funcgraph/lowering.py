@@ -33,8 +33,14 @@ def tensor_type(aval):
     """`tensor<2x?x3xf32>`: a symbolic dimension (shape_poly.DimExpr) is dynamic, `?`."""
     if aval is TOKEN:
         return TOKEN_TYPE
+    try:
+        element = _ELEMENT_TYPES[aval.dtype]
+    except KeyError:
+        if isinstance(aval.dtype, dtypes.ExtendedDType):  # a key array: its physical type
+            return tensor_type(core.physical_aval(aval))
+        raise
     dims = "".join(f"{d}x" if type(d) is int else "?x" for d in aval.shape)
-    return f"tensor<{dims}{_ELEMENT_TYPES[aval.dtype]}>"
+    return f"tensor<{dims}{element}>"
 
 
 def i64_array(values):
@@ -248,6 +254,9 @@ class LoweringContext:
         return dim.evaluate(env, DimOps(self))
 
     def constant(self, value, aval):
+        if isinstance(aval.dtype, dtypes.ExtendedDType):
+            value = dtypes.physical_value(getattr(value, "_value", value), aval.dtype)
+            aval = core.physical_aval(aval)
         if any(type(d) is int and d == 0 for d in aval.shape):
             # XLA's GPU backend rejects constants without elements (a RET_CHECK in its
             # layout normalization on s32[3,0]): a broadcast scalar has the same value.
@@ -340,7 +349,9 @@ class ModuleBuilder:
 
     def sharding_attr(self, sharding, aval, open_dims=False):
         """`#sdy.sharding<...>` of a NamedSharding on a value of type aval."""
-        return sharding.sdy_text(self.mesh_symbol(sharding.mesh), len(aval.shape), open_dims)
+        # a key array's sharding spans its key data's trailing dimensions too (replicated)
+        ndim = len(core.physical_aval(aval).shape)
+        return sharding.sdy_text(self.mesh_symbol(sharding.mesh), ndim, open_dims)
 
     def text(self):
         partitions = len(self.devices) if self.devices is not None else 1
@@ -399,9 +410,41 @@ def emit_manual_computation(ctx, mesh, axes, operands, in_specs, avals_in, out_s
 def lower_closed_body(ctx, closed, arg_names):
     """Emit the equations of a ClosedJaxpr used as a body (of a loop, a branch, a
     region); its consts, which rules building bodies may close over, become constants."""
-    const_names = [ctx.constant(np.asarray(c), v.aval)
+    const_names = [ctx.constant(host_constant(c), v.aval)
                    for c, v in core.safe_zip(closed.consts, closed.jaxpr.constvars)]
     return lower_jaxpr_body(ctx, closed.jaxpr, const_names, arg_names)
+
+
+def host_constant(c):
+    """A constant's host value (a key array's too, which refuses np.asarray as jax's)."""
+    value = getattr(c, "_value", None)
+    return np.asarray(c) if value is None else value
+
+
+# Lowering of equations on arrays of extended dtypes (key arrays), whose values lower to
+# their physical arrays (the key data as trailing dimensions).  A primitive whose
+# lowering depends only on its operands' and results' types (calls, control flow,
+# reshape, concatenate, ...) lowers with the physical avals; one whose parameters name
+# dimensions or sizes has a rule here (funcgraph/random/_physical.py fills it):
+# extended_lowerings[prim](rule, ctx, avals_in, avals_out, *args, **params), given its
+# ordinary lowering rule and the physical avals.
+extended_lowerings = {}
+
+
+def _has_extended(avals):
+    for a in avals:
+        if isinstance(getattr(a, "dtype", None), dtypes.ExtendedDType):
+            return True
+    return False
+
+
+def _lower_extended(prim, rule, ctx, avals_in, avals_out, args, params):
+    phys_in = [a if a is TOKEN else core.physical_aval(a) for a in avals_in]
+    phys_out = [a if a is TOKEN else core.physical_aval(a) for a in avals_out]
+    special = extended_lowerings.get(prim)
+    if special is not None:
+        return special(rule, ctx, phys_in, phys_out, *args, **params)
+    return rule(ctx, phys_in, phys_out, *args, **params)
 
 
 def lower_jaxpr_body(ctx, jaxpr, const_names, arg_names):
@@ -427,9 +470,13 @@ def lower_jaxpr_body(ctx, jaxpr, const_names, arg_names):
             ctx.name_stack = enclosing + eqn.name_stack
             ctx.location = name_location(ctx.name_stack, eqn)
         args = [read(x) for x in eqn.invars]
+        avals_in, avals_out = [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars]
         try:
-            outs = rule(ctx, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars],
-                        *args, **eqn.params)
+            if _has_extended(avals_in) or _has_extended(avals_out):
+                outs = _lower_extended(eqn.prim, rule, ctx, avals_in, avals_out, args,
+                                       eqn.params)
+            else:
+                outs = rule(ctx, avals_in, avals_out, *args, **eqn.params)
         finally:
             ctx.name_stack, ctx.location = enclosing, ""
         if not eqn.prim.multiple_results:
@@ -459,6 +506,22 @@ def has_ordered_effects(jaxpr):
     return any(e.ordered for e in jaxpr.effects)
 
 
+def _output_aliases(jaxpr, donated, first, arg_attrs, result_attrs):
+    """As jax does: each output, in order, reuses the buffer of the first donated input
+    (not yet taken) of its shape, dtype and sharding: {invar index: result index}."""
+    waiting = {}
+    for i in sorted(donated):
+        aval = jaxpr.invars[i].aval
+        key = (aval.shape, aval.dtype, repr(arg_attrs[i]))
+        waiting.setdefault(key, []).append(i)
+    aliases = {}
+    for j, v in enumerate(jaxpr.outvars):
+        queue = waiting.get((v.aval.shape, v.aval.dtype, repr(result_attrs[j])))
+        if queue:
+            aliases[queue.pop(0)] = j + first
+    return aliases
+
+
 def emit_function(module, name, jaxpr, visibility="private", donated=(), name_stack=(),
                   shardings=None):
     """Add `func.func @name` for a jaxpr whose constvars come first as arguments (after
@@ -479,8 +542,12 @@ def emit_function(module, name, jaxpr, visibility="private", donated=(), name_st
                  for v, a in core.safe_zip(jaxpr.outvars, result_attrs)]
     args = []
     n_consts = len(jaxpr.constvars)
+    aliases = _output_aliases(jaxpr, donated, 1 if token else 0,
+                              arg_attrs[n_consts:], result_attrs)
     for i, (n, v, attrs) in enumerate(core.safe_zip(arg_names, in_vars, arg_attrs)):
-        if i >= n_consts and i - n_consts in donated:  # donated: indices of invars
+        if i >= n_consts and i - n_consts in aliases:
+            attrs = {"tf.aliasing_output": f"{aliases[i - n_consts]} : i32", **attrs}
+        elif i >= n_consts and i - n_consts in donated:  # donated: indices of invars
             attrs = {"jax.buffer_donor": "true", **attrs}
         args.append(f"{n}: {tensor_type(v.aval)}{_attr_dict(attrs)}")
     ret_types = [tensor_type(v.aval) for v in jaxpr.outvars]

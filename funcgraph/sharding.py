@@ -13,15 +13,16 @@ import enum
 import itertools
 import math
 import threading
+import warnings
 
 import numpy as np
 
 from funcgraph import backend
 from funcgraph.backend import spmd
 
-__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding",
-           "SingleDeviceSharding", "get_mesh", "make_mesh", "make_single_device_sharding",
-           "set_mesh"]
+__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding",
+           "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "make_mesh", "make_single_device_sharding",
+           "set_mesh", "use_abstract_mesh"]
 
 
 class AxisType(enum.Enum):
@@ -35,7 +36,66 @@ class AxisType(enum.Enum):
         return self.name
 
 
-class Mesh:
+class _AxisTypes:
+    """What a mesh (concrete or abstract) answers about its axes' types."""
+
+    @property
+    def _name_to_type(self):
+        return dict(zip(self.axis_names, self.axis_types, strict=True))
+
+    def _axes_of_type(self, kind):
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types, strict=True) if t == kind)
+
+    @property
+    def auto_axes(self):
+        return self._axes_of_type(AxisType.Auto)
+
+    @property
+    def explicit_axes(self):
+        return self._axes_of_type(AxisType.Explicit)
+
+    @property
+    def manual_axes(self):
+        return self._axes_of_type(AxisType.Manual)
+
+    @property
+    def are_all_axes_auto(self):
+        return all(t == AxisType.Auto for t in self.axis_types)
+
+    @property
+    def are_all_axes_explicit(self):
+        return all(t == AxisType.Explicit for t in self.axis_types)
+
+    @property
+    def are_all_axes_manual(self):
+        return all(t == AxisType.Manual for t in self.axis_types)
+
+    @property
+    def _any_axis_auto(self):
+        return AxisType.Auto in self.axis_types
+
+    @property
+    def _any_axis_explicit(self):
+        return AxisType.Explicit in self.axis_types
+
+    @property
+    def _any_axis_manual(self):
+        return AxisType.Manual in self.axis_types
+
+    @property
+    def shape_tuple(self):
+        return tuple(zip(self.axis_names, self.axis_sizes, strict=True))
+
+    @property
+    def shape(self):
+        return collections.OrderedDict(self.shape_tuple)
+
+    @property
+    def empty(self):
+        return not self.axis_names
+
+
+class Mesh(_AxisTypes):
     """An n-d array of devices with one name per axis."""
 
     def __init__(self, devices, axis_names, axis_types=None):
@@ -59,24 +119,22 @@ class Mesh:
         self._key = (axis_names, axis_types, devices.shape, tuple(d.id for d in self._flat_devices))
 
     @property
-    def shape(self):
-        return collections.OrderedDict(zip(self.axis_names, self.devices.shape, strict=True))
-
-    @property
     def axis_sizes(self):
         return self.devices.shape
-
-    @property
-    def shape_tuple(self):
-        return tuple(zip(self.axis_names, self.devices.shape, strict=True))
 
     @property
     def size(self):
         return len(self._flat_devices)
 
-    @property
-    def empty(self):
-        return not self.axis_names
+    def __enter__(self):
+        """jax's deprecated `with mesh:` (its legacy resource environment, which jit no
+        longer reads for PartitionSpecs): a warning, and nothing else."""
+        warnings.warn("`with mesh:` context manager has been deprecated. Please use `with "
+                      "jax.set_mesh(mesh):` instead.", DeprecationWarning, stacklevel=2)
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
     @property
     def device_ids(self):
@@ -100,6 +158,10 @@ class Mesh:
         sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape_tuple)
         return f"Mesh({sizes}, axis_types={self.axis_types})"
 
+    @property
+    def abstract_mesh(self):
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+
     def sdy_text(self, device_order):
         """The Shardy mesh attribute, with device ids when the mesh's order differs from
         the program's device order (`device_order`: its devices, partition by partition)."""
@@ -111,6 +173,124 @@ class Mesh:
         return f"#sdy.mesh<[{axes}], device_ids=[{', '.join(map(str, ids))}]>"
 
 
+class AbstractMesh(_AxisTypes):
+    """A mesh's axis names, sizes and types without its devices (what tracing needs):
+    `jax.typeof(x).sharding.mesh`, `get_abstract_mesh()`.  A NamedSharding over one is
+    placed on the concrete mesh of the same shape that set_mesh holds."""
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
+        self.axis_sizes = tuple(axis_sizes)
+        self.axis_names = tuple(axis_names)
+        if len(self.axis_sizes) != len(self.axis_names):
+            raise ValueError(f"AbstractMesh: {len(self.axis_sizes)} axis sizes for "
+                             f"{len(self.axis_names)} axis names")
+        self.axis_types = ((AxisType.Auto,) * len(self.axis_names) if axis_types is None
+                           else tuple(axis_types))
+
+        self.abstract_device = abstract_device
+
+    @property
+    def size(self):
+        return math.prod(self.axis_sizes)
+
+    @property
+    def abstract_mesh(self):
+        return self
+
+    def _no_devices(name):
+        def missing(self):
+            raise ValueError(f"{name} is not implemented for `jax.sharding.AbstractMesh`.")
+        return property(missing)
+
+    devices = _no_devices("devices")
+    device_ids = _no_devices("device_ids")
+    local_devices = _no_devices("local_devices")
+    _flat_devices = _no_devices("_device_assignment")
+    del _no_devices
+
+    def __enter__(self):
+        raise ValueError("AbstractMesh does not implement __enter__: use "
+                         "jax.sharding.use_abstract_mesh(mesh)")
+
+    def __exit__(self, *exc):
+        raise ValueError("AbstractMesh does not implement __exit__")
+
+    def update_axis_types(self, name_to_type):
+        """This mesh with the types of some axes ({name: AxisType}) replaced."""
+        return self.update(axis_types=tuple(name_to_type.get(n, t) for n, t in
+                                            zip(self.axis_names, self.axis_types, strict=True)))
+
+    def update(self, axis_sizes=None, axis_names=None, axis_types=None):
+        return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                            self.axis_names if axis_names is None else axis_names,
+                            self.axis_types if axis_types is None else axis_types)
+
+    def _key(self):
+        return (self.axis_sizes, self.axis_names, self.axis_types)
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractMesh) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape_tuple) or "()"
+        return f"AbstractMesh({sizes}, axis_types={self.axis_types})"
+
+
+def get_abstract_mesh():
+    """The AbstractMesh set by use_abstract_mesh, else that of the mesh set by set_mesh
+    (empty when neither is)."""
+    mesh = _mesh_state.abstract
+    if mesh is None:
+        mesh = get_mesh()
+        mesh = AbstractMesh(mesh.axis_sizes, mesh.axis_names, mesh.axis_types)
+    return mesh
+
+
+class use_abstract_mesh(contextlib.AbstractContextManager):
+    """`with use_abstract_mesh(abstract_mesh):` get_abstract_mesh() (and so the
+    shardings jax.typeof reports) is abstract_mesh in the body."""
+
+    def __init__(self, mesh):
+        if not isinstance(mesh, AbstractMesh):
+            raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
+                             f"{type(mesh)}")
+        self.mesh = mesh
+
+    def __enter__(self):
+        self.previous = _mesh_state.abstract
+        if self.previous is not None and not self.previous.empty and not self.mesh.empty \
+                and self.previous.size != self.mesh.size:
+            raise ValueError(f"use_abstract_mesh cannot change the size of the mesh: the "
+                             f"current mesh {self.previous} has size {self.previous.size}, "
+                             f"{self.mesh} has size {self.mesh.size}")
+        _mesh_state.abstract = self.mesh
+        return self.mesh
+
+    def __exit__(self, *exc):
+        _mesh_state.abstract = self.previous
+
+
+class _Unconstrained:
+    """PartitionSpec.UNCONSTRAINED: the partitioner may split this dimension as it likes."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "UNCONSTRAINED"
+
+    def __reduce__(self):
+        return (_unconstrained, ())
+
+
+def _unconstrained():
+    return UNCONSTRAINED
+
+
+UNCONSTRAINED = _Unconstrained()
+
+
 class PartitionSpec:
     """Per array dimension: the mesh axis (or tuple of axes, major first) that splits it,
     or None.  Trailing dimensions not named are not split."""
@@ -118,7 +298,7 @@ class PartitionSpec:
 
     def __init__(self, *partitions):
         for p in partitions:
-            if not (p is None or isinstance(p, str)
+            if not (p is None or p is UNCONSTRAINED or isinstance(p, str)
                     or (isinstance(p, tuple) and all(isinstance(a, str) for a in p))):
                 raise TypeError(f"PartitionSpec entries must be None, an axis name or a tuple "
                                 f"of axis names, got {p!r}")
@@ -130,6 +310,29 @@ class PartitionSpec:
     def __len__(self):
         return len(self._partitions)
 
+    def index(self, value):
+        return self._partitions.index(value)
+
+    def count(self, value):
+        return self._partitions.count(value)
+
+    def __add__(self, other):
+        if not isinstance(other, (PartitionSpec, tuple)):
+            return NotImplemented
+        return PartitionSpec(*self._partitions, *other)
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return PartitionSpec(*other, *self._partitions)
+
+    @property
+    def unreduced(self):
+        """jax's unreduced mesh axes (funcgraph has none)."""
+        return frozenset()
+
+    reduced = unreduced
+
     def __iter__(self):
         return iter(self._partitions)
 
@@ -140,16 +343,19 @@ class PartitionSpec:
         return hash(self._partitions)
 
     def __repr__(self):
-        return "P" + repr(self._partitions)
+        if len(self._partitions) == 1:
+            return f"P({self._partitions[0]!r},)"
+        return "P(" + ", ".join(map(repr, self._partitions)) + ")"
 
     def axes_of(self, dim):
         """The mesh axes splitting dimension `dim`, as a tuple."""
-        if dim >= len(self._partitions) or self._partitions[dim] is None:
+        if dim >= len(self._partitions) or self._partitions[dim] in (None, UNCONSTRAINED):
             return ()
         p = self._partitions[dim]
         return (p,) if isinstance(p, str) else p
 
 
+PartitionSpec.UNCONSTRAINED = UNCONSTRAINED
 P = PartitionSpec
 
 
@@ -234,8 +440,8 @@ class NamedSharding(Sharding):
     """Blocks of an array over a Mesh, as a PartitionSpec names them."""
 
     def __init__(self, mesh, spec=PartitionSpec(), *, memory_kind=None):
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"NamedSharding expects a funcgraph.sharding.Mesh, got {mesh!r}")
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
+            raise TypeError(f"NamedSharding expects a Mesh or an AbstractMesh, got {mesh!r}")
         if not isinstance(spec, PartitionSpec):
             raise TypeError(f"NamedSharding expects a PartitionSpec (P(...)), got {spec!r}")
         used = [a for dim in range(len(spec)) for a in spec.axes_of(dim)]
@@ -250,7 +456,40 @@ class NamedSharding(Sharding):
                              f"duplicate entries for `{repeated}`")
         self.mesh = mesh
         self.spec = spec
-        self._device_assignment = mesh._flat_devices
+        if isinstance(mesh, Mesh):
+            self._device_assignment = mesh._flat_devices
+
+    def __getattr__(self, name):
+        if name == "_device_assignment":  # over an AbstractMesh: no devices to name
+            raise ValueError(f"{self} has an AbstractMesh, which has no devices: place it "
+                             f"with jax.set_mesh(mesh) and jax.lax.with_sharding_constraint, "
+                             f"or use NamedSharding(mesh, spec) over a concrete Mesh")
+        raise AttributeError(f"'NamedSharding' object has no attribute '{name}'")
+
+    @property
+    def num_devices(self):
+        return self.mesh.size
+
+    def concrete(self, what):
+        """This sharding over a concrete mesh: itself, or (over an AbstractMesh) the
+        same spec over the mesh set by set_mesh, which must have the abstract mesh's
+        axis names and sizes."""
+        if isinstance(self.mesh, Mesh):
+            return self
+        mesh = get_mesh()
+        if mesh.empty:
+            raise ValueError(f"{what}: {self} is over an AbstractMesh; placing it needs the "
+                             f"concrete mesh: run it under `with jax.set_mesh(mesh):`")
+        if mesh.shape_tuple != self.mesh.shape_tuple:
+            raise ValueError(f"{what}: {self} is over {self.mesh}, but the mesh set by "
+                             f"set_mesh is {mesh}: their axis names and sizes differ")
+        return NamedSharding(mesh, self.spec)
+
+    def update(self, *, mesh=None, spec=None, memory_kind=None):
+        """This sharding with the mesh and/or spec replaced."""
+        del memory_kind
+        return NamedSharding(self.mesh if mesh is None else mesh,
+                             self.spec if spec is None else spec)
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
@@ -289,7 +528,7 @@ class NamedSharding(Sharding):
         """Per device of the mesh (in its flat order): the block index along each dim."""
         names = self.mesh.axis_names
         out = []
-        for coords in itertools.product(*map(range, self.mesh.devices.shape)):
+        for coords in itertools.product(*map(range, self.mesh.axis_sizes)):
             at = dict(zip(names, coords, strict=True))
             block = []
             for d in range(ndim):
@@ -322,14 +561,18 @@ class NamedSharding(Sharding):
         [{"x"}, {}]>` (every dimension closed: nothing but what the spec says), or with
         open_dims `[{"x", ?}, {?}]` (the partitioner may split dimensions further)."""
         self._check_rank(ndim)
-        dims = ", ".join("{" + ", ".join([f'"{a}"' for a in self.spec.axes_of(d)]
-                                         + (["?"] if open_dims else [])) + "}"
+        spec = self.spec
+        dims = ", ".join("{" + ", ".join([f'"{a}"' for a in spec.axes_of(d)]
+                                         + (["?"] if open_dims or d < len(spec)
+                                            and spec[d] is UNCONSTRAINED else [])) + "}"
                          for d in range(ndim))
         return f"#sdy.sharding<@{mesh_symbol}, [{dims}]>"
 
     def _backend_sharding(self):
         return spmd.named_sharding(self.mesh._flat_devices, self.mesh.devices.shape,
-                                      self.mesh.axis_names, tuple(self.spec))
+                                      self.mesh.axis_names,
+                                      tuple(None if p is UNCONSTRAINED else p
+                                            for p in self.spec))
 
 
 class TiledSharding(Sharding):
@@ -445,7 +688,8 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
 
 
 class _MeshState(threading.local):
-    mesh = None
+    mesh = None  # the concrete mesh of set_mesh's `with`
+    abstract = None  # the AbstractMesh of use_abstract_mesh's `with`
 
 
 _mesh_state = _MeshState()
@@ -487,6 +731,8 @@ def resolve(sharding, what):
             raise ValueError(f"{what}: a PartitionSpec {sharding} needs a mesh: use "
                              f"NamedSharding(mesh, {sharding}) or `with fg.set_mesh(mesh):`")
         return NamedSharding(mesh, sharding)
+    if isinstance(sharding, NamedSharding):
+        return sharding.concrete(what)
     if not isinstance(sharding, Sharding):
         raise TypeError(f"{what} expects a funcgraph.sharding.Sharding or PartitionSpec, got "
                         f"{sharding!r}")

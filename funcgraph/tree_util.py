@@ -59,16 +59,35 @@ _CANONICAL_KEPT = 4096
 _LEAF = optree.treespec_leaf(none_is_leaf=False, namespace=NAMESPACE)
 
 
+# An entry is the canonical treedef, or one of these: the treedef has no dict node (it
+# is canonical as it is), or it has dict nodes and registered nodes, whose aux data
+# may compare equal without being the same (flax's Opaque), so a cached treedef would
+# unflatten with another tree's aux data: it is made canonical anew each time.
+_ALREADY_CANONICAL, _EACH_TIME = object(), object()
+
+
 def _canonical(treedef):
     try:
         canonical = _canonical_treedefs.get(treedef)
     except TypeError:  # unhashable aux data of a registered class
         return treedef.transform(_sorted_dict_node)
     if canonical is None:
-        canonical = treedef.transform(_sorted_dict_node)
+        kinds = set()
+        canonical = treedef.transform(lambda node: kinds.add(node.kind) or
+                                      _sorted_dict_node(node))
+        entry = canonical
+        if optree.PyTreeKind.DICT not in kinds:
+            entry = _ALREADY_CANONICAL
+        elif optree.PyTreeKind.CUSTOM in kinds:
+            entry = _EACH_TIME
         if len(_canonical_treedefs) >= _CANONICAL_KEPT:
             _canonical_treedefs.clear()
-        _canonical_treedefs[treedef] = canonical
+        _canonical_treedefs[treedef] = entry
+        return treedef if entry is _ALREADY_CANONICAL else canonical
+    if canonical is _ALREADY_CANONICAL:
+        return treedef
+    if canonical is _EACH_TIME:
+        return treedef.transform(_sorted_dict_node)
     return canonical
 
 

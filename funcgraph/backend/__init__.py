@@ -72,6 +72,12 @@ def _jax():
         jaxlib_extension=getattr(jax_lib, "_jax", None), profiler=jax_lib._profiler)
 
 
+def runtime_error_type():
+    """The exception the runtime raises when a computation fails while it runs (a host
+    callback raised, say): jaxlib's JaxRuntimeError."""
+    return _jax().jax.errors.JaxRuntimeError
+
+
 def set_aside_real_jax():
     """`import jax` will mean funcgraph: the real jax is imported now and kept for the
     backend alone (funcgraph.jax_compat)."""
@@ -107,9 +113,9 @@ def _forward_to_jax(jax, name, default):
 
 
 def _client():
-    """The default backend: the first platform config jax_platforms names (see
-    platforms.py), else jax's default."""
-    return _default_client(config.jax_platforms)
+    """The default backend: config jax_platform_name's platform where set, else the
+    first platform config jax_platforms names (see platforms.py), else jax's default."""
+    return _default_client(config.jax_platform_name or config.jax_platforms)
 
 
 @functools.lru_cache(maxsize=None)
@@ -138,6 +144,18 @@ def devices():
 def local_devices():
     """The devices this process drives (all of them when it is the only process)."""
     return list(_client().local_devices())
+
+
+def device_type():
+    """The runtime's device class (jaxlib's Device: what devices() holds)."""
+    return _jax().xla_client.Device
+
+
+def started_backends():
+    """{platform: client} of the runtime clients started so far (jax's record of them)."""
+    with jax_modules.real_jax_imports():
+        from jax._src import xla_bridge
+    return dict(xla_bridge._backends or {})
 
 
 def _default_device():
@@ -229,6 +247,9 @@ def _zero_copy():
 
 @functools.lru_cache(maxsize=4096)
 def _jax_aval(shape, dtype):
+    physical = getattr(dtype, "physical_dtype", None)  # an extended dtype (a key type)
+    if physical is not None:
+        shape, dtype = tuple(shape) + dtype.physical_shape, physical
     return _jax().core.ShapedArray(shape, dtype)
 
 
@@ -245,9 +266,17 @@ def to_numpy(buf):
     return np.asarray(buf)
 
 
+def buffer_pointer(buf):
+    """The device address of a single-device buffer's memory (jax's
+    Array.unsafe_buffer_pointer)."""
+    return buf.unsafe_buffer_pointer()
+
+
 @functools.lru_cache(maxsize=None)
 def _mlir_context():
-    return _jax().make_ir_context()
+    # jax loads modules lazily while making it: the real ones, also under install_as_jax
+    with jax_modules.real_jax_imports():
+        return _jax().make_ir_context()
 
 
 def lowered_cost_analysis(text):
@@ -259,6 +288,13 @@ def lowered_cost_analysis(text):
         return xla.hlo_module_cost_analysis(_client(), computation.as_hlo_module())
     except Exception:  # e.g. a plugin backend (PJRT C API) has no such analysis
         return None
+
+
+def hlo_computation(text):
+    """A StableHLO module as XLA's HLO (an XlaComputation: .as_hlo_text(),
+    .as_hlo_module()), as jax's Lowered.compiler_ir("hlo") gives it."""
+    xla = _jax().xla_client._xla
+    return xla.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False)
 
 
 def parse_mlir(text):
@@ -311,7 +347,7 @@ def _fast_parts(loaded, out_avals):
     try:
         jax = _jax()
         sharding = jax.SingleDeviceSharding(loaded.local_devices()[0])
-        handlers = [result_handler(jax.core.ShapedArray(a.shape, a.dtype), sharding)
+        handlers = [result_handler(_jax_aval(a.shape, a.dtype), sharding)
                     for a in out_avals]
         return loaded.execute_sharded, handlers, loaded.execute
     except Exception:
@@ -350,7 +386,9 @@ def compile_error(e, text, options, devices=""):
     """The error of a failed compile: XLA's own where compiler options were given and
     XLA rejected them, otherwise a funcgraph bug report with the module."""
     if options and ("compile option" in str(e) or "setting option" in str(e)):
-        return RuntimeError(f"XLA rejected the compiler options {dict(options)}: {e}")
+        # jaxlib's JaxRuntimeError, as jax raises it (a RuntimeError subclass)
+        kind = type(e) if isinstance(e, runtime_error_type()) else RuntimeError
+        return kind(f"XLA rejected the compiler options {dict(options)}: {e}")
     return RuntimeError(f"XLA could not compile funcgraph's StableHLO{devices} ({e}). This "
                         f"is a bug in funcgraph's lowering; the module was:\n{text}")
 
@@ -411,7 +449,23 @@ def _compile_module(text, host_callbacks=None, options=()):
         text, client, devices, _jax().xla_client.DeviceList(tuple(devices)),
         compile_options,
         lambda: _checked_compile(
-            lambda: client.compile_and_load(text, devices, compile_options), text, options))
+            lambda: compile_and_load(client, text, _jax().xla_client.DeviceList(tuple(devices)),
+                                     compile_options), text, options))
+
+
+# Where set (jax._src.compiler under install_as_jax), every compile calls
+# compile_hook(client, module, devices, options, host_callbacks) instead of the client.
+compile_hook = None
+
+
+def compile_and_load(client, module, devices, options, host_callbacks=None):
+    """client.compile_and_load of a module (text or parsed) for a DeviceList."""
+    if compile_hook is not None:
+        return compile_hook(client, module, devices, options, host_callbacks)
+    if host_callbacks is None:
+        return client.compile_and_load(module, devices, options)
+    return client.compile_and_load(module, executable_devices=devices,
+                                   compile_options=options, host_callbacks=host_callbacks)
 
 
 def _checked_compile(compile_module, text, options, devices=""):
@@ -452,12 +506,13 @@ def pass_token(callback):
 
 def _compile_with_callbacks(client, text, host_callbacks, options):
     jax = _jax()
-    with _mlir_context():
+    # parsing imports MLIR's dialect modules by jax's names: the real ones, also when
+    # jax means funcgraph (install_as_jax)
+    with jax_modules.real_jax_imports(), _mlir_context():
         module = jax.mlir_ir.Module.parse(text)
         devices = jax.xla_client.DeviceList(tuple(client.local_devices()[:1]))
-        return client.compile_and_load(module, executable_devices=devices,
-                                       compile_options=_compile_options(client, options),
-                                       host_callbacks=host_callbacks)
+        return compile_and_load(client, module, devices, _compile_options(client, options),
+                                host_callbacks)
 
 
 class _RuntimeTokens(threading.local):

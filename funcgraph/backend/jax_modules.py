@@ -6,6 +6,7 @@ sys.modules["jax"] = funcgraph), the real modules are set aside here, out of
 sys.modules, and the backend imports from them inside `real_jax_imports()`.  The
 compatibility layer's import hook hands them to the real jax's own lazy imports
 (`real_jax_spec`), never to programs or libraries."""
+import builtins
 import contextlib
 import importlib.abc
 import importlib.machinery
@@ -27,7 +28,9 @@ def is_real_jax_module(name, module):
     path = (getattr(module, "__file__", None) or "").replace(os.sep, "/")
     if not path:  # a namespace package: its search path says where it lives
         path = "/".join(str(p) for p in getattr(module, "__path__", ()))
-    return getattr(module, "__name__", None) == name and "/jax/" in path + "/"
+    # (funcgraph's shims live in funcgraph/jax_compat/jax/: not the real jax)
+    return (getattr(module, "__name__", None) == name and "/jax/" in path + "/"
+            and "/jax_compat/jax/" not in path + "/")
 
 
 def importing_real_jax():
@@ -52,9 +55,11 @@ def real_jax_imports():
             del sys.modules[name]
         sys.modules.update(_real_modules)
         _state.depth = getattr(_state, "depth", 0) + 1
+        sys.meta_path.insert(0, _REAL_JAX_FINDER)
         try:
             yield
         finally:
+            sys.meta_path.remove(_REAL_JAX_FINDER)
             _state.depth -= 1
             if _set_aside:
                 _stash_real_modules()
@@ -79,6 +84,61 @@ def real_jax_dir():
 def is_real_jax_file(filename):
     root = real_jax_dir()
     return root is not None and filename.startswith(root)
+
+
+# --- the real jax's own imports ---------------------------------------------------------
+# jax imports some of its modules inside functions (`from jax._src import shard_map` when
+# first needed).  Each real jax module is executed with builtins whose __import__ answers
+# from the real modules while `jax` means funcgraph, so those imports never meet the alias
+# (and never leave a real module where a program's `import jax...` would find it).
+
+_builtin_import = builtins.__import__
+
+
+def _real_jax_import(name, globals=None, locals=None, fromlist=(), level=0):
+    if not _set_aside or not (level or _is_jax_name(name)):
+        return _builtin_import(name, globals, locals, fromlist, level)
+    if level == 0:
+        module = _real_modules.get(name)
+        if module is not None and all(hasattr(module, item) for item in fromlist or ()):
+            return module if fromlist else _real_modules["jax"]
+    with real_jax_imports():
+        return _builtin_import(name, globals, locals, fromlist, level)
+
+
+_REAL_JAX_BUILTINS = dict(builtins.__dict__, __import__=_real_jax_import)
+
+
+class _RealJaxLoader(importlib.abc.Loader):
+    """A real jax module's own loader, executing the module with _REAL_JAX_BUILTINS."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        module.__dict__["__builtins__"] = _REAL_JAX_BUILTINS
+        self.loader.exec_module(module)
+
+    def __getattr__(self, name):  # get_source, get_resource_reader, ...
+        return getattr(self.loader, name)
+
+
+class _RealJaxFinder(importlib.abc.MetaPathFinder):
+    """First on sys.meta_path inside real_jax_imports(): the real jax, from its files."""
+
+    def find_spec(self, name, path=None, target=None):
+        if not _is_jax_name(name):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _RealJaxLoader(spec.loader)
+        return spec
+
+
+_REAL_JAX_FINDER = _RealJaxFinder()
 
 
 class ModuleLoader(importlib.abc.Loader):

@@ -21,7 +21,8 @@ import numpy as np
 
 from funcgraph.backend import (
     _checked_compile, _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding,
-    compilation_cache, ir_dump, ordered_token, result_handler, set_runtime_tokens)
+    compilation_cache, compile_and_load, ir_dump, ordered_token, result_handler,
+    set_runtime_tokens)
 
 
 # --- runtime shardings ------------------------------------------------------------------
@@ -94,10 +95,20 @@ def reshard(buf, runtime_sharding):
         blocks = runtime_sharding.addressable_devices_indices_map(value.shape)
         return put_pieces(value.shape, value.dtype, runtime_sharding,
                           [value[index] for index in blocks.values()], list(blocks))
-    if np.dtype(buf.dtype).itemsize == 8 or buf.dtype == np.complex128:
-        with _jax_x64():
-            return jax.device_put(buf, runtime_sharding)
-    return jax.device_put(buf, runtime_sharding)
+    try:
+        if np.dtype(buf.dtype).itemsize == 8 or buf.dtype == np.complex128:
+            with _jax_x64():
+                return jax.device_put(buf, runtime_sharding)
+        return jax.device_put(buf, runtime_sharding)
+    except (ImportError, KeyError):
+        # Under install_as_jax, jax.device_put's lazy `from jax.experimental import
+        # multihost_utils` (ImportError) or its lazy load of jax._src.lib.mlir.dialects
+        # for Array._multi_slice (KeyError) meets the alias: the blocks go through the
+        # host instead.
+        value = np.asarray(buf)
+        blocks = runtime_sharding.addressable_devices_indices_map(value.shape)
+        return put_pieces(value.shape, value.dtype, runtime_sharding,
+                          [value[index] for index in blocks.values()], list(blocks))
 
 
 # --- compiling and running ----------------------------------------------------------
@@ -259,15 +270,14 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_c
         def compile_module():
             with _mlir_context():
                 module = jax.mlir_ir.Module.parse(text)
-                return client.compile_and_load(module, executable_devices=device_list,
-                                               compile_options=compile_options,
-                                               host_callbacks=list(host_callbacks))
+                return compile_and_load(client, module, device_list, compile_options,
+                                        list(host_callbacks))
         loaded = _checked_compile(compile_module, text, options, where)
     else:
         loaded = compilation_cache.compile_or_load(
             text, client, devices, device_list, compile_options,
             lambda: _checked_compile(
-                lambda: client.compile_and_load(text, device_list, compile_options),
+                lambda: compile_and_load(client, text, device_list, compile_options),
                 text, options, where))
     executable = SpmdExecutable(loaded, text, tuple(devices), in_runtime, out_avals,
                                 list(host_callbacks) if effectful else None, ordered)

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.array import Array
 from funcgraph.core import ConcretizationTypeError, Primitive, SourceInfo, Tracer, get_aval
 from funcgraph.interpreters.eval import eval_jaxpr
@@ -102,7 +102,40 @@ def unmapped_aval(size, axis, aval):
     return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
 
 
+def find_top_trace(xs):
+    """The trace primitives bound now go to (JAX's: the current trace, whatever xs are)."""
+    del xs
+    return core.current.trace
+
+
+class OpaqueTraceState:
+    """Which trace is current, comparable with another such record (jax's
+    get_opaque_trace_state); it keeps the trace only by a weak reference."""
+    __slots__ = ("_ref",)
+
+    def __init__(self, trace):
+        import weakref
+        self._ref = weakref.ref(trace)
+
+    def __eq__(self, other):
+        return isinstance(other, OpaqueTraceState) and self._ref() is other._ref() \
+            and self._ref() is not None
+
+    def __hash__(self):
+        return hash(id(self._ref()))
+
+    def __repr__(self):
+        return f"OpaqueTraceState({self._ref()!r})"
+
+
+def get_opaque_trace_state(convention=None):
+    """A record of the current trace: equal records mean the same trace is current."""
+    del convention
+    return OpaqueTraceState(core.current.trace)
+
+
 __all__ = [
+    "find_top_trace", "get_opaque_trace_state",
     "ClosedJaxpr", "DropVar", "Effect", "Effects", "Jaxpr", "JaxprEqn", "JaxprTypeError",
     "Literal", "Primitive", "Var", "array_types", "check_jaxpr",
     "concrete_or_error", "gensym", "jaxpr_as_fun", "jaxprs_in_params", "mapped_aval",

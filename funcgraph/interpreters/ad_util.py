@@ -21,7 +21,7 @@ class Zero:
         self.aval = aval
 
     def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+        return f"Zero({self.aval})"
 
 
 def is_zero(t):

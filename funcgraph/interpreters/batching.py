@@ -29,6 +29,15 @@ class AxisData:
         self.name = name
         self.spmd_axis_name = spmd_axis_name
 
+    @property
+    def spmd_name(self):
+        """JAX's name of spmd_axis_name."""
+        return self.spmd_axis_name
+
+    @property
+    def explicit_mesh_axis(self):
+        return None
+
     def __repr__(self):
         return f"AxisData(size={self.size}, name={self.name!r})"
 

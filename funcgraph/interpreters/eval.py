@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from funcgraph import core
+from funcgraph import core, dtypes
 from funcgraph.array import Array, default_device
 from funcgraph.config import config
 from funcgraph.ir import Literal
@@ -29,6 +29,7 @@ class NoHostImpl(NotImplementedError):
 # concrete arguments as they come (Arrays stay on the device), for primitives that
 # hold sub-jaxprs (calls, control flow) and run them compiled.
 direct_impls = {}
+core.rule_tables["impl"] = direct_impls  # Primitive.def_impl fills it
 
 # How eager work runs compiled, filled by funcgraph.transforms.jit (the layer that
 # compiles; interpreters sit below it):
@@ -266,7 +267,7 @@ def wrap_value(value, aval):
     gave another)."""
     if type(value) is Array:
         return value
-    if value.dtype != aval.dtype:
+    if value.dtype != aval.dtype and not isinstance(aval.dtype, dtypes.ExtendedDType):
         value = np.asarray(value).astype(aval.dtype)
     return Array(value, aval)
 
@@ -283,7 +284,8 @@ def is_eager():
 def literal_value(lit):
     """A literal as an operand: a weakly typed one as a weak Array (its NumPy value alone
     would bind as a strong one, and 2.0 * a weak x would lose x's weak type)."""
-    if lit.aval.weak_type:
+    if lit.aval.weak_type or type(lit.val) is np.ndarray and lit.val.dtype.names:
+        # (a PRNG key's literal holds its structured host value: an Array of its key type)
         return Array(np.asarray(lit.val), lit.aval)
     return lit.val
 

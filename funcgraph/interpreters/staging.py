@@ -114,6 +114,8 @@ class StagingTrace(core.Trace):
             elif isinstance(x, np.ndarray):
                 x = core.canonical_numpy(x)
                 aval = core.aval_of_numpy(x)
+            elif isinstance(getattr(x, "aval", None), core.ShapedArray):
+                aval = x.aval  # a ShapeDtypeStruct: a constant only abstract tracing can use
             else:
                 raise TypeError(f"value of type {type(x).__name__} is not a valid "
                                 f"funcgraph array: {x!r}")

@@ -103,9 +103,10 @@ class _JaxFinder(importlib.abc.MetaPathFinder):
 
 
 def _imported_by_real_jax():
-    """Whether the import statement running now sits in one of the real jax's files
-    (jax imports some of its modules lazily, inside functions)."""
-    frame = sys._getframe(1)
+    """Whether the import running now was asked for by one of the real jax's files: jax
+    imports some modules lazily, and those that a program imported before funcgraph
+    could not be given their own imports (backend/jax_modules.py)."""
+    frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
         frame = frame.f_back
     if frame is None:

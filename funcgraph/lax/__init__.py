@@ -48,7 +48,7 @@ from funcgraph.lax._sharding import with_sharding_constraint
 from funcgraph.lax._solves import custom_linear_solve, custom_root
 from funcgraph.lax._conveniences import (
     approx_max_k, approx_min_k, broadcast_shapes, broadcast_to_rank, clz, collapse, complex,
-    conv_general_dilated_patches, dtype, empty, full, full_like, reduce_xor, scatter_apply,
+    conv_general_dilated_local, conv_general_dilated_patches, dtype, empty, full, full_like, reduce_xor, scatter_apply,
     scatter_sub, split, stack, tile, unstack)
 from funcgraph.lax._ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general
 from funcgraph.lax._special import (

@@ -17,7 +17,8 @@ def _axis_names(axis_name):
 
 
 def _collective(prim):
-    def fn(x, axis_name):
+    def fn(x, axis_name, *, axis_index_groups=None):
+        _no_groups(axis_index_groups, prim.name)
         return tree_util.tree_map(
             lambda leaf: prim.bind(as_operand(leaf), axis_name=_axis_names(axis_name)), x)
     core.named_function(fn, prim.name)
@@ -34,8 +35,9 @@ def axis_size(axis_name):
     return math.prod(find_axis(n).size for n in _axis_names(axis_name))
 
 
-def pmean(x, axis_name):
+def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean over the named axis: psum(x) / (the axis size, known statically)."""
+    _no_groups(axis_index_groups, "pmean")
     size = axis_size(axis_name)
     return tree_util.tree_map(lambda leaf: div(psum(leaf, axis_name),
                                                convert_element_type(size, aval_of(leaf).dtype)), x)

@@ -21,7 +21,12 @@ def _precision_rank(dtype):
     return (2, info.nexp, info.nmant)
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                out_sharding=None):
+    if out_sharding is not None:
+        from funcgraph.lax._sharding import sharded_result
+        return sharded_result(dot_general(lhs, rhs, dimension_numbers, precision,
+                                          preferred_element_type), out_sharding)
     (lc, rc), (lb, rb) = dimension_numbers
     dims = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     if preferred_element_type is not None:
@@ -35,7 +40,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                                   preferred_element_type=preferred_element_type)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
+def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):
+    if out_sharding is not None:
+        from funcgraph.lax._sharding import sharded_result
+        return sharded_result(dot(lhs, rhs, precision, preferred_element_type), out_sharding)
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     if lhs.aval.ndim not in (1, 2) or rhs.aval.ndim not in (1, 2):
         raise TypeError(f"lax.dot takes operands of rank 1 or 2, got {lhs.aval.str_short()} "

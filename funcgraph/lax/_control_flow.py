@@ -1,12 +1,14 @@
 """lax control flow: cond, switch, while_loop, fori_loop, scan, map, and
 optimization_barrier (JAX's signatures)."""
 import functools
+import weakref
 
 import numpy as np
 
-from funcgraph import core, dtypes, tree_util
+from funcgraph import core, dtypes, ir, tree_util
 from funcgraph.array import Array
 from funcgraph.config import config
+from funcgraph.interpreters.batching import manual_axes_key
 from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lax._elementwise import add, clamp, convert_element_type, lt, ne
@@ -143,12 +145,52 @@ def _switch(index, branches, operands, clamp_index, labels):
     typed = [lambda *xs, t=t: _match_output_types(eval_jaxpr(t.jaxpr, t.consts, *xs), target)
              for t in traced]
     joined, consts = cf.trace_joined(typed, avals)
-    outs = cf.cond_p.bind(index, *consts, *leaves, branches=tuple(joined))
+    operands = [*consts, *leaves]
+    forwarded = _forwarded_outputs(joined)
+    if any(f is not None for f in forwarded):
+        joined = [_drop_outputs(j, forwarded) for j in joined]
+    outs = iter(cf.cond_p.bind(index, *operands, branches=tuple(joined)))
+    outs = [next(outs) if f is None else operands[f] for f in forwarded]
     return tree_util.tree_unflatten(out_trees[0], outs)
 
 
-def cond(pred, true_fun, false_fun, *operands):
-    """true_fun(*operands) if pred else false_fun(*operands), traced both ways."""
+def _forwarded_outputs(jaxprs):
+    """Per output: the index of the input every branch returns unchanged there, or None.
+    As jax's cond, such outputs are the operand itself, not results of cond_p (so a
+    value passed through stays unbatched under vmap of a batched predicate)."""
+    found = []
+    for outs in zip(*[j.jaxpr.outvars for j in jaxprs]):
+        where = [j.jaxpr.invars.index(o) if o in j.jaxpr.invars else None
+                 for j, o in zip(jaxprs, outs, strict=True)]
+        found.append(where[0] if where[0] is not None and len(set(where)) == 1 else None)
+    return found
+
+
+def _drop_outputs(closed, forwarded):
+    inner = closed.jaxpr
+    kept = [v for v, f in zip(inner.outvars, forwarded, strict=True) if f is None]
+    return ir.ClosedJaxpr(ir.Jaxpr(inner.constvars, inner.invars, kept, inner.eqns),
+                          closed.consts)
+
+
+_NO_OPERAND = object()
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
+    """true_fun(*operands) if pred else false_fun(*operands), traced both ways; jax's
+    older keyword `operand=x` is the single operand x, and its older five-argument form
+    cond(pred, true_operand, true_fun, false_operand, false_fun) is accepted too."""
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError(f"if 'operand' keyword is passed then no positional operands "
+                            f"can be passed, got {operand=} and positional operands "
+                            f"{operands}")
+        operands = (operand,)
+    if not callable(true_fun) and callable(false_fun) and len(operands) == 2 \
+            and callable(operands[1]):
+        # jax's older form cond(pred, true_operand, true_fun, false_operand, false_fun)
+        x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+        return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
     if not callable(true_fun) or not callable(false_fun):
         raise TypeError("cond: true_fun and false_fun must be callable (operands come after "
                         "them: cond(pred, true_fun, false_fun, *operands))")
@@ -317,6 +359,13 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         return _python_scan(f, init, xs_leaves, xs_tree, n, reverse)
     carry_avals = _avals(init_leaves)
     x_avals = [a.update(shape=a.shape[1:]) for a in _avals(xs_leaves)]
+    cache_key = (init_tree, xs_tree, tuple(carry_avals), tuple(x_avals), _trace_context())
+    cached = _cached_scan_body(f, cache_key)
+    if cached is not None:  # as jax's, the same body over the same types is traced once
+        first_carry_avals, traced, y_tree = cached
+        init_leaves, _ = _promote_weak_carry(init_leaves, first_carry_avals)
+        return _bind_scan(traced, init_leaves, xs_leaves, init_tree, y_tree, n, reverse,
+                          unroll)
     out_trees = []
 
     def body(*flat):
@@ -335,7 +384,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         return carry_leaves + y_leaves
 
     traced = trace_flat(body, carry_avals + x_avals)
-    init_leaves, changed = _promote_weak_carry(init_leaves, traced.out_avals[:len(carry_avals)])
+    first_carry_avals = traced.out_avals[:len(carry_avals)]
+    init_leaves, changed = _promote_weak_carry(init_leaves, first_carry_avals)
     if changed:
         carry_avals = _avals(init_leaves)
         out_trees.clear()
@@ -344,12 +394,47 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
                  init_tree)
     traced = trace_flat(lambda *a: _match_output_types(
         eval_jaxpr(traced.jaxpr, traced.consts, *a), carry_avals), carry_avals + x_avals)
+    _cache_scan_body(f, cache_key, (first_carry_avals, traced, out_trees[0]))
+    return _bind_scan(traced, init_leaves, xs_leaves, init_tree, out_trees[0], n, reverse,
+                      unroll)
+
+
+def _bind_scan(traced, init_leaves, xs_leaves, init_tree, y_tree, n, reverse, unroll):
     jaxpr, consts = const_free(traced)
     outs = cf.scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=jaxpr,
-                          num_consts=len(consts), num_carry=len(carry_avals), length=n,
+                          num_consts=len(consts), num_carry=len(init_leaves), length=n,
                           reverse=bool(reverse), unroll=_unroll(unroll, n))
-    carry = tree_util.tree_unflatten(init_tree, outs[:len(carry_avals)])
-    return carry, tree_util.tree_unflatten(out_trees[0], outs[len(carry_avals):])
+    carry = tree_util.tree_unflatten(init_tree, outs[:len(init_leaves)])
+    return carry, tree_util.tree_unflatten(y_tree, outs[len(init_leaves):])
+
+
+# scan bodies traced so far: {body function: {(trees, avals, context): trace}}, kept
+# while the function lives (jax caches the traced body the same way).
+_scan_bodies = weakref.WeakKeyDictionary()
+
+
+def _trace_context():
+    """What a body's trace depends on besides its argument types."""
+    return (config.jax_enable_x64, config.jax_default_matmul_precision,
+            manual_axes_key())
+
+
+def _cached_scan_body(f, key):
+    try:
+        return _scan_bodies.get(f, {}).get(key)
+    except TypeError:  # f is not weakly referenceable or not hashable
+        return None
+
+
+def _cache_scan_body(f, key, entry):
+    """Remember a trace whose constants are all concrete (one that closed over a value
+    of an enclosing transformation belongs to that transformation only)."""
+    if any(isinstance(c, core.Tracer) for c in entry[1].consts):
+        return
+    try:
+        _scan_bodies.setdefault(f, {})[key] = entry
+    except TypeError:
+        pass
 
 
 def _python_scan(f, carry, xs_leaves, xs_tree, length, reverse):

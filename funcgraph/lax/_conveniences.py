@@ -16,7 +16,9 @@ from funcgraph.lax._elementwise import (
     select, shift_right_logical, sub)
 from funcgraph.lax._operands import as_operand
 from funcgraph.lax._reductions import reduce_max, top_k
-from funcgraph.lax._shapes import broadcast_in_dim, broadcast_size_one, expand_dims, reshape
+from funcgraph.lax._contractions import dot_general
+from funcgraph.lax._shapes import (broadcast_in_dim, broadcast_size_one, expand_dims, reshape,
+                                   transpose)
 from funcgraph.lax._slicing import concatenate, index_in_dim, scatter_add, slice_in_dim
 from funcgraph.lax._windowed import reduce
 from funcgraph.primitives.batching_helpers import vmap_flat
@@ -56,8 +58,13 @@ def empty(shape, dtype, *, out_sharding=None):
 
 
 def broadcast_shapes(*shapes):
-    """The NumPy broadcast of the shapes, as a tuple."""
-    return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+    """The NumPy broadcast of the shapes, as a tuple; shapes that do not broadcast are
+    jax's ValueError naming them."""
+    shapes = [tuple(s) for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
 
 
 def broadcast_to_rank(x, rank):
@@ -209,6 +216,36 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     return conv_general_dilated(x, kernel, window_strides, padding, lhs_dilation, rhs_dilation,
                                 dnums, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """An unshared convolution (a locally connected layer): a separate kernel at each
+    output position.  rhs's spatial dimensions are the output positions and its I
+    dimension the patch (input feature, window position), as conv_general_dilated_patches
+    lays it out; each output position is a dot of its patch with its kernel."""
+    x = as_operand(lhs)
+    lhs_precision = precision[0] if isinstance(precision, (tuple, list)) else precision
+    patches = conv_general_dilated_patches(x, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers,
+                                           precision=lhs_precision)
+    dnums = conv_dimension_numbers(x.aval.shape, (1, 1) + tuple(filter_shape),
+                                   dimension_numbers)
+    out_spec, rhs_spec = dnums.out_spec, dnums.rhs_spec
+    # batch over the output positions (in the patches' dimension order), contract the patch
+    order = sorted(range(len(out_spec) - 2), key=lambda k: out_spec[2 + k])
+    lhs_batch = tuple(out_spec[2 + k] for k in order)
+    rhs_batch = tuple(rhs_spec[2 + k] for k in order)
+    out = dot_general(patches, rhs, (((out_spec[1],), (rhs_spec[1],)), (lhs_batch, rhs_batch)),
+                      precision=precision)
+    # out is (positions..., N, O): move N and O to where out_spec puts them
+    ndim = len(out_spec)
+    perm = [None] * ndim
+    perm[out_spec[0]], perm[out_spec[1]] = ndim - 2, ndim - 1
+    rest = iter(range(ndim - 2))
+    perm = [p if p is not None else next(rest) for p in perm]
+    return transpose(out, tuple(perm))
 
 
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),

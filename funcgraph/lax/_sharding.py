@@ -32,6 +32,6 @@ def sharded_result(x, out_sharding):
     """x laid out as a function's `out_sharding=` argument says (jnp.dot, einsum,
     random.normal, ...): a sharding constraint, which outside jit places the value;
     None leaves XLA's layout."""
-    if out_sharding is None:
-        return x
+    if out_sharding is None or getattr(getattr(out_sharding, "mesh", None), "empty", False):
+        return x  # None, or a sharding over no mesh (jax.typeof(x).sharding outside one)
     return sharding_constraint_p.bind(x, sharding=resolve(out_sharding, "out_sharding"))

@@ -160,21 +160,29 @@ def _softmax_jvp(axis, primals, tangents):
 
 
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) along axis (a custom JVP, as JAX's: y * (dx - <y, dx>))."""
-    if where is not None:
-        raise NotImplementedError("funcgraph.nn.softmax does not support where= yet")
+    """exp(x) / sum(exp(x)) along axis (a custom JVP, as JAX's: y * (dx - <y, dx>));
+    with `where`, over the selected entries only, 0 elsewhere."""
     x = _inexact(x)
     axis = axis if isinstance(axis, int) or axis is None else tuple(axis)
-    return _softmax(x, axis)
+    if where is None:
+        return _softmax(x, axis)
+    x_max = fnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+    unnormalized = fnp.exp(fnp.where(where, x, -np.inf) - lax.stop_gradient(x_max))
+    result = unnormalized / fnp.sum(unnormalized, axis, where=where, keepdims=True)
+    return fnp.where(where, result, 0)
 
 
 def log_softmax(x, axis=-1, where=None):
-    """x - logsumexp(x) along axis, with the max shifted out (no gradient through it)."""
-    if where is not None:
-        raise NotImplementedError("funcgraph.nn.log_softmax does not support where= yet")
+    """x - logsumexp(x) along axis, with the max shifted out (no gradient through it);
+    with `where`, over the selected entries only, -inf elsewhere."""
     x = _inexact(x)
-    shifted = x - lax.stop_gradient(fnp.max(x, axis, keepdims=True))
-    return shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis, keepdims=True))
+    if where is None:
+        shifted = x - lax.stop_gradient(fnp.max(x, axis, keepdims=True))
+        return shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis, keepdims=True))
+    x_max = fnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+    shifted = fnp.where(where, x, -np.inf) - lax.stop_gradient(x_max)
+    result = shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis, where=where, keepdims=True))
+    return fnp.where(where, result, -np.inf)
 
 
 def one_hot(x, num_classes, *, dtype=None, axis=-1):

@@ -4,10 +4,11 @@ import contextlib
 
 import numpy as np
 
-from funcgraph.numpy._types import complex128, complex64, float32, float64, int64, uint64
+from funcgraph.numpy._types import (
+    bool_, complex128, complex64, float32, float64, int64, uint64)
 from funcgraph.numpy._ufuncs import bitwise_not, left_shift, right_shift
 
-bool = np.bool_  # noqa: A001  jnp.bool is the boolean scalar type, as funcgraph's bool_
+bool = bool_  # noqa: A001  jnp.bool is the boolean scalar type, as funcgraph's bool_
 float_ = double = float64
 single = float32
 int_ = int64

@@ -2,6 +2,7 @@
 dtype conversion, promotion and broadcasting."""
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -25,6 +26,8 @@ def aval_of(x):
         return core.aval_of_python_scalar(x)
     if t is shape_poly.DimExpr:  # a symbolic dimension is a (weakly typed) int value
         return core.aval_of_python_scalar(1)
+    if hasattr(type(x), "__jax_array__"):  # an array-like object (flax's Variable, ...)
+        return aval_of(x.__jax_array__())
     try:
         return core.aval_of_numpy(np.asarray(x))
     except (TypeError, ValueError):
@@ -53,6 +56,8 @@ def asarray_operand(x):
 
 def convert(x, dtype, weak_type=False):
     """x as an operand of `dtype` (no-op when it already is)."""
+    if hasattr(type(x), "__jax_array__") and type(x) is not shape_poly.DimExpr:
+        x = x.__jax_array__()
     aval = aval_of(x)
     if aval.dtype == dtype and aval.weak_type == weak_type:
         return asarray_operand(x)
@@ -209,6 +214,23 @@ def _with_python_scalar(array, scalar):
 _WEAK_PYTHON_SCALARS = (float, int)
 
 
+def check_rank_promotion(name, shapes):
+    """jax_numpy_rank_promotion: operands of two different non-zero ranks warn or raise."""
+    if len({len(s) for s in shapes if s}) < 2:
+        return
+    shown = " ".join(str(tuple(s)) for s in shapes)
+    if config.jax_numpy_rank_promotion == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {name} on shapes "
+                      f"{shown}. Set the jax_numpy_rank_promotion config option to 'allow' "
+                      f"to disable this warning; for more information, see "
+                      f"https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+    elif config.jax_numpy_rank_promotion == "raise":
+        raise ValueError(f"Operands could not be broadcast together for {name} on shapes "
+                         f"{shown} and with the config option jax_numpy_rank_promotion="
+                         f"'raise'. For more information, see "
+                         f"https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
 def promote_and_broadcast(*args, name=None):
     """Promote, then broadcast to one shape; rank-0 operands stay rank 0 (elementwise
     primitives accept them next to shaped operands)."""
@@ -225,12 +247,16 @@ def promote_and_broadcast(*args, name=None):
         a, b, a_shape, b_shape = _promote_pair(a, b)
         if a_shape == b_shape or not a_shape or not b_shape:
             return a, b
+        if len(a_shape) != len(b_shape) and config.jax_numpy_rank_promotion != "allow":
+            check_rank_promotion(name, [a_shape, b_shape])
         shape = broadcast_shapes(a_shape, b_shape, names=name)
         return broadcast_to_shape(a, shape), broadcast_to_shape(b, shape)
     args = promote_dtypes(*args)
     shapes = [aval_of(a).shape for a in args]
     if all(s == shapes[0] or not s for s in shapes):
         return args
+    if config.jax_numpy_rank_promotion != "allow":
+        check_rank_promotion(name, shapes)
     shape = broadcast_shapes(*shapes, names=name)
     return [a if not s else broadcast_to_shape(a, shape) for a, s in zip(args, shapes)]
 
@@ -311,6 +337,9 @@ def array(object, dtype=None, copy=True, ndmin=0):
         object = object.__jax_array__()  # a symbolic dimension's value, say
     if type(object) is Array or isinstance(object, Tracer):
         out = object if dtype is None else astype(object, dtype)
+        if copy and out is object and type(object) is Array:
+            # a new array, as jax's (it outlives the argument donated to a jit)
+            out = ew.copy_p.bind(object)
     elif isinstance(object, (list, tuple)) and contains_traced(object):
         out = _stack_nested(object)
         out = astype(out, aval_of(out).dtype if dtype is None else dtype)
@@ -362,6 +391,6 @@ def contains_traced(seq):
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    if (type(a) is Array or isinstance(a, Tracer)) and dtype is None:
+    if (type(a) is Array or isinstance(a, Tracer)) and dtype is None and not copy:
         return a
-    return array(a, dtype=dtype)
+    return array(a, dtype=dtype, copy=bool(copy))

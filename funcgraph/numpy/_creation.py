@@ -44,26 +44,32 @@ def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
-def _like(a, dtype, shape):
-    if isinstance(a, (list, tuple)):
-        raise sequence_operand_error(a, "funcgraph.numpy")  # as jax's
-    aval = aval_of(a)
-    return (aval.shape if shape is None else shape_arg(shape)), (dtype or aval.dtype)
-
-
 def zeros_like(a, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, 0, dtype)
+    return _full_like(a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, 1, dtype)
+    return _full_like(a, 1, dtype, shape)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, fill_value, dtype)
+    return _full_like(a, fill_value, dtype, shape)
+
+
+def _full_like(a, fill_value, dtype, shape):
+    """As jax's: `a` may be anything with a shape and a dtype (jax.ShapeDtypeStruct), and
+    without a dtype the result keeps a's dtype and weak type."""
+    if isinstance(a, (list, tuple)):
+        raise sequence_operand_error(a, "funcgraph.numpy")  # as jax's
+    if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, (Array, core.Tracer)):
+        aval = core.ShapedArray(tuple(a.shape), np.dtype(a.dtype),
+                                bool(getattr(a, "weak_type", False)))
+    else:
+        aval = aval_of(a)
+    shape = aval.shape if shape is None else shape_arg(shape)
+    if dtype is not None:
+        return full(shape, fill_value, dtype)
+    return broadcast_to_shape(convert(fill_value, aval.dtype, aval.weak_type), shape)
 
 
 def empty_like(a, dtype=None, shape=None):

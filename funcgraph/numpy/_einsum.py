@@ -14,12 +14,15 @@ from funcgraph.primitives import reductions as red
 
 
 def einsum(subscripts, *operands, optimize="auto", precision=None,
-           preferred_element_type=None, out_sharding=None):
+           preferred_element_type=None, _dot_general=None, out_sharding=None):
+    """JAX's einsum; `_dot_general` (jax's private hook, which flax uses) replaces
+    lax.dot_general in the pairwise contractions."""
     return sharded_result(_einsum(subscripts, operands, optimize, precision,
-                                  preferred_element_type), out_sharding)
+                                  preferred_element_type, _dot_general), out_sharding)
 
 
-def _einsum(subscripts, operands, optimize, precision, preferred_element_type):
+def _einsum(subscripts, operands, optimize, precision, preferred_element_type,
+            dot_general=None):
     if not isinstance(subscripts, str):
         # the interleaved form einsum(op0, sublist0, op1, sublist1, ..., [out])
         subscripts, operands = _interleaved_to_subscripts((subscripts,) + operands)
@@ -34,15 +37,19 @@ def _einsum(subscripts, operands, optimize, precision, preferred_element_type):
         dtype, weak = dtypes.canonicalize(np.dtype(preferred_element_type)), False
     operands = [convert(x, *compute) for x in operands]
     names = list(inputs)
+    # as jax's: the contractions accumulate in (and return) the result dtype
+    accumulate = dtype if preferred_element_type is None else preferred_element_type
     for inds, einsum_str in _contractions(inputs, output, shapes, optimize):
-        keep = set(einsum_str.split("->")[1])
+        result = einsum_str.split("->")[1]
+        keep = set(result)
         picked = [operands.pop(i) for i in inds]
         picked_names = [names.pop(i) for i in inds]
         if len(picked) == 1:
             out, out_names = _unary(picked[0], picked_names[0], keep)
         elif len(picked) == 2:
             out, out_names = _binary(picked[0], picked_names[0], picked[1], picked_names[1],
-                                     keep, preferred_element_type, precision)
+                                     result, accumulate, precision,
+                                     dot_general or lax.dot_general)
         else:
             raise NotImplementedError(f"einsum: contraction of {len(picked)} operands at once "
                                       f"(use optimize='greedy' or 'optimal')")
@@ -162,7 +169,12 @@ def _drop_broadcast_ones(x, names, other_shape, other_names):
     return lax.squeeze(x, drop), "".join(c for i, c in enumerate(names) if i not in drop)
 
 
-def _binary(lhs, lhs_names, rhs, rhs_names, keep, preferred_element_type, precision):
+def _binary(lhs, lhs_names, rhs, rhs_names, result, preferred_element_type, precision,
+            dot_general):
+    """One pairwise contraction; as jax's, the operands go to dot_general as (rhs, lhs)
+    when that order gives the names of `result` directly (no transpose), else as
+    (lhs, rhs)."""
+    keep = set(result)
     lhs, lhs_names = _take_diagonals(lhs, lhs_names)
     rhs, rhs_names = _take_diagonals(rhs, rhs_names)
     lhs, lhs_names = _drop_broadcast_ones(lhs, lhs_names, aval_of(rhs).shape, rhs_names)
@@ -176,11 +188,16 @@ def _binary(lhs, lhs_names, rhs, rhs_names, keep, preferred_element_type, precis
              tuple(rhs_names.index(c) for c in contract)),
             (tuple(lhs_names.index(c) for c in batch), tuple(rhs_names.index(c) for c in batch)))
     lhs, rhs = _same_dtype(lhs, rhs)
-    out = lax.dot_general(lhs, rhs, dims, precision,
-                          preferred_element_type=preferred_element_type)
-    out_names = ("".join(batch) + "".join(c for c in lhs_names if c not in rhs_names)
-                 + "".join(c for c in rhs_names if c not in lhs_names))
-    return out, out_names
+    lhs_free = "".join(c for c in lhs_names if c not in rhs_names)
+    rhs_free = "".join(c for c in rhs_names if c not in lhs_names)
+    if "".join(batch) + rhs_free + lhs_free == result:
+        (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dims
+        out = dot_general(rhs, lhs, ((rhs_contract, lhs_contract), (rhs_batch, lhs_batch)),
+                          precision, preferred_element_type=preferred_element_type)
+        return out, result
+    out = dot_general(lhs, rhs, dims, precision,
+                      preferred_element_type=preferred_element_type)
+    return out, "".join(batch) + lhs_free + rhs_free
 
 
 def _same_dtype(lhs, rhs):

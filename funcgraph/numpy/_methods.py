@@ -1,6 +1,9 @@
 """Operators and methods shared by funcgraph.Array and every tracer."""
+import numpy as np
+
 from funcgraph.array import Array
 from funcgraph.core import Tracer
+from funcgraph.lax import copy_p_bind
 from funcgraph.numpy._core import astype
 from funcgraph.numpy._diagonals import diagonal, trace
 from funcgraph.numpy._indexing import IndexUpdateHelper, getitem
@@ -19,6 +22,20 @@ from funcgraph.numpy._ufuncs import (
 
 def _swap(f):
     return lambda self, other: f(other, self)
+
+
+# What an array's binary operators take; other operands (a sparse array, a library's own
+# array type) get NotImplemented, so Python asks their reflected operator, as in jax.
+_OPERAND_TYPES = (int, float, complex, np.generic, np.ndarray, Array, Tracer, list, tuple,
+                  set, dict)
+
+
+def _deferring(f):
+    def op(self, other):
+        if isinstance(other, _OPERAND_TYPES) or hasattr(other, "__jax_array__"):
+            return f(self, other)
+        return NotImplemented
+    return op
 
 
 def _astype(self, dtype, copy=False):
@@ -66,7 +83,20 @@ _OPERATORS = {
     "__neg__": negative, "__pos__": positive, "__abs__": absolute,
     "__invert__": invert,
     "__getitem__": getitem,
+    "__round__": lambda a, ndigits=None: _operator_round(a, ndigits),
 }
+
+
+def _operator_round(a, ndigits):
+    """round(x[, ndigits]) as jax's: numpy round; without ndigits, cast to int as
+    Python's round(7.5) returns an int."""
+    out = round(a, decimals=ndigits or 0)
+    return out if ndigits is not None else _astype(out, int)
+
+
+_BINARY = frozenset(name for name in _OPERATORS
+                    if name not in ("__neg__", "__pos__", "__abs__", "__invert__",
+                                    "__getitem__", "__round__"))
 
 _METHODS = {
     "sum": sum, "prod": prod, "max": max, "min": min, "mean": mean, "var": var, "std": std,
@@ -81,7 +111,7 @@ _METHODS = {
 def install_methods():
     for cls in (Array, Tracer):
         for name, fn in _OPERATORS.items():
-            setattr(cls, name, fn)
+            setattr(cls, name, _deferring(fn) if name in _BINARY else fn)
         for name, fn in _METHODS.items():
             setattr(cls, name, _method(name, fn))
         cls.astype = _astype
@@ -92,3 +122,4 @@ def install_methods():
         cls.real = property(real)
         cls.imag = property(imag)
         cls.at = property(IndexUpdateHelper)
+    Tracer.copy = copy_p_bind  # a copy equation, as jax's x.copy() under a transformation

@@ -1,6 +1,7 @@
 """Shapes and axes: shape, reshape, transpose, moveaxis, squeeze, expand_dims, broadcast_to,
 atleast_*d."""
 import math
+import warnings
 
 import numpy as np
 
@@ -10,17 +11,40 @@ from funcgraph.numpy._core import (
     check_axis, shape_arg)
 
 
+def _host_array_like(a, name):
+    """a, for NumPy's shape/ndim/size, as JAX's: a value not array-like (a list, None)
+    is accepted with a DeprecationWarning; `__jax_array__` is followed."""
+    if not (isinstance(a, (np.ndarray, np.generic)) or np.isscalar(a)
+            or hasattr(a, "__jax_array__")):
+        warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at "
+                      f"position 0. In a future JAX release this will be an error.",
+                      DeprecationWarning, stacklevel=3)
+    m = getattr(a, "__jax_array__", None)
+    return m() if m is not None else a
+
+
 def shape(a):
-    return aval_of(a).shape
+    """a's shape; as JAX's, anything with a `shape` attribute (a ShapeDtypeStruct) too,
+    and NumPy's answer (with a DeprecationWarning) for lists, None, ..."""
+    if hasattr(a, "shape"):
+        return tuple(a.shape)
+    return np.shape(_host_array_like(a, "shape"))
 
 
 def ndim(a):
-    return aval_of(a).ndim
+    if hasattr(a, "ndim"):
+        return a.ndim
+    return np.ndim(_host_array_like(a, "ndim"))
 
 
 def size(a, axis=None):
-    aval = aval_of(a)
-    return aval.size if axis is None else aval.shape[axis]
+    if not hasattr(a, "shape"):
+        a = _host_array_like(a, "size")
+    if axis is None and hasattr(a, "size"):
+        return a.size
+    dims = shape(a)
+    axes = canonical_axes(axis, len(dims))
+    return math.prod(dims[i] for i in axes)
 
 
 def reshape(a, shape=None, order="C", *, newshape=None):

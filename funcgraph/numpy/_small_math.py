@@ -49,7 +49,14 @@ def isdtype(dtype, kind):
 
 
 def iscomplexobj(x):
-    return dtypes.is_complex(aval_of(x).dtype)
+    """Whether x's dtype is complex; as in jax, anything with a `dtype` (scalar types,
+    ShapeDtypeStructs) is read by it, and None is not complex."""
+    if x is None:
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or not isinstance(dtype, np.dtype):
+        dtype = aval_of(x).dtype
+    return dtypes.is_complex(dtype)
 
 
 def isrealobj(x):

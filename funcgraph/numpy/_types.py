@@ -4,18 +4,49 @@ import numpy as np
 
 from funcgraph import core, dtypes
 from funcgraph.array import Array
-from funcgraph.numpy._core import aval_of
+from funcgraph.numpy._core import asarray, aval_of
+from funcgraph.transforms.jit import ShapeDtypeStruct
+
+
+class _ScalarMeta(type):
+    """The type of jnp.float32 and the other concrete scalar types, as JAX's: calling one
+    makes an array of its dtype (jnp.float32(x) works on traced x); it equals and hashes
+    as NumPy's scalar type, np.dtype() reads its `dtype`, and isinstance asks NumPy's."""
+
+    def __call__(cls, x):
+        return asarray(x, dtype=cls.dtype)
+
+    def __eq__(cls, other):
+        return cls is other or cls.dtype.type == other
+
+    def __ne__(cls, other):
+        return not cls == other
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+
+def _scalar_type(np_type):
+    return _ScalarMeta(np_type.__name__, (object,),
+                       {"dtype": np.dtype(np_type), "__module__": "funcgraph.numpy",
+                        "__doc__": f"The {np_type.__name__} scalar type: calling it makes "
+                                   f"an array of dtype {np_type.__name__}."})
+
 
 ndarray = Array
-bool_ = np.bool_
-int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
-uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
-float16, float32, float64 = np.float16, np.float32, np.float64
-bfloat16 = dtypes.bfloat16.type
+bool_ = _scalar_type(np.bool_)
+int8, int16, int32, int64 = map(_scalar_type, (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = map(_scalar_type, (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = map(_scalar_type, (np.float16, np.float32, np.float64))
+bfloat16 = _scalar_type(dtypes.bfloat16.type)
 (float8_e4m3fn, float8_e5m2, float8_e4m3, float8_e3m4, float8_e4m3fnuz, float8_e5m2fnuz,
- float8_e4m3b11fnuz, float8_e8m0fnu, float4_e2m1fn) = (d.type for d in dtypes.NARROW_FLOATS)
-int4, uint4, int2, uint2 = (d.type for d in dtypes.NARROW_INTS)
-complex64, complex128 = np.complex64, np.complex128
+ float8_e4m3b11fnuz, float8_e8m0fnu, float4_e2m1fn) = (
+    _scalar_type(d.type) for d in dtypes.NARROW_FLOATS)
+int4, uint4, int2, uint2 = (_scalar_type(d.type) for d in dtypes.NARROW_INTS)
+complex64, complex128 = _scalar_type(np.complex64), _scalar_type(np.complex128)
 dtype = np.dtype
 inf, nan, pi, e, euler_gamma = np.inf, np.nan, np.pi, np.e, np.euler_gamma
 newaxis = None
@@ -35,6 +66,8 @@ def result_type(*args):
     for a in args:
         if isinstance(a, (type, np.dtype, str)) and not core.is_python_scalar(a):
             pairs.append((dtypes.canonicalize(np.dtype(a)), False))
+        elif isinstance(a, (core.ShapedArray, ShapeDtypeStruct)):  # types, as jax takes
+            pairs.append((dtypes.canonicalize(a.dtype), a.weak_type))
         else:
             aval = aval_of(a)
             pairs.append((aval.dtype, aval.weak_type))

@@ -184,6 +184,8 @@ def isfinite(x, /):
 
 def isnan(x, /):
     x = asarray_operand(x)
+    if dtypes.is_extended(aval_of(x).dtype):
+        return not_equal(x, x)  # jax's lax.ne(x, x): PRNG keys compare by their data
     return ew.ne_p.bind(x, x)
 
 
@@ -204,10 +206,26 @@ def add(x1, x2, /):
     return ew.add_p.bind(x1, x2)
 
 
+def _is_bool(x):
+    dtype = getattr(x, "dtype", None)
+    return type(x) is bool if dtype is None else dtype == dtypes.bool_
+
+
 def multiply(x1, x2, /):
+    operands = x1, x2
+    bools = _is_bool(x1), _is_bool(x2)
     x1, x2 = promote_and_broadcast(x1, x2, name="mul")
     if aval_of(x1).dtype == dtypes.bool_:
         return ew.and_p.bind(x1, x2)
+    if bools[0] != bools[1]:
+        # jax multiplies inside a jit, where XLA turns x * convert(b) for a boolean b into
+        # select(b, x, 0): False times inf or nan is 0 there (libraries rely on it, e.g.
+        # numpyro's `jnp.inf * mask`).  Written so, eager results are jax's too.
+        shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
+        other = broadcast_to_shape(x2 if bools[0] else x1, shape)
+        mask = broadcast_to_shape(asarray_operand(operands[0 if bools[0] else 1]), shape)
+        zero = _scalar_like(np.zeros((), aval_of(other).dtype), other)
+        return ew.select_n_p.bind(mask, zero, other)
     return ew.mul_p.bind(x1, x2)
 
 
@@ -216,8 +234,24 @@ minimum = _binary(ew.min_p)
 arctan2 = _binary(ew.atan2_p, inexact=True)
 atan2 = arctan2
 nextafter = _binary(ew.nextafter_p, inexact=True)
-equal = _binary(ew.eq_p)
-not_equal = _binary(ew.ne_p)
+def _key_comparison(fn, combine):
+    """equal/not_equal that also compare key arrays, by their key data (as jax)."""
+    def compare(x1, x2, /):
+        k1, k2 = (getattr(getattr(x, "aval", None), "dtype", None) for x in (x1, x2))
+        if not (isinstance(k1, dtypes.ExtendedDType) or isinstance(k2, dtypes.ExtendedDType)):
+            return fn(x1, x2)
+        from funcgraph.random import key_data
+        from funcgraph.numpy import all as all_, any as any_
+        if k1 != k2:
+            raise TypeError(f"{fn.__name__}: cannot compare {k1} with {k2}")
+        same = fn(key_data(x1), key_data(x2))
+        return (all_ if combine == "all" else any_)(same, axis=-1)
+    core.named_function(compare, fn.__name__)
+    return compare
+
+
+equal = _key_comparison(_binary(ew.eq_p), "all")
+not_equal = _key_comparison(_binary(ew.ne_p), "any")
 less = _binary(ew.lt_p)
 less_equal = _binary(ew.le_p)
 greater = _binary(ew.gt_p)

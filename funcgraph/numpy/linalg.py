@@ -86,7 +86,9 @@ def _const(value, dtype):
 
 def _onehot(idx, n, dtype):
     """(..., k) integer indices -> (..., k, n) one-hot rows."""
-    return (idx[..., None] == _arange(n, dtype=idx.dtype)).astype(dtype)
+    # ranks made equal: no rank promotion (which jax_numpy_rank_promotion may forbid)
+    row = _arange(n, dtype=idx.dtype).reshape((1,) * idx.ndim + (n,))
+    return (idx[..., None] == row).astype(dtype)
 
 
 def _diag(x):
@@ -157,6 +159,8 @@ def _lu_factor_impl(a):
 
     perm0 = _broadcast_to(rows, batch + (m,))
     swaps0 = _zeros(batch, np.int32)
+    if min(m, n) == 0:  # nothing to factor (and argmax of no rows cannot be traced)
+        return a.astype(dt), perm0, swaps0
     return lax.fori_loop(0, min(m, n), step, (a.astype(dt), perm0, swaps0))
 
 

@@ -12,7 +12,8 @@ from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.lowering import emit_call
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import (
-    batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr, transpose_jaxpr)
+    batch_jaxpr_auto, const_free, jvp_jaxpr, partial_eval_jaxpr,
+    transpose_jaxpr)
 
 
 def _pjit_shape(*avals, jaxpr, name):
@@ -102,9 +103,9 @@ def _pjit_transpose(cts, *args, jaxpr, name):
 def _pjit_batch(axis_data, args, dims, jaxpr, name):
     batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name,
                                 axis_data.spmd_axis_name),
-                      lambda: batch_jaxpr(jaxpr, dims, axis_data))
-    outs = bind_call(batched, args, name)
-    return outs, [0] * len(outs)
+                      lambda: batch_jaxpr_auto(jaxpr, dims, axis_data))
+    outs = bind_call(batched[0], args, name)
+    return outs, [0 if b else None for b in batched[1]]
 
 
 jvp_rules[pjit_p] = _pjit_jvp

@@ -14,10 +14,11 @@ prints the primals only and it transposes to nothing; under vmap it runs once pe
 element, as in JAX.  pure_callback has no JVP (JAX's error; wrap it in custom_jvp)."""
 import string
 import sys
+import traceback
 
 import numpy as np
 
-from funcgraph import core, dtypes, ir, tree_util
+from funcgraph import backend, core, dtypes, ir, tree_util
 from funcgraph.array import Array, default_device, reshard
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import direct_impls, eval_trace, to_concrete
@@ -68,9 +69,14 @@ class FlatCallback:
 
 
 def _as_arrays(values, avals):
-    """Host values as funcgraph Arrays the callback may keep (copies)."""
-    return [Array(np.array(v, dtype=a.dtype, copy=True), a)
+    """Host values as funcgraph Arrays the callback may keep (copies); as in JAX they are
+    not weakly typed (they come from the device)."""
+    return [Array(np.array(v, dtype=a.dtype, copy=True), _strong(a))
             for v, a in core.safe_zip(values, avals)]
+
+
+def _strong(aval):
+    return aval.update(weak_type=False) if aval.weak_type else aval
 
 
 def _concrete_args(args):
@@ -231,7 +237,14 @@ def _eager_results(args, callback, result_avals, sharding, what):
     """The callback called at once; its results on the device `sharding` names (which
     must be one the operands are on, as in JAX), else the default one."""
     device = _callback_device(args, sharding, what)
-    outs = _checked_results(callback(*_concrete_args(args)), result_avals)
+    try:
+        arrays = [Array(a._value, _strong(a.aval)) if a.aval.weak_type else a
+                  for a in _concrete_args(args)]  # as compiled code hands them over
+        outs = _checked_results(callback(*arrays), result_avals)
+    except Exception as e:  # as in JAX, where eager calls run compiled: the runtime's error
+        raise backend.runtime_error_type()(
+            f"INTERNAL: CpuCallback error calling callback: "
+            f"{''.join(traceback.format_exception(e)).rstrip()}") from e
     results = [Array(v, a) for v, a in core.safe_zip(outs, result_avals)]
     if device is None:
         return results

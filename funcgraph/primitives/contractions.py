@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from funcgraph import core
+from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.ad_util import is_zero
@@ -49,6 +49,11 @@ def _dot_general_shape(x, y, dimension_numbers, precision=None, preferred_elemen
 _HOST_DOT_MAX_WORK = 1 << 16
 
 
+# The float types whose products accumulate in float32 (NumPy's einsum cannot multiply
+# ml_dtypes' 8- and 4-bit floats at all).
+_WIDENED = frozenset(NARROW_FLOATS + dtypes.NARROW_FLOATS)
+
+
 def _dot_general_impl(x, y, dimension_numbers, precision=None, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     lf = [i for i in range(x.ndim) if i not in lc and i not in lb]
@@ -70,7 +75,7 @@ def _dot_general_impl(x, y, dimension_numbers, precision=None, preferred_element
     spec = f"{''.join(xs)},{''.join(ys)}->{''.join(out)}"
     if x.dtype == np.bool_:
         result = np.einsum(spec, x.astype(np.int32), y.astype(np.int32)) != 0
-    elif x.dtype in NARROW_FLOATS:  # accumulate in float32, round once
+    elif {x.dtype, y.dtype} & _WIDENED:  # accumulate in float32, round once
         result = np.einsum(spec, x.astype(np.float32), y.astype(np.float32))
     else:
         result = np.einsum(spec, x, y)

@@ -3,7 +3,7 @@
 Their params hold const-free ClosedJaxprs (closed-over values are passed as
 leading operands).  Each block holds the primitive's rules: shape rule,
 lowering to StableHLO `case`/`while`, JVP, partial evaluation and transpose
-(reverse mode; while has none, as in JAX) and batching.  With no NumPy impl,
+(reverse mode; while's is an error, as in JAX) and batching.  With no NumPy impl,
 eager calls run compiled."""
 import numpy as np
 
@@ -23,7 +23,7 @@ from funcgraph.primitives.call import merge_tangents
 from funcgraph.primitives.elementwise import add_p, select_n_p
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import (
-    batch_jaxpr, batched_outputs, const_free, jvp_jaxpr, partial_eval_jaxpr)
+    batch_jaxpr, batch_jaxpr_auto, const_free, jvp_jaxpr, partial_eval_jaxpr)
 from funcgraph.primitives.reductions import reduce_or_p
 
 INT32_SCALAR = ShapedArray((), dtypes.int32)
@@ -204,10 +204,13 @@ def _cond_transpose(cts, index, *ops, branches):
 def _cond_batch(axis_data, args, dims, branches):
     index, ops = args[0], args[1:]
     index_dim, op_dims = dims[0], dims[1:]
-    batched = [batch_jaxpr(b, op_dims, axis_data) for b in branches]
-    if index_dim is None:
+    if index_dim is None:  # outputs unbatched in every branch stay unbatched
+        found = [batch_jaxpr_auto(b, op_dims, axis_data)[1] for b in branches]
+        out_b = [any(f[i] for f in found) for i in range(len(found[0]))]
+        batched = [batch_jaxpr(b, op_dims, axis_data, out_b) for b in branches]
         outs = cond_p.bind(index, *ops, branches=tuple(batched))
-        return outs, [0] * len(outs)
+        return outs, [0 if b else None for b in out_b]
+    batched = [batch_jaxpr(b, op_dims, axis_data) for b in branches]
     # A batched predicate: every branch runs, and each lane selects its own result.
     index = batch_at(index, index_dim, axis_data.size)
     results = [eval_jaxpr(b.jaxpr, [], *ops) for b in batched]
@@ -324,11 +327,70 @@ def _while_jvp(primals, tangents, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
 
 
 def _while_partial_eval(trace, args, params):
-    raise TypeError(
-        "Reverse-mode differentiation does not work for lax.while_loop (or fori_loop with "
-        "traced bounds): the number of iterations is not known, so the values the backward "
-        "pass needs cannot be stored. Use lax.scan, or lax.fori_loop with static (Python "
-        "int) bounds, which is implemented with scan; forward mode (jvp, jacfwd) works.")
+    """As in JAX: the known carries (those that never depend on an unknown input) come
+    from a loop of the known part of the body, run now; the unknown ones from the whole
+    loop, staged with the known inputs as residuals (it recomputes the known carries).
+    With an unknown predicate, or every carry unknown, the whole loop is staged."""
+    nc, nb = params["cond_nconsts"], params["body_nconsts"]
+    cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+    unknowns = [trace.is_unknown(a) for a in args]
+    cond_uk, body_uk, carry_init_uk = unknowns[:nc], unknowns[nc:nc + nb], unknowns[nc + nb:]
+    carry_uk = _carry_fixpoint(
+        lambda cu: partial_eval_jaxpr(body_jaxpr, body_uk + cu, instantiate=cu)[2],
+        carry_init_uk)
+    if all(carry_uk):
+        return trace.stage(while_p, list(args), params)
+    cond_split = partial_eval_jaxpr(cond_jaxpr, cond_uk + carry_uk)
+    if cond_split[2][0]:
+        return trace.stage(while_p, list(args), params)
+    cond_known, cond_consts = _known_part(cond_split)
+    body_known, body_consts = _known_part(
+        partial_eval_jaxpr(body_jaxpr, body_uk + carry_uk, instantiate=carry_uk))
+    known = [a for a, u in zip(args, cond_uk + body_uk + carry_uk) if not u]
+    n_cond = nc - sum(cond_uk)
+    n_body = n_cond + nb - sum(body_uk)
+    with core.set_trace(trace.parent):
+        known_outs = iter(while_p.bind(
+            *cond_consts, *known[:n_cond], *body_consts, *known[n_cond:],
+            cond_jaxpr=cond_known, body_jaxpr=body_known,
+            cond_nconsts=len(cond_consts) + n_cond,
+            body_nconsts=len(body_consts) + n_body - n_cond))
+    staged = trace.stage(while_p, list(args), params)
+    return [s if u else next(known_outs) for s, u in zip(staged, carry_uk)]
+
+
+def _known_part(split):
+    """From partial_eval_jaxpr's split, the known jaxpr without its residual outputs
+    (and the equations only they need), const-free: (jaxpr, its leading consts)."""
+    known, _, _, num_res = split
+    jaxpr = known.jaxpr
+    outvars = jaxpr.outvars[:len(jaxpr.outvars) - num_res]
+    live = {v for v in outvars if type(v) is not ir.Literal}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in live for v in eqn.outvars) or ir.eqn_effects(eqn):
+            eqns.append(eqn)
+            live.update(x for x in eqn.invars if type(x) is not ir.Literal)
+    pruned = ir.ClosedJaxpr(ir.Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, eqns[::-1]),
+                            known.consts)
+    ir.check(pruned)
+    return const_free(pruned)
+
+
+def _while_transpose(cts, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    raise ValueError(
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
+        "with dynamic start/stop values: the number of iterations is not known, so the "
+        "values the backward pass needs cannot be stored. Try using lax.scan, or "
+        "lax.fori_loop with static (Python int) start/stop, which is implemented with "
+        "scan; forward mode (jvp, jacfwd, linearize) works.")
+
+
+def _batched_by_rules(closed, in_batched, axis_data):
+    """Which outputs of closed depend on the batch (inputs batched at axis 0), asked of
+    the batching rules as JAX does: a dataflow pass would batch every output of an
+    equation with a sub-jaxpr, such as a loop counter next to a batched carry."""
+    return batch_jaxpr_auto(closed, [0 if b else None for b in in_batched], axis_data)[1]
 
 
 def _while_batch(axis_data, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -336,9 +398,10 @@ def _while_batch(axis_data, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, bo
     cdims, bdims, carry_dims = dims[:nc], dims[nc:nc + nb], dims[nc + nb:]
     const_b = [d is not None for d in bdims]
     carry_b = _carry_fixpoint(
-        lambda cb: batched_outputs(body_jaxpr.jaxpr, const_b + cb),
+        lambda cb: _batched_by_rules(body_jaxpr, const_b + cb, axis_data),
         [d is not None for d in carry_dims])
-    pred_b = batched_outputs(cond_jaxpr.jaxpr, [d is not None for d in cdims] + carry_b)[0]
+    pred_b = _batched_by_rules(cond_jaxpr, [d is not None for d in cdims] + carry_b,
+                               axis_data)[0]
     if pred_b:
         carry_b = [True] * len(carry_b)
     carry = [batch_at(a, d, axis_data.size) if b else a
@@ -378,6 +441,7 @@ def _while_batch(axis_data, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, bo
 
 jvp_rules[while_p] = _while_jvp
 partial_eval_rules[while_p] = _while_partial_eval
+transpose_rules[while_p] = _while_transpose
 batching_rules[while_p] = _while_batch
 
 
@@ -686,9 +750,10 @@ def _scan_batch(axis_data, args, dims, jaxpr, num_consts, num_carry, length, rev
     const_dims, carry_dims, xs_dims = dims[:nc], dims[nc:nc + nk], dims[nc + nk:]
     const_b = [d is not None for d in const_dims]
     xs_b = [d is not None for d in xs_dims]
-    carry_b = _carry_fixpoint(lambda cb: batched_outputs(jaxpr.jaxpr, const_b + cb + xs_b)[:nk],
-                              [d is not None for d in carry_dims])
-    ys_b = batched_outputs(jaxpr.jaxpr, const_b + carry_b + xs_b)[nk:]
+    carry_b = _carry_fixpoint(
+        lambda cb: _batched_by_rules(jaxpr, const_b + cb + xs_b, axis_data)[:nk],
+        [d is not None for d in carry_dims])
+    ys_b = _batched_by_rules(jaxpr, const_b + carry_b + xs_b, axis_data)[nk:]
     consts = [batch_at(a, d, axis_data.size) if d is not None else a
               for a, d in zip(args[:nc], const_dims)]
     carry = [batch_at(a, d, axis_data.size) if b else a

@@ -11,7 +11,7 @@ from funcgraph.interpreters.transpose import transpose_rules
 from funcgraph.lowering import emit_call, lower_closed_body
 from funcgraph.primitives.batching_helpers import batch_at, vmap_flat
 from funcgraph.primitives.helpers import declare
-from funcgraph.primitives.jaxprs import batch_jaxpr, const_free
+from funcgraph.primitives.jaxprs import batch_jaxpr, batch_jaxpr_auto, const_free
 
 
 def _call_lowering(ctx, avals_in, avals_out, *args, call_jaxpr, name, **params):
@@ -122,11 +122,13 @@ def _custom_jvp_call_jvp(primals, tangents, call_jaxpr, jvp, num_consts, name):
     if any(not is_zero(t) for t in tangents[:num_consts]):
         raise _closed_over_error("custom_jvp", name)
     args = primals[num_consts:]
-    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
-    outs, out_tangents = jvp(list(args), arg_tangents)
+    arg_tangents = tangents[num_consts:]
+    if not getattr(jvp, "symbolic_zeros", False):  # else the rule sees zeros as such
+        arg_tangents = [instantiate(t) for t in arg_tangents]
+    outs, out_tangents = jvp(list(args), list(arg_tangents))
     # A float0 tangent (of an integer output) is a symbolic zero for the rules after.
     return outs, [Zero(tangent_aval(core.get_aval(o)))
-                  if core.get_aval(t).dtype == dtypes.float0 else t
+                  if not is_zero(t) and core.get_aval(t).dtype == dtypes.float0 else t
                   for o, t in core.safe_zip(outs, out_tangents)]
 
 
@@ -134,11 +136,15 @@ jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 
 
 def _custom_jvp_call_batch(axis_data, args, dims, call_jaxpr, jvp, num_consts, name):
+    if isinstance(call_jaxpr, ir.ClosedJaxpr):
+        return _custom_jvp_call_batch_staged(axis_data, args, dims, call_jaxpr, jvp,
+                                             num_consts, name)
     args = _all_at_front(axis_data, args, dims)
     batched_call = _batched_call(call_jaxpr, axis_data, len(args))
 
     def batched_jvp(primals, tangents):
         n = len(primals)
+        tangents = [instantiate(t) for t in tangents]
 
         def flat(*xs):
             outs, out_tangents = jvp(list(xs[:n]), list(xs[n:]))
@@ -149,6 +155,31 @@ def _custom_jvp_call_batch(axis_data, args, dims, call_jaxpr, jvp, num_consts, n
     outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp=batched_jvp,
                                   num_consts=num_consts, name=name)
     return outs, [0] * len(outs)
+
+
+def _custom_jvp_call_batch_staged(axis_data, args, dims, call_jaxpr, jvp, num_consts, name):
+    """As in JAX, unbatched inputs stay unbatched, and so do the outputs that do not
+    depend on the batch (equinox's error_if keeps an unbatched predicate this way)."""
+    in_dims = [None if d is None else 0 for d in dims]
+    args = [a if d is None else batch_at(a, d, axis_data.size) for a, d in zip(args, dims)]
+    batched_call, out_batched = batch_jaxpr_auto(call_jaxpr, in_dims, axis_data)
+    out_dims = [0 if b else None for b in out_batched]
+    arg_dims = in_dims[num_consts:]
+
+    def batched_jvp(primals, tangents):
+        n = len(primals)
+        tangents = [instantiate(t) for t in tangents]
+
+        def flat(*xs):
+            outs, out_tangents = jvp(list(xs[:n]), list(xs[n:]))
+            return list(outs) + list(out_tangents)
+        res = vmap_flat(flat, list(primals) + tangents, arg_dims * 2, axis_data.size,
+                        axis_data.name, out_dims * 2)
+        return res[:len(res) // 2], res[len(res) // 2:]
+
+    outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp=batched_jvp,
+                                  num_consts=num_consts, name=name)
+    return outs, out_dims
 
 
 batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
@@ -165,7 +196,10 @@ def _custom_vjp_call_jvp(primals, tangents, call_jaxpr, fwd, bwd, num_consts, na
     if any(not is_zero(t) for t in tangents[:num_consts]):
         raise _closed_over_error("custom_vjp", name)
     args = primals[num_consts:]
-    outs, residuals = fwd(list(args))
+    if getattr(fwd, "symbolic_zeros", False):  # fwd is told which inputs are perturbed
+        outs, residuals = fwd(list(args), [not is_zero(t) for t in tangents[num_consts:]])
+    else:
+        outs, residuals = fwd(list(args))
     arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
     out_avals = tuple(tangent_aval(core.get_aval(o)) for o in outs)
     out_tangents = custom_lin_p.bind(*residuals, *arg_tangents, num_res=len(residuals),
@@ -181,16 +215,19 @@ def _custom_vjp_call_batch(axis_data, args, dims, call_jaxpr, fwd, bwd, num_cons
     batched_call = _batched_call(call_jaxpr, axis_data, len(args))
     counts = {}
 
-    def batched_fwd(primals):
+    def batched_fwd(primals, perturbed=None):
         def flat(*xs):
-            outs, residuals = fwd(list(xs))
+            outs, residuals = (fwd(list(xs)) if perturbed is None
+                               else fwd(list(xs), perturbed))
             counts["outs"] = len(outs)
             return list(outs) + list(residuals)
         res = _vmapped(flat, axis_data, len(primals))(*primals)
         return res[:counts["outs"]], res[counts["outs"]:]
+    batched_fwd.symbolic_zeros = getattr(fwd, "symbolic_zeros", False)
 
     def batched_bwd(residuals, cts):
         n = len(residuals)
+        cts = [instantiate(c) for c in cts]
         return _vmapped(lambda *xs: bwd(list(xs[:n]), list(xs[n:])), axis_data,
                         n + len(cts))(*residuals, *cts)
 
@@ -224,8 +261,9 @@ direct_impls[custom_lin_p] = _custom_lin_eval
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
     residuals = args[:num_res]
-    cts = [instantiate(c) for c in cts]
-    cts_in = bwd(list(residuals), cts)
+    if not getattr(bwd, "symbolic_zeros", False):  # else bwd sees zeros as such
+        cts = [instantiate(c) for c in cts]
+    cts_in = bwd(list(residuals), list(cts))
     return [None] * num_res + list(cts_in)
 
 

@@ -106,6 +106,27 @@ def batch_jaxpr(closed, in_dims, axis_data, out_batched=None):
     return trace_flat(batched, in_avals)
 
 
+def batch_jaxpr_auto(closed, in_dims, axis_data):
+    """batch_jaxpr whose outputs are batched (along axis 0) only where they depend on the
+    batch, as the batching rules say (as in JAX: a loop counter or a call's unbatched
+    result stays unbatched): (jaxpr, which outputs are batched)."""
+    in_avals = []
+    for aval, d in core.safe_zip(closed.in_avals, in_dims):
+        if d is None:
+            in_avals.append(aval)
+        else:
+            in_avals.append(aval.update(shape=aval.shape[:d] + (axis_data.size,) + aval.shape[d:]))
+    found = []
+
+    def batched(*args):
+        vals, dims = batch_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                                list(args), list(in_dims), axis_data.size, axis_data.name,
+                                axis_data.spmd_axis_name)
+        found[:] = [d is not None for d in dims]
+        return place_outputs(vals, dims, [0 if b else None for b in found], axis_data.size)
+    return trace_flat(batched, in_avals), found
+
+
 def batched_outputs(jaxpr, in_batched):
     """Which outputs of a jaxpr depend on its batched inputs (a forward dataflow pass;
     equations with sub-jaxprs count as depending on all their inputs)."""

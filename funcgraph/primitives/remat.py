@@ -14,7 +14,8 @@ from funcgraph.primitives.call import merge_tangents, pjit_p
 from funcgraph.primitives.control_flow import cond_p, scan_p, while_p
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import (
-    batch_jaxpr, const_free, jvp_jaxpr, partial_eval_jaxpr, transpose_jaxpr)
+    batch_jaxpr_auto, const_free, jvp_jaxpr, partial_eval_jaxpr,
+    transpose_jaxpr)
 
 
 # --- name: the identity, marking a value for checkpoint policies ---------------------
@@ -304,10 +305,10 @@ transpose_rules[remat_p] = _remat_transpose
 def _remat_batch(axis_data, args, dims, jaxpr, prevent_cse, differentiated, policy):
     batched = _cached(jaxpr, ("batch", tuple(dims), axis_data.size, axis_data.name,
                                 axis_data.spmd_axis_name),
-                      lambda: batch_jaxpr(jaxpr, dims, axis_data))
-    outs = remat_p.bind(*args, jaxpr=batched, prevent_cse=prevent_cse,
+                      lambda: batch_jaxpr_auto(jaxpr, dims, axis_data))
+    outs = remat_p.bind(*args, jaxpr=batched[0], prevent_cse=prevent_cse,
                         differentiated=differentiated, policy=policy)
-    return outs, [0] * len(outs)
+    return outs, [0 if b else None for b in batched[1]]
 
 
 batching_rules[remat_p] = _remat_batch

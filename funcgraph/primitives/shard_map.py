@@ -43,7 +43,7 @@ from funcgraph.primitives.collectives import psum_p
 from funcgraph.primitives.elementwise import div_p
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import batch_jaxpr, jvp_jaxpr, partial_eval_jaxpr
-from funcgraph.sharding import PartitionSpec
+from funcgraph.sharding import NamedSharding, PartitionSpec
 
 
 def tiles(mesh, spec, ndim):
@@ -168,7 +168,18 @@ def _shard_map_direct(*args, jaxpr, mesh, manual_axes, in_specs, out_specs, chec
         return trace_flat(lambda *xs: shard_map_p.bind(*xs, **params), avals)
     program = _cached(jaxpr, ("eager", mesh, manual_axes, tuple(in_specs), tuple(out_specs),
                               tuple(avals)), make)
-    return compiled_eval["jaxpr"](program, list(args))
+    outs = compiled_eval["jaxpr"](program, list(args))
+    if set(manual_axes) == set(mesh.axis_names):
+        # as jax's, an eager shard_map's results carry NamedSharding(mesh, out_spec) as
+        # written (P(None) stays P(None,)), where that is the layout XLA gave them
+        for out, spec in zip(outs, out_specs, strict=True):
+            given = getattr(out, "_sharding", None)
+            if isinstance(given, NamedSharding) and given.mesh == mesh and \
+                    len(spec) <= out.ndim:
+                named = NamedSharding(mesh, spec)
+                if given.is_equivalent_to(named, out.ndim):
+                    out._sharding = named
+    return outs
 
 
 direct_impls[shard_map_p] = _shard_map_direct

@@ -9,6 +9,7 @@ import numpy as np
 from funcgraph import core, dtypes, lax
 from funcgraph.config import config
 from funcgraph.lax._sharding import sharded_result
+from funcgraph.random import _keys
 import funcgraph.numpy as fnp
 from funcgraph.transforms.jit import jit
 
@@ -122,6 +123,12 @@ def _as_u32_array(x):
 
 
 def _check_key(name, key):
+    """The raw uint32[2] data of a single key (a typed key array is unwrapped)."""
+    if _keys.is_key_array(key):
+        if key.shape:
+            raise TypeError(f"{name} accepts a single key, but was given a key array of "
+                            f"shape {key.shape} != (). Use jax.vmap for batching.")
+        return _keys.unwrap(key)
     key = fnp.asarray(key)
     if key.dtype != _U32 or key.shape != (2,):
         hint = (" For a batch of keys, map over it with funcgraph.vmap."
@@ -185,6 +192,14 @@ def _seed_words(seed):
     return hi, lo
 
 
+def _out_sharding(fn):
+    """fn with jax's keyword-only `out_sharding=` (the result laid out as it says)."""
+    @functools.wraps(fn)
+    def wrapper(*args, out_sharding=None, **kwargs):
+        return sharded_result(fn(*args, **kwargs), out_sharding)
+    return wrapper
+
+
 def _x64():
     return config.jax_enable_x64
 
@@ -195,13 +210,15 @@ def PRNGKey(seed):
     return fnp.stack([fnp.asarray(hi), fnp.asarray(lo)])
 
 
-def key(seed):
-    """Same as PRNGKey: funcgraph keys are raw uint32[2] arrays (no typed key dtype)."""
-    return PRNGKey(seed)
+def key(seed, *, impl=None):
+    """A typed key array, key<fry>[], from an integer seed (as JAX's random.key)."""
+    return _keys.wrap(PRNGKey(seed), _keys.impl_name(impl))
 
 
 def key_data(keys):
-    """The raw uint32[..., 2] data of keys (funcgraph keys are already raw)."""
+    """The raw uint32[..., 2] data of keys (a raw key array is returned as it is)."""
+    if _keys.is_key_array(keys):
+        return _keys.unwrap(keys)
     keys = fnp.asarray(keys)
     if keys.dtype != _U32 or keys.shape[-1:] != (2,):
         raise TypeError(f"key_data needs uint32[..., 2] keys, got {keys.dtype}{list(keys.shape)}")
@@ -209,22 +226,29 @@ def key_data(keys):
 
 
 def wrap_key_data(key_bits_array, *, impl=None):
-    """Keys from raw uint32[..., 2] data; only the threefry2x32 implementation exists."""
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(f"funcgraph.random only implements threefry2x32, got impl={impl!r}")
-    return key_data(key_bits_array)
+    """A typed key array over raw uint32[..., 2] key data."""
+    if _keys.is_key_array(key_bits_array):
+        raise TypeError("wrap_key_data: the argument is already a key array; pass its raw "
+                        "data (random.key_data)")
+    return _keys.wrap(fnp.asarray(key_bits_array), _keys.impl_name(impl))
+
+
+def _rewrap(typed, raw):
+    return _keys.wrap(raw) if typed else raw
 
 
 def split(key, num=2):
     """`num` (an int or a shape) new keys, stacked as uint32[*num, 2]."""
+    typed = _keys.is_key_array(key)
     key = _check_key("split", key)
     shape = tuple(num) if isinstance(num, Sequence) else (operator.index(num),)
     b0, b1 = _hash_counters(key, shape)
-    return fnp.stack([b0, b1], axis=len(shape))
+    return _rewrap(typed, fnp.stack([b0, b1], axis=len(shape)))
 
 
 def fold_in(key, data):
     """A new key that is a deterministic function of `key` and a 32-bit integer."""
+    typed = _keys.is_key_array(key)
     key = _check_key("fold_in", key)
     if np.ndim(data) or (hasattr(data, "shape") and data.shape):
         raise TypeError("fold_in accepts a scalar, but was given an array of shape "
@@ -235,7 +259,7 @@ def fold_in(key, data):
         word = lax.convert_element_type(fnp.asarray(data), _U32)
     k0, k1 = _key_words(key, ())
     b0, b1 = _threefry_hash(k0, k1, lax.broadcast_in_dim(_u32(0), (), ()), word)
-    return fnp.stack([b0, b1])
+    return _rewrap(typed, fnp.stack([b0, b1]))
 
 
 # ----------------------------------------------------------------------------- bits
@@ -251,6 +275,7 @@ def _random_bits(key, bit_width, shape):
     return mixed if bit_width == 32 else lax.convert_element_type(mixed, dtype)
 
 
+@_out_sharding
 def bits(key, shape=(), dtype=None):
     """Uniform random bits of an unsigned integer dtype."""
     key = _check_key("bits", key)
@@ -334,6 +359,7 @@ def _normal_of(key, shape, dtype):
     return _normal_real(key, shape=shape, dtype=dtype)
 
 
+@_out_sharding
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal samples truncated to the open interval (lower, upper)."""
     key = _check_key("truncated_normal", key)
@@ -362,6 +388,7 @@ def _truncated_normal(key, lower, upper, *, shape, dtype):
     return fnp.clip(out, lo, hi)
 
 
+@_out_sharding
 def bernoulli(key, p=np.float32(0.5), shape=None, mode="low"):
     """Booleans that are True with probability p."""
     key = _check_key("bernoulli", key)
@@ -390,6 +417,7 @@ def _bernoulli(key, p, *, shape, mode):
     return _uniform(key, zero, one, shape=shape, dtype=dtype) < p
 
 
+@_out_sharding
 def exponential(key, shape=(), dtype=None):
     """Samples of the unit-rate exponential distribution."""
     key = _check_key("exponential", key)
@@ -421,6 +449,7 @@ def _gumbel(key, *, shape, dtype, mode):
     return -fnp.log(-fnp.log(u))
 
 
+@_out_sharding
 def gumbel(key, shape=(), dtype=None, mode=None):
     """Standard Gumbel samples; mode 'low' (default) or 'high' (finer near 0)."""
     key = _check_key("gumbel", key)
@@ -433,6 +462,7 @@ def gumbel(key, shape=(), dtype=None, mode=None):
     return _gumbel(key, shape=shape, dtype=dtype, mode=mode)
 
 
+@_out_sharding
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     """Category indices drawn from softmax(logits) along `axis` (the Gumbel-max trick)."""
     key = _check_key("categorical", key)
@@ -497,6 +527,7 @@ def _integer_param(x):
     return x
 
 
+@_out_sharding
 def randint(key, shape, minval, maxval, dtype=None):
     """Integers in [minval, maxval), from 2 * nbits random bits per value (small bias)."""
     key = _check_key("randint", key)
@@ -553,6 +584,7 @@ def _shuffle(key, x, axis):
     return x
 
 
+@_out_sharding
 def permutation(key, x, axis=0, independent=False):
     """A random permutation of arange(x) (int x) or of x along `axis`."""
     key = _check_key("permutation", key)

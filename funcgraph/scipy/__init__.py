@@ -1,3 +1,3 @@
 """funcgraph.scipy: parts of the SciPy API (JAX's scipy semantics).  Its submodules are
 attributes once funcgraph.scipy is imported, as JAX's scipy submodules are."""
-from funcgraph.scipy import linalg, sparse, special, stats  # noqa: F401
+from funcgraph.scipy import fft, linalg, optimize, sparse, special, stats  # noqa: F401

@@ -71,13 +71,16 @@ def _pivots_from_permutation(perm):
 
     def step(k, carry):
         current, piv = carry
-        target = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1)
+        # (sums of int32 widen to the default int under x64: keep the loop int32)
+        target = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1).astype(np.int32)
         j = fnp.argmax(current == target[..., None], axis=-1).astype(np.int32)
-        at_k = fnp.sum(fnp.where(idx == k, current, 0), axis=-1)
+        at_k = fnp.sum(fnp.where(idx == k, current, 0), axis=-1).astype(np.int32)
         current = fnp.where(idx == j[..., None], at_k[..., None],
                             fnp.where(idx == k, target[..., None], current))
         return current, fnp.where(idx == k, j[..., None], piv)
     start = fnp.broadcast_to(idx, perm.shape)
+    if n == 0:
+        return fnp.zeros(perm.shape, np.int32)
     return lax.fori_loop(0, n, step, (start, fnp.zeros(perm.shape, np.int32)))[1]
 
 
@@ -86,9 +89,9 @@ def _permutation_from_pivots(piv):
     idx = fnp.arange(n, dtype=np.int32)
 
     def step(k, perm):
-        j = fnp.sum(fnp.where(idx == k, piv, 0), axis=-1)[..., None]
-        at_k = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1)[..., None]
-        at_j = fnp.sum(fnp.where(idx == j, perm, 0), axis=-1)[..., None]
+        j = fnp.sum(fnp.where(idx == k, piv, 0), axis=-1).astype(np.int32)[..., None]
+        at_k = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1).astype(np.int32)[..., None]
+        at_j = fnp.sum(fnp.where(idx == j, perm, 0), axis=-1).astype(np.int32)[..., None]
         return fnp.where(idx == k, at_j, fnp.where(idx == j, at_k, perm))
     return lax.fori_loop(0, n, step, fnp.broadcast_to(idx, piv.shape))
 
@@ -113,7 +116,8 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     b = fnp.asarray(b).astype(lu.dtype)
     b, vector = _as_matrix_rhs(b)
     n = lu.shape[-1]
-    p = (perm[..., :, None] == fnp.arange(n, dtype=perm.dtype)).astype(lu.dtype)
+    cols = fnp.arange(n, dtype=perm.dtype).reshape((1,) * perm.ndim + (n,))  # same rank
+    p = (perm[..., :, None] == cols).astype(lu.dtype)
     solve = functools.partial(_prims.triangular_solve, lu, left_side=True)
     if trans == 0:
         x = solve(solve(fnp.matmul(p, b), lower=True, unit_diagonal=True), lower=False)

@@ -118,11 +118,24 @@ def _primal_of(x):
 
 
 def _flatten_positional(fun, primals, has_aux):
-    """(leaves, tree of the primals tuple, flat fun, store) of fun called on primals."""
+    """(leaves, tree of the primals tuple, flat fun, store) of fun called on primals.
+    store.aux holds the aux output's leaves and tree (_aux rebuilds it)."""
     leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+
+    def flat_aux(aux):
+        aux_leaves, aux_tree = tree_util.tree_flatten(aux)
+        return [_primal_of(x) for x in aux_leaves], aux_tree
     flat, store = flatten_fun(fun, tree_util.tree_structure((tuple(primals), {})), has_aux,
-                              post=lambda aux: tree_util.tree_map(_primal_of, aux))
+                              post=flat_aux)
     return leaves, p_tree, flat, store
+
+
+def _aux(store):
+    """The aux output, rebuilt once the transformation's trace has ended (as jax's:
+    pytree nodes that record the trace they were made in, such as flax's Variables,
+    then belong to the caller's)."""
+    leaves, tree = store.aux
+    return tree_util.tree_unflatten(tree, leaves)
 
 
 def _check_tangent(primal, tangent, where):
@@ -144,6 +157,19 @@ def _check_tangent(primal, tangent, where):
 
 # --- forward mode -----------------------------------------------------------------
 
+def _computed_tangent(primal, tangent):
+    """A tangent passed through unchanged (a Python or NumPy input tangent) as an Array
+    of the computed output's tangent type, as jax's rules return them; outputs that are
+    inputs themselves keep their tangents as given."""
+    if type(tangent) is Array or isinstance(tangent, core.Tracer) \
+            or not isinstance(primal, (Array, core.Tracer)):
+        return tangent
+    aval = tangent_aval(core.get_aval(primal))
+    if aval.dtype == dtypes.float0:
+        return tangent
+    return Array(np.asarray(tangent, aval.dtype), aval)
+
+
 def jvp(fun, primals, tangents, has_aux=False):
     """(fun(*primals), the directional derivative of fun at primals along tangents)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -158,9 +184,10 @@ def jvp(fun, primals, tangents, has_aux=False):
                 for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
     out_p, out_t = jvp_flat(flat, p_leaves, t_leaves)
     out_tree = store.out_tree
+    out_t = [_computed_tangent(p, instantiate(t)) for p, t in zip(out_p, out_t)]
     result = (tree_util.tree_unflatten(out_tree, out_p),
-              tree_util.tree_unflatten(out_tree, [instantiate(t) for t in out_t]))
-    return result + (store.aux,) if has_aux else result
+              tree_util.tree_unflatten(out_tree, out_t))
+    return result + (_aux(store),) if has_aux else result
 
 
 def linearize(fun, *primals, has_aux=False):
@@ -179,7 +206,7 @@ def linearize(fun, *primals, has_aux=False):
         return tree_util.tree_unflatten(out_tree, linear(t_leaves))
     f_jvp.linear_map = linear
     out = tree_util.tree_unflatten(out_tree, out_p)
-    return (out, f_jvp, store.aux) if has_aux else (out, f_jvp)
+    return (out, f_jvp, _aux(store)) if has_aux else (out, f_jvp)
 
 
 # --- reverse mode -----------------------------------------------------------------
@@ -300,7 +327,7 @@ def vjp(fun, *primals, has_aux=False):
     pullback = Pullback(linear, p_tree, out_tree, [core.get_aval(o) for o in out_p],
                         arg_of_residual)
     out = tree_util.tree_unflatten(out_tree, out_p)
-    return (out, pullback, store.aux) if has_aux else (out, pullback)
+    return (out, pullback, _aux(store)) if has_aux else (out, pullback)
 
 
 def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):

@@ -1,15 +1,98 @@
 """custom_jvp, custom_vjp, custom_gradient and closure_convert, with JAX's API."""
 import functools
+import inspect
 
 import numpy as np
 
 from funcgraph import core, dtypes, tree_util
 from funcgraph.interpreters.eval import eval_jaxpr, wrap_value
-from funcgraph.interpreters.ad_util import tangent_aval, zeros_of
+from funcgraph.interpreters.ad_util import Zero, is_zero, tangent_aval, zeros_of
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.primitives import custom_ad
 from funcgraph.primitives.jaxprs import const_free
 from funcgraph.transforms.api_util import flatten_fun
+
+
+class SymbolicZero:
+    """A zero tangent or cotangent of type `aval`, as the rules of a custom_jvp or
+    custom_vjp defined with symbolic_zeros=True see them (JAX's SymbolicZero)."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+
+    def instantiate(self):
+        return zeros_of(self.aval)
+
+    @staticmethod
+    def from_primal_value(value):
+        return SymbolicZero(tangent_aval(core.get_aval(value)))
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval.str_short()})"
+
+
+def zero_from_primal(value, symbolic_zeros=False):
+    """The zero tangent of each leaf of value: SymbolicZeros, or arrays of zeros."""
+    def zero(x):
+        z = SymbolicZero.from_primal_value(x)
+        return z if symbolic_zeros else z.instantiate()
+    return tree_util.tree_map(zero, value)
+
+
+class CustomVJPPrimal:
+    """A primal input as the fwd of a custom_vjp with symbolic_zeros=True sees it: its
+    value and whether it is perturbed (has a nonzero tangent)."""
+
+    def __init__(self, value, perturbed):
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self):
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def _to_symbolic(t):
+    return SymbolicZero(t.aval) if is_zero(t) else t
+
+
+def _from_symbolic(t):
+    return Zero(t.aval) if type(t) is SymbolicZero else t
+
+
+def _resolve_kwargs(kind, name, signature, args, kwargs):
+    """args and kwargs as positional arguments by the function's signature, defaults
+    filled in, as JAX resolves a custom_jvp/custom_vjp call (a functools.partial's
+    signature is opaque: no keyword arguments); a TypeError for keywords that have no
+    position."""
+    if signature is None:
+        return args
+    try:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        unplaced = [k for k in bound.kwargs if k in kwargs]
+        if unplaced:
+            raise TypeError(f"The following keyword arguments could not be resolved to "
+                            f"positions: {', '.join(unplaced)}")
+    except TypeError as e:
+        raise TypeError(f"The input arguments to the {kind}-decorated function {name} could "
+                        f"not be resolved to positional-only arguments. Binding failed with "
+                        f"the error:\n{e}") from e
+    return bound.args
+
+
+def _signature(fun):
+    """fun's signature for _resolve_kwargs (None: accept the positional args as given)."""
+    if isinstance(fun, functools.partial):
+        return inspect.signature(lambda *args, **kwargs: None)
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
 
 
 def _split_nondiff(args, nondiff_argnums):
@@ -61,12 +144,16 @@ class custom_jvp:
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self._signature = _signature(fun)
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
+        self.symbolic_zeros = False
 
     def defjvp(self, jvp, symbolic_zeros=False):
-        """jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)."""
+        """jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out); with
+        symbolic_zeros, zero tangents reach it as SymbolicZeros (it may return them)."""
         self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
         return jvp
 
     def defjvps(self, *jvps):
@@ -86,17 +173,20 @@ class custom_jvp:
             return out, total
         self.defjvp(jvp)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self.jvp is None:
             raise AttributeError(f"no JVP defined for custom_jvp function {self.__name__}; "
                                  f"call defjvp first")
         name = getattr(self.fun, "__name__", "custom_jvp")
+        args = _resolve_kwargs("custom_jvp", name, self._signature, args, kwargs)
         call = SplitCall(self.fun, self.nondiff_argnums, args, name)
         nondiff, in_tree = call.nondiff, call.in_tree
-        user_jvp = self.jvp
+        user_jvp, symbolic = self.jvp, self.symbolic_zeros
 
         def flat_jvp(primals, tangents):
             p = tree_util.tree_unflatten(in_tree, primals)
+            if symbolic:
+                tangents = [_to_symbolic(t) for t in tangents]
             t = tree_util.tree_unflatten(in_tree, tangents)
             result = user_jvp(*nondiff, tuple(p), tuple(t))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -112,7 +202,8 @@ class custom_jvp:
                     raise ValueError(f"custom_jvp rule of {name}: tangent output {i} has shape "
                                      f"{core.get_aval(t).shape}, the primal output has "
                                      f"{core.get_aval(o).shape}")
-            return out_leaves, t_leaves
+            return out_leaves, [_from_symbolic(t) for t in t_leaves]
+        flat_jvp.symbolic_zeros = symbolic
 
         outs = custom_ad.custom_jvp_call_p.bind(
             *call.leaves, call_jaxpr=call.flat, jvp=flat_jvp, num_consts=0, name=name)
@@ -126,25 +217,35 @@ class custom_vjp:
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self._signature = _signature(fun)
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False):
         """fwd(*args) -> (out, residuals); bwd(*nondiff_args, residuals, cotangent) ->
-        a tuple with one cotangent (or None) per differentiable argument."""
+        a tuple with one cotangent (or None) per differentiable argument.  With
+        symbolic_zeros, fwd sees each differentiable leaf as a CustomVJPPrimal and bwd
+        zero cotangents as SymbolicZeros."""
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = symbolic_zeros
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self.fwd is None:
             raise AttributeError(f"no VJP defined for custom_vjp function {self.__name__}; "
                                  f"call defvjp first")
         name = getattr(self.fun, "__name__", "custom_vjp")
+        args = _resolve_kwargs("custom_vjp", name, self._signature, args, kwargs)
         call = SplitCall(self.fun, self.nondiff_argnums, args, name)
         nondiff, diff, in_tree = call.nondiff, call.diff, call.in_tree
         user_fwd, user_bwd, nondiff_argnums = self.fwd, self.bwd, self.nondiff_argnums
+        symbolic = self.symbolic_zeros
         res_tree_box = {}
 
-        def flat_fwd(primals):
+        def flat_fwd(primals, perturbed=None):
+            if symbolic:
+                perturbed = [True] * len(primals) if perturbed is None else perturbed
+                primals = [CustomVJPPrimal(p, bool(q)) for p, q in zip(primals, perturbed)]
             diff_args = tree_util.tree_unflatten(in_tree, primals)
             result = user_fwd(*_merge(nondiff_argnums, nondiff, diff_args))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -154,11 +255,19 @@ class custom_vjp:
             out_leaves, tree = tree_util.tree_flatten(out)
             call.record_out_tree("the output of fwd", tree)
             res_leaves, res_tree_box["tree"] = tree_util.tree_flatten(res)
-            return out_leaves, res_leaves
+            # Python numbers among the residuals reach bwd as they are (as in jax)
+            res_tree_box["python"] = {i: r for i, r in enumerate(res_leaves)
+                                      if core.is_python_scalar(r)}
+            return out_leaves, [r for r in res_leaves if not core.is_python_scalar(r)]
 
         def flat_bwd(res_leaves, cts):
-            res = tree_util.tree_unflatten(res_tree_box["tree"],
-                                           [_residual_array(r) for r in res_leaves])
+            given, python = iter(res_leaves), res_tree_box["python"]
+            n = res_tree_box["tree"].num_leaves
+            res_leaves = [python[i] if i in python else _residual_array(next(given))
+                          for i in range(n)]
+            res = tree_util.tree_unflatten(res_tree_box["tree"], res_leaves)
+            if symbolic:
+                cts = [_to_symbolic(c) for c in cts]
             ct = tree_util.tree_unflatten(call.store.out_tree, cts)
             result = user_bwd(*nondiff, res, ct)
             if not isinstance(result, (tuple, list)) or len(result) != len(diff):
@@ -174,9 +283,11 @@ class custom_vjp:
                     continue
                 ct_leaves, ct_tree = tree_util.tree_flatten(ct_i)
                 if ct_tree != arg_tree:
-                    raise TypeError(f"custom_vjp bwd of {name}: cotangent {i} has structure "
-                                    f"{ct_tree}, but argument {i} has structure {arg_tree}")
+                    ct_leaves = _cotangents_by_prefix(ct_i, arg, name, i, arg_tree)
                 for a, c in zip(arg_leaves, ct_leaves):
+                    if c is None or type(c) is SymbolicZero:
+                        flat.append(tangent_zero(a))
+                        continue
                     a_aval, c_aval = tangent_aval(core.get_aval(a)), core.get_aval(c)
                     if a_aval.shape != c_aval.shape:
                         raise ValueError(f"custom_vjp bwd of {name}: cotangent {i} has shape "
@@ -184,11 +295,39 @@ class custom_vjp:
                                          f"{a_aval.shape}")
                     flat.append(c)
             return flat
+        flat_fwd.symbolic_zeros = flat_bwd.symbolic_zeros = symbolic
 
         outs = custom_ad.custom_vjp_call_p.bind(
             *call.leaves, call_jaxpr=call.flat, fwd=flat_fwd, bwd=flat_bwd, num_consts=0,
             name=name)
         return tree_util.tree_unflatten(call.store.out_tree, outs)
+
+
+def _cotangents_by_prefix(ct, arg, name, i, arg_tree):
+    """One cotangent per leaf of `arg`, from a bwd result `ct` whose structure is a tree
+    prefix of arg's (as jax's): a None stands for zeros of its whole subtree, any other
+    leaf for the one leaf of its subtree (a raw array for a pytree node wrapping one,
+    such as flax's Variables)."""
+    ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda c: c is None)
+    try:
+        subtrees = ct_tree.flatten_up_to(arg)
+    except (ValueError, TypeError):
+        subtrees = None
+    flat = []
+    for c, sub in zip(ct_leaves, subtrees or ()):
+        n = len(tree_util.tree_leaves(sub))
+        if c is None:
+            flat.extend([None] * n)
+        elif n == 1:
+            flat.append(c)
+        else:
+            subtrees = None
+            break
+    if subtrees is None:
+        raise TypeError(f"custom_vjp bwd of {name}: cotangent {i} has structure "
+                        f"{tree_util.tree_structure(ct)}, but argument {i} has structure "
+                        f"{arg_tree}")
+    return flat
 
 
 def _residual_array(value):

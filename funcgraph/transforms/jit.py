@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from funcgraph import backend, core, dtypes, lowering, passes, shape_poly, tree_util
+from funcgraph import backend, core, dtypes, lowering, passes, refs, shape_poly, tree_util
 from funcgraph.array import Array, default_device
 from funcgraph.config import config, disable_jit
 from funcgraph.interpreters.batching import manual_axes_key
@@ -52,6 +52,9 @@ def to_buffer(x, aval, may_alias=False):
         return buf if buf is not None else x._device_buffer()
     if isinstance(x, core.Tracer):
         raise core.leaked_tracer_error(x)
+    if type(x) is ShapeDtypeStruct:  # closed over: fine for eval_shape/make_jaxpr only
+        raise TypeError("A ShapeDtypeStruct does not have a value and cannot be used as a "
+                        "constant in a JAX function.")
     return backend.device_put(np.asarray(x, aval.dtype), may_alias=may_alias)
 
 
@@ -274,12 +277,14 @@ compiled_eval["jaxpr"] = run_jaxpr
 class OutputSpec:
     """How the compiled outputs become the function's result: the output tree, and its
     float0 leaves (tangents of integer values), which are constants and not compiled."""
-    __slots__ = ("tree", "float0", "single")
+    __slots__ = ("tree", "float0", "single", "refs")
 
-    def __init__(self, tree, float0):
+    def __init__(self, tree, float0, refs=None):
         self.tree = tree
         self.float0 = float0  # {leaf index: NumPy float0 array}
-        self.single = tree.is_leaf() and not float0
+        # With Ref arguments (refs.py): a _RefOutputs saying which outputs are Refs.
+        self.refs = refs
+        self.single = tree.is_leaf() and not float0 and refs is None
 
     def unflatten(self, outs):
         if self.float0:
@@ -322,6 +327,54 @@ def _split_float0(out_leaves):
     float0 = {i: o for i, o in enumerate(out_leaves)
               if isinstance(o, np.ndarray) and o.dtype == dtypes.float0}
     return [o for i, o in enumerate(out_leaves) if i not in float0], float0
+
+
+class _RefOutputs:
+    """A jitted function given Refs (funcgraph.refs): inside the trace each Ref argument
+    is a Ref of its own holding the traced value (reads and writes stage as array
+    operations); the program returns, after the function's outputs, the value each
+    holds at the end, which the call writes back into the argument Refs (jax's state
+    discharge).  As in jax, a Ref may not be returned."""
+
+    def __init__(self, avals):
+        self.positions = [i for i, a in enumerate(avals) if type(a) is refs.AbstractRef]
+
+    def wrap(self, flat, store, name):
+        def with_refs(*leaves):
+            leaves = list(leaves)
+            inner = [refs.Ref(leaves[i]) for i in self.positions]
+            for ref, i in zip(inner, self.positions, strict=True):
+                leaves[i] = ref
+            outs = flat(*leaves)
+            for i, o in enumerate(outs):
+                if isinstance(o, refs.Ref):
+                    raise _returned_ref(name, o, i, store.out_tree,
+                                        any(o is r for r in inner))
+            return list(outs) + [r._get_value() for r in inner]
+        return with_refs
+
+    def finish(self, leaves, outs, spec):
+        """Write the final values into the argument Refs; the function's result."""
+        n = len(self.positions)
+        for i, value in zip(self.positions, outs[len(outs) - n:], strict=True):
+            leaves[i]._value = value
+        return OutputSpec(spec.tree, spec.float0).unflatten(outs[:len(outs) - n])
+
+
+def _returned_ref(name, ref, i, out_tree, passed_in):
+    dummy = tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
+    paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+    where = ("passed in as an argument" if passed_in else
+             "created inside the function")
+    at = f" at output tree path result{paths[i]}" if paths[i] else ""
+    return ValueError(f"function {name} traced for jit returned a mutable array reference "
+                      f"of type {ref.aval}{at}, but mutable array references cannot be "
+                      f"returned.\n\nThe returned mutable array was {where}.")
+
+
+def _ref_values(leaves):
+    """The leaves with each Ref replaced by the value it holds."""
+    return [x._get_value() if isinstance(x, refs.Ref) else x for x in leaves]
 
 
 class _CacheEntry:
@@ -475,6 +528,8 @@ class JitFunction(FastJit):
                                     or self.donate_argnums or self.donate_argnames)
         self._last_key = None
         functools.update_wrapper(self, fun, updated=())
+        if self.signature is not None:
+            self.__signature__ = self.signature  # inspect.signature(jit(f)), as jax's
 
     def _nparams(self):
         return len(self.signature.parameters) if self.signature else 0
@@ -543,6 +598,14 @@ class JitFunction(FastJit):
     def _trace(self, statics, in_tree, avals, what="jit"):
         flat, store = flatten_fun(lambda *a, **k: self._call_with(statics, a, k), in_tree)
         float0 = {}
+        ref_outputs = None
+        if any(type(a) is refs.AbstractRef for a in avals):
+            # Ref arguments: the program takes the values they hold and returns the
+            # values they hold at the end (written back after the call), as jax's
+            # state discharge does.
+            ref_outputs = _RefOutputs(avals)
+            flat = ref_outputs.wrap(flat, store, self.name)
+            avals = tuple(a.inner_aval if type(a) is refs.AbstractRef else a for a in avals)
 
         def traced(*leaves):
             # A symbolic dimension returned (x.shape[0] under export) is its value.
@@ -559,7 +622,7 @@ class JitFunction(FastJit):
         else:  # symbolic dimensions (export, eval_shape): primitives that support them only
             with core.symbolic_tracing():
                 closed = trace_flat(traced, avals, debug)
-        return closed, OutputSpec(store.out_tree, float0)
+        return closed, OutputSpec(store.out_tree, float0, ref_outputs)
 
     def _debug_info(self, what, statics, dyn_args, dyn_kwargs):
         """Names of the dynamic leaves (static arguments are left out, as they are not
@@ -611,6 +674,10 @@ class JitFunction(FastJit):
         entry = self._cache.get(key)
         if entry is None:
             entry = self._miss(key, statics, in_tree, avals, args, kwargs, dyn_args, committed)
+        if entry.out_tree.refs is not None:  # Ref arguments: never the fast path
+            outs = entry.run_leaves(_ref_values(leaves))
+            entry.compiled.delete_donated(leaves)
+            return entry.out_tree.refs.finish(leaves, outs, entry.out_tree)
         if (self._flat_fast_path and not kwargs and config.jax_default_device is None
                 and not config.check_nonfinite):
             # Whatever the first call's argument kinds (Arrays, NumPy values, Python
@@ -743,6 +810,9 @@ class JitFunction(FastJit):
                                            time.perf_counter() - start)
             entry = self._cache[("traced",) + key] = _CacheEntry(closed, out_tree, (),
                                                                  variant)
+        if entry.out_tree.refs is not None:
+            outs = bind_call(entry.closed, _ref_values(leaves), self.name)
+            return entry.out_tree.refs.finish(leaves, outs, entry.out_tree)
         if self._placed:
             dyn_args, _ = tree_util.tree_unflatten(in_tree, list(leaves))
             in_given, out_given = self._given_shardings(dyn_args, len(leaves), entry.out_tree)
@@ -945,8 +1015,11 @@ class Lowered(_StageInfo):
         self.text = module.text
 
     def as_text(self, dialect="stablehlo", *, debug_info=False):
+        if dialect == "hlo":
+            return backend.hlo_computation(self.text).as_hlo_text()
         if dialect != "stablehlo":
-            raise ValueError(f"as_text: only the 'stablehlo' dialect is available, not {dialect!r}")
+            raise ValueError(f"as_text: unknown dialect {dialect!r} (\"stablehlo\" or "
+                             f"\"hlo\")")
         return backend.pretty_mlir(self.text, debug_info)
 
     def cost_analysis(self):
@@ -954,10 +1027,13 @@ class Lowered(_StageInfo):
         return backend.lowered_cost_analysis(self.text)
 
     def compiler_ir(self, dialect=None):
-        """The module as an MLIR module object (jaxlib's MLIR bindings)."""
+        """The module as an MLIR module object (jaxlib's MLIR bindings), or with
+        dialect="hlo" as XLA's HLO computation (before optimization)."""
+        if dialect == "hlo":
+            return backend.hlo_computation(self.text)
         if dialect not in (None, "stablehlo"):
-            raise ValueError(f"compiler_ir: only the 'stablehlo' dialect is available, not "
-                             f"{dialect!r}")
+            raise ValueError(f"compiler_ir: unknown dialect {dialect!r} (\"stablehlo\" or "
+                             f"\"hlo\")")
         return backend.parse_mlir(self.text)
 
     def compile(self, compiler_options=None):
@@ -1045,12 +1121,13 @@ class Compiled(_StageInfo):
 
 class ShapeDtypeStruct:
     """A shape and dtype standing in for an array (eval_shape results, AOT arguments)."""
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape, dtype, weak_type=False):
+    def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
         self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
         self.weak_type = weak_type
+        self.sharding = sharding  # where the array is (or will be) placed; None: anywhere
 
     @property
     def ndim(self):
@@ -1144,5 +1221,17 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
 
 
 def eval_shape(fun, *args, **kwargs):
-    """The output shapes and dtypes of fun(*args) as ShapeDtypeStructs, without computing."""
+    """The output shapes and dtypes of fun(*args) as ShapeDtypeStructs, without computing.
+    Arguments may be anything with a `shape` and `dtype` (ShapeDtypeStructs, avals)."""
+    args, kwargs = tree_util.tree_map(_as_shape_dtype, (args, kwargs))
     return JitFunction(fun)._trace_for("eval_shape", args, kwargs).out_info
+
+
+def _as_shape_dtype(x):
+    if isinstance(x, (Array, core.Tracer, np.ndarray, np.generic, ShapeDtypeStruct)) \
+            or type(x) in core.PYTHON_SCALARS:
+        return x
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is None or dtype is None:
+        return x
+    return ShapeDtypeStruct(tuple(shape), dtype, weak_type=bool(getattr(x, "weak_type", False)))

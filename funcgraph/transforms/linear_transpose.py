@@ -21,7 +21,9 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     leaves, in_tree = tree_util.tree_flatten(primals)
     flat, store = flatten_fun(lambda *args: fun(*args),
                               tree_util.tree_structure((primals, {})))
-    in_avals = [core.get_aval(x).update(weak_type=False) for x in leaves]
+    # primals may be values or types (avals, ShapeDtypeStructs), as in JAX
+    in_avals = [(x if type(x) is core.ShapedArray else core.get_aval(x)).update(weak_type=False)
+                for x in leaves]
     closed = trace_flat(flat, in_avals)
     out_avals = closed.out_avals
     in_dtypes, out_dtypes = [a.dtype for a in in_avals], [a.dtype for a in out_avals]

@@ -1,6 +1,7 @@
 """named_scope and named_call: names for the equations a function stages, as JAX's name
 stack.  Printed by `jaxpr.pretty_print(name_stack=True)` and carried into the StableHLO
 locations (`loc("outer/inner/mul"(...))`), which XLA keeps as each op's op_name."""
+import contextlib
 import functools
 
 from funcgraph import core
@@ -12,8 +13,9 @@ def _check_name(name):
                         f"{type(name).__name__}).")
 
 
-class named_scope:
-    """Context manager: equations traced inside it carry `name` on their name stack."""
+class named_scope(contextlib.ContextDecorator):
+    """Context manager (or, as JAX's, a decorator): equations traced inside it carry
+    `name` on their name stack."""
 
     def __init__(self, name):
         _check_name(name)

@@ -301,18 +301,34 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         raise TypeError(f"pmap requires a callable, got {fun!r}")
     name = axis_name if axis_name is not None else "_pmap_axis"
 
-    def run(*args):
-        axes_per_arg = _normalize_in_axes(in_axes, args)
-        leaves, in_tree = flatten_args(args)
+    statics = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) \
+        else tuple(static_broadcasted_argnums)
+
+    def run(*args, **kwargs):
+        # static arguments reach fun as they are; keyword arguments map over axis 0
+        static = {i % len(args) for i in statics} if args else set()
+        dyn = [i for i in range(len(args)) if i not in static]
+        if isinstance(in_axes, (tuple, list)) and static:
+            axes_per_arg = [_normalize_in_axes(in_axes, args)[i] for i in dyn]
+        else:
+            axes_per_arg = _normalize_in_axes(in_axes, [args[i] for i in dyn])
+        leaves, in_tree = flatten_args([args[i] for i in dyn], kwargs)
         axes = []
-        for spec, arg in zip(axes_per_arg, args, strict=True):
-            axes.extend(_broadcast_prefix(spec, arg, "in_axes"))
+        for spec, i in zip(axes_per_arg, dyn, strict=True):
+            axes.extend(_broadcast_prefix(spec, args[i], "in_axes"))
+        axes.extend([0] * len(tree_util.tree_leaves(kwargs)))
+
+        def with_statics(*dyn_args, **kw):
+            full = list(args)
+            for i, value in zip(dyn, dyn_args):
+                full[i] = value
+            return fun(*full, **kw)
         names = [f"args[{i}]" for i in range(len(leaves))]
         size = _consistent_size(_check_axes(leaves, axes, names), axis_size)
         axes = [None if a is None else a % core.get_aval(x).ndim
                 for a, x in zip(axes, leaves, strict=True)]
         mesh = _pmap_mesh(size, devices, name)
-        flat_fun, store = flatten_fun(fun, in_tree)
+        flat_fun, store = flatten_fun(with_statics, in_tree)
         out_axes_list = []
 
         def body(*blocks):
@@ -331,7 +347,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         return tree_util.tree_unflatten(store.out_tree, outs)
     compiled = jit(run, static_argnums=static_broadcasted_argnums,
                    donate_argnums=donate_argnums)
-    return functools.wraps(fun)(compiled)
+    return functools.wraps(fun, updated=())(compiled)  # (not the __dict__ of a jit(fun))
 
 
 def _pmap_mesh(size, devices, name):

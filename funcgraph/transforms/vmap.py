@@ -7,24 +7,32 @@ from funcgraph.primitives.batching_helpers import place_outputs
 from funcgraph.transforms.api_util import arg_names, flatten_args, flatten_fun
 
 
-def _broadcast_prefix(prefix, tree, what):
-    """One axis per leaf of `tree`, from `prefix` (an axis spec that is a tree prefix)."""
+def _broadcast_prefix(prefix, tree, what, paths=None):
+    """One axis per leaf of `tree`, from `prefix` (an axis spec that is a tree prefix);
+    `paths`, when given, gets the key path of each leaf (as jax's errors name it)."""
     result = []
 
-    def visit(spec, subtree):
+    def visit(spec, subtree, path):
         if spec is None or isinstance(spec, int):
-            result.extend([spec] * len(tree_util.tree_leaves(subtree)))
+            if paths is None:
+                result.extend([spec] * len(tree_util.tree_leaves(subtree)))
+                return
+            leaf_paths = [path + tuple(p) for p, _ in
+                          tree_util.tree_flatten_with_path(subtree)[0]]
+            result.extend([spec] * len(leaf_paths))
+            paths.extend(leaf_paths)
             return
-        spec_children, spec_tree = tree_util.tree_flatten(spec, is_leaf=lambda x: x is None)
+        spec_children, spec_tree = tree_util.tree_flatten_with_path(
+            spec, is_leaf=lambda x: x is None)
         try:
             subtrees = spec_tree.flatten_up_to(subtree)
         except (ValueError, TypeError):
             raise ValueError(f"vmap {what} specification must be a tree prefix of the "
                              f"corresponding value, got specification {spec!r} for value tree "
                              f"{tree_util.tree_structure(subtree)}") from None
-        for child_spec, child in zip(spec_children, subtrees):
-            visit(child_spec, child)
-    visit(prefix, tree)
+        for (child_path, child_spec), child in zip(spec_children, subtrees):
+            visit(child_spec, child, path + tuple(child_path))
+    visit(prefix, tree, ())
     return result
 
 
@@ -107,9 +115,16 @@ def _run(flat_fun, store, leaves, axes, size, names, out_axes):
     only once the function has run and the output structure is known).  `names` is
     (axis_name, spmd_axis_name).  Returns the outputs and their out_axes."""
     vals, dims = batch_flat(flat_fun, leaves, axes, size, *names)
+    paths = []
     out_dims = _broadcast_prefix(out_axes, tree_util.tree_unflatten(store.out_tree, vals),
-                                 "out_axes")
+                                 "out_axes", paths)
     for i, (val, dim, want) in enumerate(zip(vals, dims, out_dims)):
+        if want is None and dim is not None:
+            raise ValueError(
+                f"at vmap out_axes{tree_util.keystr(paths[i])}, got axis spec None but "
+                f"output was batched on axis {dim}: out_axes is None for output {i}, but "
+                f"that output depends on the mapped inputs; give it an integer out_axes, or "
+                f"make it independent of the mapped arguments")
         rank = core.get_aval(val).ndim + (dim is None)  # of the batched output
         if want is not None and not -rank <= want < rank:
             raise ValueError(f"vmap out_axes={want} is out of bounds for output {i}, which "

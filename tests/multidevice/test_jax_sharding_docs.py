@@ -449,10 +449,9 @@ def test_shard_map_page_matmul_basic(capsys):
     assert_same_run(example, capsys)
 
 
-@pytest.mark.xfail(strict=True, reason="eager shard_map's result sharding: jax names it "
-                   "NamedSharding(mesh, out_specs) as given (P()); funcgraph names XLA's "
-                   "layout as jit does (over Explicit axes every dimension: P(None,))")
 def test_shard_map_page_eager_result_keeps_out_specs(capsys):
+    """As jax's, an eager shard_map's results are NamedSharding(mesh, out_specs) as
+    given."""
     def example(L):
         with L.jax.set_mesh(mesh_ij(L)):
             a = L.jax.device_put(L.jnp.arange(8 * 16.).reshape(8, 16), L.jax.P('x', 'y'))

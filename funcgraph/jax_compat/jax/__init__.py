@@ -6,8 +6,22 @@ from funcgraph.jax_compat.alias import JAX_VERSION as __version__
 
 __version_info__ = tuple(int(part) for part in __version__.split("."))
 
+from funcgraph.config import check_tracer_leaks, checking_leaks  # noqa: E402,F401
+
+
+# Submodules `import jax` imports itself (so `jax.stages.Lowered` works after a bare
+# `import jax`) that funcgraph's top level does not hold.
+# These are served by jax's submodule (a shim) before any funcgraph attribute of the same
+# name (funcgraph.core is not jax.core).
+_EAGER_SUBMODULES = frozenset({"stages", "core", "interpreters", "custom_derivatives",
+                               "_src", "api_util", "extend", "experimental",
+                               "version", "dtypes"})
+
 
 def __getattr__(name):
+    if name in _EAGER_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"jax.{name}")
     try:
         return getattr(_funcgraph, name)
     except AttributeError:

@@ -1,0 +1,15 @@
+"""`jax.experimental`: funcgraph.experimental's names (io_callback, compilation_cache,
+...), as a shim package so that shim children (layout, checkify, ...) can stand under it;
+jax.experimental.<sub> without a shim file falls through to funcgraph.experimental.<sub>."""
+import funcgraph.experimental as _own
+from funcgraph.experimental import *  # noqa: F401,F403
+
+
+def __getattr__(name):
+    if name == "cur_qdd":  # jax's re-export of jax.experimental.hijax's
+        from jax.experimental.hijax import cur_qdd
+        return cur_qdd
+    try:
+        return getattr(_own, name)
+    except AttributeError:
+        raise AttributeError(f"module 'jax.experimental' has no attribute {name!r}") from None
