@@ -6,7 +6,7 @@
 """
 from funcgraph.config import (
     config, debug_infs, debug_nans, default_device, default_matmul_precision, disable_jit,
-    enable_x64, explain_cache_misses, log_compiles, numpy_dtype_promotion,
+    enable_custom_prng, enable_x64, explain_cache_misses, log_compiles, numpy_dtype_promotion,
     numpy_rank_promotion)
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array, Shard
@@ -68,7 +68,7 @@ __all__ = [
     "debug_infs", "debug_nans", "log_compiles", "default_matmul_precision",
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
     "custom_derivatives", "pmap", "shard_map", "smap",
-    "copy_to_host_async", "enable_x64", "explain_cache_misses", "float0", "P",
+    "copy_to_host_async", "enable_custom_prng", "enable_x64", "explain_cache_misses", "float0", "P",
     "print_environment_info", "Shard", "host_count", "host_id", "host_ids",
     "make_array_from_process_local_data", "process_indices", "install_as_jax",
     "Ref", "new_ref", "empty_ref", "free_ref", "freeze",

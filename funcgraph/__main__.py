@@ -9,6 +9,8 @@ import os
 import runpy
 import sys
 
+import funcgraph
+
 USAGE = ("usage: python -m funcgraph run script.py [args]\n"
          "       python -m funcgraph run -m module [args]\n"
          "       python -m funcgraph env")
@@ -29,7 +31,6 @@ def run(args):
     if not args or args[0] == "-m" and len(args) < 2:
         sys.exit(USAGE)
     os.environ.update(environment())
-    import funcgraph
     funcgraph.install_as_jax()
     if args[0] == "-m":
         sys.argv = [args[1]] + args[2:]

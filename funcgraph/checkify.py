@@ -20,6 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from funcgraph import random
+from funcgraph.sharding import PartitionSpec
 from funcgraph import core, dtypes, ir, lax, tree_util
 from funcgraph import numpy as fnp
 from funcgraph.array import Array
@@ -163,7 +165,6 @@ def _lane(x, inner_ndim, idx):
 
 def _zeros(shape, dtype):
     if dtypes.is_extended(dtype):
-        from funcgraph import random
         data = np.zeros(tuple(shape) + dtype.physical_shape, dtype.physical_dtype)
         return random.wrap_key_data(data, impl=dtype.impl_name)
     return np.zeros(shape, dtype)
@@ -808,7 +809,6 @@ error_rules["scan"] = _scan_rule
 def _shard_map_rule(error, enabled, eqn, ins):
     """The body runs checked on every shard (the incoming error replicated); the shards'
     errors come out stacked along the manual axes, a batched error."""
-    from funcgraph.sharding import PartitionSpec
     p = eqn.params
     body = checked_jaxpr(p["jaxpr"], enabled, error)
     if body.trivial:

@@ -80,6 +80,9 @@ class Config:
         # jax's eager check for tracers leaked out of a transformation; funcgraph always
         # reports a leaked tracer where it is used, so the flag is accepted and changes nothing.
         self.jax_check_tracer_leaks = _env_flag("jax_check_tracer_leaks", False)
+        # jax's switch to typed PRNG keys: random.PRNGKey, split and fold_in return key
+        # arrays (key<fry>) rather than raw uint32 data.
+        self.jax_enable_custom_prng = _env_flag("jax_enable_custom_prng", False)
         # A directory every compiled module is written to as text (backend/ir_dump.py).
         self.jax_dump_ir_to = _env_value("jax_dump_ir_to", None)
         # How many CPU devices the CPU backend has (-1: jax's default, one); read when
@@ -115,6 +118,11 @@ class Config:
         if hook is not None:
             hook(value)  # may refuse the value (raise), which is then not set
         setattr(self, name, value)
+
+    @property
+    def x64_enabled(self):
+        """jax's older spelling of jax_enable_x64."""
+        return self.jax_enable_x64
 
     def read(self, name):
         return getattr(self, name)
@@ -258,6 +266,7 @@ log_compiles = _FlagState("jax_log_compiles")
 enable_x64 = _FlagState("jax_enable_x64")
 explain_cache_misses = _FlagState("jax_explain_cache_misses")
 check_tracer_leaks = _FlagState("jax_check_tracer_leaks")
+enable_custom_prng = _FlagState("jax_enable_custom_prng")
 
 
 def checking_leaks():

@@ -34,6 +34,11 @@ _aval_tokens = {}
 _new_tokens = itertools.count()
 
 
+def type_sharding(aval):
+    """The sharding of a value's type (ShapedArray.sharding): set by funcgraph.sharding."""
+    raise NotImplementedError("funcgraph.sharding is not imported")
+
+
 class ShapedArray:
     """The type of an array: shape, dtype, whether the dtype is weak, and (inside a
     shard_map body traced with check_vma) `vma`, the manual mesh axes along which the
@@ -82,10 +87,9 @@ class ShapedArray:
     @property
     def sharding(self):
         """jax's sharding in types: here always replicated over the abstract mesh of the
-        context (funcgraph's types carry no sharding; an empty mesh when none is set)."""
-        from funcgraph import sharding
-        return sharding.NamedSharding(sharding.get_abstract_mesh(),
-                                      sharding.P(*(None,) * len(self.shape)))
+        context (funcgraph's types carry no sharding; an empty mesh when none is set).
+        funcgraph.sharding, a layer above, fills the hook."""
+        return type_sharding(self)
 
     @property
     def manual_axis_type(self):
@@ -104,6 +108,8 @@ class ShapedArray:
         if dtypes.is_inexact(self.dtype):
             return self
         return ShapedArray(self.shape, dtypes.float0)
+
+    at_least_vspace = to_tangent_aval  # jax's older name
 
     def strip_weak_type(self):
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False,
@@ -204,9 +210,8 @@ class Primitive:
     `def_abstract_eval`, `def_effectful_abstract_eval` (and jax.interpreters' tables)."""
     __slots__ = ("name", "multiple_results", "impl", "abstract_eval", "__dict__")
     # As jax's: whether the primitive is a plain call of a `call_jaxpr` param (a jax
-    # CallPrimitive) or a mapped one; funcgraph's calls are pjit, with a `jaxpr` param.
+    # CallPrimitive); funcgraph's calls are pjit, with a `jaxpr` param.
     call_primitive = False
-    map_primitive = False
 
     def __init__(self, name, multiple_results=False):
         self.name = name

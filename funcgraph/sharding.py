@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from funcgraph import backend
+from funcgraph import backend, core
 from funcgraph.backend import spmd
 
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding",
@@ -737,3 +737,11 @@ def resolve(sharding, what):
         raise TypeError(f"{what} expects a funcgraph.sharding.Sharding or PartitionSpec, got "
                         f"{sharding!r}")
     return sharding
+
+
+def _type_sharding(aval):
+    """ShapedArray.sharding: replicated over the context's abstract mesh."""
+    return NamedSharding(get_abstract_mesh(), P(*(None,) * len(aval.shape)))
+
+
+core.type_sharding = _type_sharding

@@ -52,14 +52,28 @@ def test_library_slice_keeps_its_outcomes(lib):
     assert not lost, f"{lib}: pass under jax and passed on funcgraph, fail now: {lost}"
 
 
-def test_recorded_pass_rates_meet_the_goal():
-    """What docs/ecosystem.md reports: of the tests passing under jax, the share passing
-    under funcgraph, per library and in all."""
-    rates = {lib: ecosystem.summary(lib) for lib in slices.LIBRARIES}
-    for lib, (passed, of) in rates.items():
-        assert of > 0, f"{lib}: nothing recorded"
-    total = [sum(r[0] for r in rates.values()), sum(r[1] for r in rates.values())]
-    assert total[0] / total[1] >= 0.0, rates
+def test_docs_report_the_recorded_outcomes():
+    """docs/ecosystem.md's results table is the one expected/ records
+    (`python ecosystem/run.py all --summary` prints it)."""
+    with open(os.path.join(ROOT, "docs", "ecosystem.md")) as f:
+        doc = f.read()
+    for row in ecosystem.summary_rows(slices.LIBRARIES):
+        assert row in doc, f"docs/ecosystem.md lacks the row {row!r}: rerun --summary"
+
+
+def test_docs_list_every_shim_module():
+    """Each jax module that funcgraph emulates (a file of funcgraph/jax_compat/jax/) is
+    named in docs/ecosystem.md."""
+    with open(os.path.join(ROOT, "docs", "ecosystem.md")) as f:
+        doc = f.read()
+    shims = os.path.join(ROOT, "funcgraph", "jax_compat", "jax")
+    for folder, _, files in os.walk(shims):
+        for file in files:
+            if not file.endswith(".py"):
+                continue
+            parts = os.path.relpath(os.path.join(folder, file), shims)[:-3].split(os.sep)
+            name = ".".join(["jax"] + [p for p in parts if p != "__init__"])
+            assert f"`{name}`" in doc, f"docs/ecosystem.md does not name the shim {name}"
 
 
 EXAMPLES = {
@@ -90,3 +104,20 @@ def test_example_gives_jax_numbers(example):
     ours, theirs = json.loads(out.splitlines()[-1]), json.loads(out_jax.splitlines()[-1])
     assert sorted(ours) == sorted(theirs)
     np.testing.assert_allclose(_numbers(ours), _numbers(theirs), **EXAMPLES[example])
+
+
+@pytest.mark.slow
+def test_funcgraph_views_of_a_flax_step(tmp_path):
+    """The IR with source lines, the residual report, the NaN probe and the HTML view
+    work on a flax.linen model run unmodified (docs/ecosystem.md shows them)."""
+    out = tmp_path / "step.html"
+    code, text, err = python([os.path.join("examples", "ecosystem", "flax_views.py"), str(out)],
+                             alias=True)
+    assert code == 0, err[-3000:]
+    ir = text.split("== equations by primitive")[0]
+    assert "conv_general_dilated" in ir and "# linear.py:" in ir  # flax's own lines
+    assert "flax_linen_cnn.py:20 (__call__)" in ir
+    assert "keeps" in text and "residuals alive" in text
+    assert "first nan made by sub at _classification.py:" in text  # optax's loss
+    page = out.read_text()
+    assert "conv_general_dilated" in page and "flax_linen_cnn.py" in page

@@ -21,7 +21,8 @@ MODULES = [
     "jax.scipy.stats", "jax.tree", "jax.tree_util", "jax.example_libraries.optimizers",
     "jax.example_libraries.stax", "jax.debug", "jax.sharding", "jax.export",
     "jax.custom_derivatives", "jax.custom_batching", "jax.flatten_util", "jax.dtypes",
-    "jax.ad_checkpoint", "jax.experimental",
+    "jax.ad_checkpoint", "jax.experimental", "jax.scipy.fft", "jax.scipy.optimize",
+    "jax.experimental.sparse",
 ]
 # Modules of the standard library whose objects jax modules import for their own use.
 STDLIB_MODULES = {"typing", "collections", "functools", "builtins", "__future__", "abc",

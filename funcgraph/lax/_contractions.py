@@ -3,6 +3,7 @@ from funcgraph import dtypes
 from funcgraph.lax._elementwise import convert_element_type, mul
 from funcgraph.lax._operands import as_operand
 from funcgraph.lax._shapes import broadcast_in_dim, reshape
+from funcgraph.lax._sharding import sharded_result
 from funcgraph.primitives import contractions as con
 from funcgraph.primitives.precision import canonicalize_precision
 
@@ -24,7 +25,6 @@ def _precision_rank(dtype):
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
                 out_sharding=None):
     if out_sharding is not None:
-        from funcgraph.lax._sharding import sharded_result
         return sharded_result(dot_general(lhs, rhs, dimension_numbers, precision,
                                           preferred_element_type), out_sharding)
     (lc, rc), (lb, rb) = dimension_numbers
@@ -42,7 +42,6 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):
     if out_sharding is not None:
-        from funcgraph.lax._sharding import sharded_result
         return sharded_result(dot(lhs, rhs, precision, preferred_element_type), out_sharding)
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     if lhs.aval.ndim not in (1, 2) or rhs.aval.ndim not in (1, 2):

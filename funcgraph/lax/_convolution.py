@@ -5,6 +5,7 @@ import numpy as np
 
 from funcgraph import dtypes
 from funcgraph.lax._operands import as_operand
+from funcgraph.lax._sharding import sharded_result
 from funcgraph.lax._shapes import transpose
 from funcgraph.lax._slicing import rev
 from funcgraph.primitives.precision import canonicalize_precision
@@ -107,9 +108,16 @@ def _explicit_padding(padding):
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
-                         batch_group_count=1, precision=None, preferred_element_type=None):
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
     """General n-dimensional convolution with strides, padding, lhs (transposed conv) and
-    rhs (atrous) dilation, feature and batch groups, as XLA's Conv."""
+    rhs (atrous) dilation, feature and batch groups, as XLA's Conv; `out_sharding`
+    places the result (as jax's)."""
+    if out_sharding is not None:
+        return sharded_result(conv_general_dilated(
+            lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+            feature_group_count, batch_group_count, precision, preferred_element_type),
+            out_sharding)
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     lhs_shape, rhs_shape = lhs.aval.shape, rhs.aval.shape
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)

@@ -37,7 +37,12 @@ def full(shape, fill_value, dtype=None):
             fill = convert(fill, aval_of(fill).dtype, False)
     else:
         fill = convert(fill_value, dtypes.canonicalize(np.dtype(dtype)))
-    return broadcast_to_shape(fill, shape)
+    out = broadcast_to_shape(fill, shape)
+    if type(out) is Array and not shape:
+        # a new array each call, as jax's, not the scalar shared by conversions (code
+        # that caches by identity, as tfp's bijectors, must not find it again)
+        out = Array(out._value, out.aval)
+    return out
 
 
 def empty(shape, dtype=None):

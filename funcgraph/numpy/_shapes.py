@@ -134,7 +134,7 @@ def squeeze(a, axis=None):
 
 def expand_dims(a, axis):
     a = asarray_operand(a)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out_ndim = aval_of(a).ndim + len(axes)
     axes = tuple(sorted(check_axis(ax, out_ndim) for ax in axes))
     return lax.expand_dims(a, axes)

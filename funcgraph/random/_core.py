@@ -205,14 +205,19 @@ def _x64():
 
 
 def PRNGKey(seed):
-    """A raw PRNG key, uint32[2], from an integer seed (as JAX's random.PRNGKey)."""
+    """A raw PRNG key, uint32[2], from an integer seed (as JAX's random.PRNGKey; a typed
+    key under jax_enable_custom_prng)."""
+    return _rewrap(False, _raw_key(seed))
+
+
+def _raw_key(seed):
     hi, lo = _seed_words(seed)
     return fnp.stack([fnp.asarray(hi), fnp.asarray(lo)])
 
 
 def key(seed, *, impl=None):
     """A typed key array, key<fry>[], from an integer seed (as JAX's random.key)."""
-    return _keys.wrap(PRNGKey(seed), _keys.impl_name(impl))
+    return _keys.wrap(_raw_key(seed), _keys.impl_name(impl))
 
 
 def key_data(keys):
@@ -234,7 +239,8 @@ def wrap_key_data(key_bits_array, *, impl=None):
 
 
 def _rewrap(typed, raw):
-    return _keys.wrap(raw) if typed else raw
+    # with jax_enable_custom_prng (as jax), raw keys in give typed keys out
+    return _keys.wrap(raw) if typed or config.jax_enable_custom_prng else raw
 
 
 def split(key, num=2):

@@ -6,6 +6,7 @@ device buffer).  Two primitives convert between the two: random_wrap (key data -
 keys) and random_unwrap (keys -> key data).  The samplers unwrap a typed key and run on
 its data; split and fold_in wrap their results again.
 """
+from funcgraph import lax
 from funcgraph import core, dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.ad_util import Zero, tangent_aval
@@ -45,7 +46,6 @@ def _wrap_batch(axis_data, args, dims, impl):
     ndim = core.get_aval(x).ndim
     trailing = len(dtypes.key_dtype(impl).physical_shape)
     if d >= ndim - trailing:  # the batch axis among the key data: move it first
-        from funcgraph import lax
         x = lax.transpose(x, (d,) + tuple(i for i in range(ndim) if i != d))
         d = 0
     return random_wrap_p.bind(x, impl=impl), d

@@ -194,19 +194,69 @@ def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) applies the linearized function."""
     p_leaves, p_tree, flat, store = _flatten_positional(fun, primals, has_aux)
     out_p, linear = linearize_flat(flat, p_leaves)
-    out_tree = store.out_tree
-
-    def f_jvp(*tangents):
-        t_leaves, t_tree = tree_util.tree_flatten(tangents)
-        if t_tree != p_tree:
-            raise TypeError(f"linearized function expects tangents structured like the "
-                            f"primals {p_tree}, got {t_tree}")
-        t_leaves = [_check_tangent(p, t, f"tangent {i}")
-                    for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
-        return tree_util.tree_unflatten(out_tree, linear(t_leaves))
-    f_jvp.linear_map = linear
-    out = tree_util.tree_unflatten(out_tree, out_p)
+    f_jvp = Linearized(linear, p_tree, [core.get_aval(p) for p in p_leaves], store.out_tree)
+    out = tree_util.tree_unflatten(store.out_tree, out_p)
     return (out, f_jvp, _aux(store)) if has_aux else (out, f_jvp)
+
+
+class _Typed:
+    """A primal value standing in by its type alone (tangent checks read its aval)."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+
+class Linearized:
+    """The function linearize returns: f_jvp(*tangents) -> output tangents.  As jax's (a
+    Partial), it is a pytree whose leaves are the residuals' values, so that a jitted
+    function can return it; `.linear_map` is the LinearMap it applies."""
+
+    def __init__(self, linear, primals_tree, primal_avals, out_tree):
+        self.linear_map = linear
+        self.primals_tree = primals_tree
+        self.primal_avals = primal_avals
+        self.out_tree = out_tree
+
+    def __call__(self, *tangents):
+        t_leaves, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != self.primals_tree:
+            raise TypeError(f"linearized function expects tangents structured like the "
+                            f"primals {self.primals_tree}, got {t_tree}")
+        t_leaves = [_check_tangent(_Typed(a), t, f"tangent {i}")
+                    for i, (a, t) in enumerate(zip(self.primal_avals, t_leaves))]
+        return tree_util.tree_unflatten(self.out_tree, self.linear_map(t_leaves))
+
+
+def _flatten_linearized(f):
+    # One static part per linearize (handed on by unflatten), as for Pullback, so that
+    # jitted calls taking the function share their cache entry.
+    linear = f.linear_map
+    static = getattr(f, "static", None)
+    if static is None:
+        static = f.static = _Static((
+            linear.with_residual_values([None] * len(linear.jaxpr.consts)),
+            f.primals_tree, tuple(f.primal_avals), f.out_tree))
+    return linear.jaxpr.consts, static
+
+
+class _Static:
+    """Aux data compared by identity (what it holds has no useful equality)."""
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        self.parts = parts
+
+
+def _unflatten_linearized(static, values):
+    linear, primals_tree, primal_avals, out_tree = static.parts
+    f = Linearized(linear.with_residual_values(list(values)), primals_tree,
+                   list(primal_avals), out_tree)
+    f.static = static
+    return f
+
+
+tree_util.register_pytree_node(Linearized, _flatten_linearized, _unflatten_linearized)
 
 
 # --- reverse mode -----------------------------------------------------------------

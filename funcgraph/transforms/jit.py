@@ -149,6 +149,8 @@ _compiled_calls_lock = threading.Lock()
 def run_jaxpr(closed, args):
     """Run a const-free ClosedJaxpr compiled (the evaluation rule of pjit), where its
     committed arguments are."""
+    if _has_float0(closed):
+        return _run_float0_jaxpr(closed, args)
     committed = placing.committed_shardings(args)
     with _compiled_calls_lock:
         variants = _compiled_calls.setdefault(closed.jaxpr, {})
@@ -164,6 +166,17 @@ def run_jaxpr(closed, args):
             variants[committed] = compiled
     avals = closed.in_avals
     return compiled(to_buffers(args, avals))
+
+
+def _has_float0(closed):
+    return any(aval.dtype == dtypes.float0 for aval in closed.in_avals + closed.out_avals)
+
+
+def _run_float0_jaxpr(closed, args):
+    """float0 values (tangents of integers) hold nothing and have no device type: a
+    program that takes or gives them runs equation by equation (its other calls
+    compiled)."""
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
 def optimize(closed):
@@ -777,6 +790,10 @@ class JitFunction(FastJit):
         static_pos = {k for k, _ in statics if isinstance(k, int)}
         positions = [i for i in range(len(dyn_args) + len(static_pos)) if i not in static_pos]
         names = arg_names(self.fun, dyn_args, dyn_kwargs, positions)
+        if len(names) != len(avals):
+            # a pytree node rebuilt around placeholder leaves flattens differently (a
+            # library's class that computes its fields): the leaves' plain positions
+            names = [f"leaf[{i}]" for i in range(len(avals))]
         params = list(self.signature.parameters) if self.signature else []
         static_values = {(params[k] if isinstance(k, int) and k < len(params) else k): v
                          for k, v in statics}

@@ -6,6 +6,8 @@ control_flow_allowed_effects, Zero, instantiate_zeros, is_undefined_primal, cur_
 funcgraph has no high-level types: classes can be defined on these names and a
 HiPrimitive runs its `impl` eagerly, but binding one under a transformation is an error
 (flax uses them only with `flax_hijax_variable`, off by default)."""
+from funcgraph.interpreters import eval as _eval
+from funcgraph.interpreters import transpose as _transpose
 from funcgraph import core as _core
 from funcgraph.core import ShapedArray  # noqa: F401
 from funcgraph.interpreters import ad_util as _ad_util
@@ -21,7 +23,6 @@ def instantiate_zeros(x):
 
 
 def is_undefined_primal(x):
-    from funcgraph.interpreters import transpose as _transpose
     cls = getattr(_transpose, "UndefinedPrimal", None)
     return cls is not None and isinstance(x, cls)
 
@@ -63,7 +64,6 @@ class HiPspec:
 def cur_qdd(x):
     """The current quasi-dynamic data of a value of a mutable high-level type (jax's
     jax.experimental.cur_qdd): its own `cur_qdd()`, on concrete values only."""
-    from funcgraph.interpreters import eval as _eval
     if isinstance(x, _core.Tracer) or _core.current.trace is not _eval.eval_trace:
         raise NotImplementedError(
             "cur_qdd under a transformation: funcgraph has no high-level types "
@@ -117,7 +117,6 @@ class HiPrimitive(_core.Primitive):
         super().__init__(name, getattr(type(self), "multiple_results", False))
 
     def bind(self, *args, **params):
-        from funcgraph.interpreters import eval as _eval
         if _core.current.trace is not _eval.eval_trace:
             raise NotImplementedError(
                 f"hijax primitive '{self.name}' under a transformation: funcgraph has no "

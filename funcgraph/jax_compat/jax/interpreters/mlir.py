@@ -7,6 +7,7 @@ equinox's noinline).  A rule that builds other MLIR with jax's builder fails whe
 primitive lowers, saying that funcgraph cannot run it."""
 import numpy as np
 
+from funcgraph.api import default_backend
 from funcgraph import core, dtypes
 from funcgraph.interpreters.eval import eval_trace
 from funcgraph.interpreters.staging import trace_flat
@@ -130,7 +131,6 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
 
 
 def _current_platform():
-    from funcgraph.api import default_backend
     return default_backend()
 
 
