@@ -18,7 +18,7 @@ def _site(package):
 # slice: globs relative to that folder); each test file's own deselections follow.
 SLICES = {
     "optax": (lambda: _site("optax"),
-              ["optax/_src/alias_test.py", "optax/_src/update_test.py",
+              ["optax/_src/update_test.py",
                "optax/_src/linear_algebra_test.py"],
               ["optax/_src/*_test.py", "optax/losses/*_test.py",
                "optax/schedules/*_test.py", "optax/transforms/*_test.py"]),
