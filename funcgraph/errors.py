@@ -2,6 +2,8 @@
 import inspect
 import sys
 
+from funcgraph import backend
+
 from funcgraph.core import (  # noqa: F401
     ConcretizationTypeError, FuncgraphError, MissingRuleError, TracerArrayConversionError,
     TracerBoolConversionError, TracerIntegerConversionError, UnexpectedTracerError)
@@ -79,6 +81,5 @@ def __getattr__(name):
     # JaxRuntimeError is the runtime's own class (jaxlib's), which only the backend may
     # import: looked up on first use.
     if name == "JaxRuntimeError":
-        from funcgraph import backend
         return backend.runtime_error_type()
     raise AttributeError(f"module 'funcgraph.errors' has no attribute {name!r}")
