@@ -96,7 +96,7 @@ ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC")
 def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=zeros,
               gamma_init=ones):
     """Normalize over `axis` (batch statistics), then scale by gamma and shift by beta."""
-    axis = (axis,) if fnp.ndim(axis) == 0 else tuple(axis)
+    axis = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
 
     def init_fun(rng, input_shape):
         shape = tuple(d for i, d in enumerate(input_shape) if i not in axis)
