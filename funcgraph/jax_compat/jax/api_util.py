@@ -9,7 +9,7 @@ import numpy as np
 from funcgraph import core, tree_util
 from funcgraph.transforms import api_util as _own
 
-from jax.extend import linear_util as lu
+from .extend import linear_util as lu
 
 
 @lu.transformation_with_aux2

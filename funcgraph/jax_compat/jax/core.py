@@ -3,7 +3,7 @@ Value, ensure_compile_time_eval, eval_context, eval_jaxpr, max_dim, min_dim, and
 deprecated names jax still serves (Effect, find_top_trace, jaxprs_in_params, ...).  The
 names jax 0.10 removed (get_aval, mapped_aval, raise_to_shaped, subjaxprs, ...) are
 absent here too, so libraries take their newer code paths."""
-from jax._src.core import (  # noqa: F401
+from ._src.core import (  # noqa: F401
     AbstractValue, Atom, DropVar, Effect, Effects, InconclusiveDimensionOperation,
     JaxprTypeError, ParamDict, ShapedArray, Trace, Tracer, Value,
     aval_mapping_handlers, check_jaxpr, concrete_or_error,

@@ -7,7 +7,7 @@ from funcgraph.experimental import *  # noqa: F401,F403
 
 def __getattr__(name):
     if name == "cur_qdd":  # jax's re-export of jax.experimental.hijax's
-        from jax.experimental.hijax import cur_qdd
+        from .hijax import cur_qdd
         return cur_qdd
     try:
         return getattr(_own, name)

@@ -12,8 +12,8 @@ from funcgraph import core as _core
 from funcgraph.core import ShapedArray  # noqa: F401
 from funcgraph.interpreters import ad_util as _ad_util
 from funcgraph.refs import AbstractRef  # noqa: F401
-from jax._src.core import AbstractValue  # noqa: F401
-from jax._src.state.types import TransformedRef  # noqa: F401
+from .._src.core import AbstractValue  # noqa: F401
+from .._src.state.types import TransformedRef  # noqa: F401
 
 Zero = _ad_util.Zero
 
