@@ -8,7 +8,7 @@ funcgraph, for unmodified programs and for the JAX libraries they build on.
 `funcgraph.jax_compat.jax.<name>` (jax's extension points and the few `jax._src`
 internals that libraries import, adapted onto funcgraph's own registries), or by
 funcgraph's own module of that name for the modules whose API is jax's
-(`jax.numpy` is `funcgraph.numpy`). Everything else is a ModuleNotFoundError that says
+(jax's numpy module is `funcgraph.numpy`). Everything else is a ModuleNotFoundError that says
 so. The real jax stays underneath as funcgraph's compiler and runtime only
 (funcgraph.backend). docs/ecosystem.md lists what is emulated.
 """
