@@ -3,12 +3,10 @@
 jax.experimental.<sub> without a shim file falls through to funcgraph.experimental.<sub>."""
 import funcgraph.experimental as _own
 from funcgraph.experimental import *  # noqa: F401,F403
+from .hijax import cur_qdd  # noqa: F401  (jax re-exports it here)
 
 
 def __getattr__(name):
-    if name == "cur_qdd":  # jax's re-export of jax.experimental.hijax's
-        from .hijax import cur_qdd
-        return cur_qdd
     try:
         return getattr(_own, name)
     except AttributeError:
