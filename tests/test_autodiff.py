@@ -222,6 +222,46 @@ def test_custom_vjp_with_residuals_and_none_cotangent():
     close(gy, np.zeros_like(Y))
 
 
+def _scaled_by(m):
+    """f(x, w) = w * sin(x) with a hand-written vjp, built with library m."""
+    @m.custom_vjp
+    def f(x, w):
+        return w * m.numpy.sin(x), m.numpy.sum(w) * 2.0
+
+    def fwd(x, w):
+        return f(x, w), (m.numpy.cos(x), x, w)
+
+    def bwd(res, cts):
+        cos_x, x, w = res
+        g, h = cts
+        return g * w * cos_x, g * m.numpy.sin(x) + 2.0 * h
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0), (0, 0)])
+def test_custom_vjp_under_vmap_keeps_unbatched_inputs_and_outputs(in_axes):
+    """As jax: an output that does not depend on the batch stays unbatched (out_axes None
+    is accepted), and an unbatched input's cotangent sums over the batch."""
+    rng = np.random.default_rng(0)
+    batched, single = rng.normal(size=(3, 2)).astype(np.float32), np.float32([0.5, -1.5])
+    args = [batched if a == 0 else single for a in in_axes]
+    out_axes = (0, 0 if in_axes[1] == 0 else None)
+
+    def build(m):
+        f = _scaled_by(m)
+        loss = lambda x, w: m.numpy.sum(m.vmap(f, in_axes, out_axes)(x, w)[0] ** 2)
+        return m.vmap(f, in_axes, out_axes), m.grad(loss, argnums=(0, 1))
+    (fv, fg_grad), (jv, jax_grad) = build(fg), build(jax)
+    for got, want in zip(fv(*args), jv(*args), strict=True):
+        close(got, want)
+    for got, want in zip(fg_grad(*args), jax_grad(*args), strict=True):
+        close(got, want)
+    for got, want in zip(fg.jit(fg_grad)(*args), jax_grad(*args), strict=True):
+        close(got, want)
+
+
 def test_custom_vjp_bad_backward_structure_is_a_clear_error():
     @fg.custom_vjp
     def f(x):

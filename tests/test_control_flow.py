@@ -742,6 +742,22 @@ def test_weak_int_carry_promoted_like_jax():
     assert_trees_close(got, jax.lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, 0))
 
 
+@pytest.mark.parametrize("first_weak", [True, False])
+def test_cond_and_switch_output_weak_type_is_the_first_branchs(first_weak):
+    """jax types a cond's (switch's) outputs as its first branch's (cond: false_fun):
+    equinox's error_if joins a strongly typed pure_callback with a weak value this way."""
+    def build(m):
+        weak = lambda _: m.np.where(True, 1, -1)
+        strong = lambda _: m.np.int32(1)
+        first, second = (weak, strong) if first_weak else (strong, weak)
+        return (lambda p: m.lax.cond(p, second, first, 0),
+                lambda i: m.lax.switch(i, [first, second, second], 0))
+    for ours, theirs, arg in zip(build(FG), build(JX), (True, 1)):
+        want = jax.jit(theirs)(arg)
+        for got in (ours(arg), fg.jit(ours)(arg)):
+            assert got.weak_type == want.weak_type == first_weak
+
+
 @pytest.mark.parametrize("batch_size", [None, 1, 2, 3, 7, 10])
 def test_map_batch_size(batch_size):
     xs = f32(7, 2)

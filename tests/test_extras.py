@@ -42,6 +42,10 @@ def test_index_helpers_and_small_routines():
         np.testing.assert_array_equal(got, want)
     p = np.array([1.0, -2.0, 3.0], np.float32)
     close(fnp.polyval(p, np.float32(1.5)), jnp.polyval(p, np.float32(1.5)))
+    # Coefficients with more axes broadcast against x (diffrax's local interpolation).
+    p2, x2 = np.arange(12, dtype=np.float32).reshape(4, 3), np.float32(0.5)
+    close(fnp.polyval(p2, x2), jnp.polyval(p2, x2))
+    assert fnp.polyval(np.array([1, 2]), 2.0).dtype == jnp.polyval(np.array([1, 2]), 2.0).dtype
     keys = (np.array([3, 1, 2, 1]), np.array([0, 1, 0, 1]))
     np.testing.assert_array_equal(fnp.lexsort(keys), np.lexsort(keys))
     y = np.array([1.0, 4.0, 9.0], np.float32)

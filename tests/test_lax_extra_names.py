@@ -2,11 +2,13 @@
 primitives, ragged_dot, scatter_apply, ...), each compared with jax.lax (the oracle): values
 and dtypes eagerly and under jit, errors, and derivatives and vmap where jax has them."""
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.linalg
 
 import funcgraph as fg
+import funcgraph.numpy as fnp
 from funcgraph import lax
 from tests.util import assert_close, check_against_jax, column_phases, on_cpu
 
@@ -357,11 +359,11 @@ def _same_up_to_column_signs(mine, theirs):
 
 def test_lax_linalg_has_jax_names_that_map_onto_funcgraph():
     missing = {n for n in dir(jax.lax.linalg) if not n.startswith("_")} - set(dir(fg_linalg))
-    # Not provided: jax's packed LAPACK forms (hessenberg, tridiagonal, ormqr), the QDWH
+    # Not provided: jax's packed LAPACK forms (hessenberg, tridiagonal), the QDWH
     # iteration, the algorithm enums and the primitive objects of the wrapped functions.
     assert missing == {
         "EigImplementation", "EighImplementation", "SvdAlgorithm", "qdwh", "hessenberg",
-        "hessenberg_p", "tridiagonal", "tridiagonal_p", "ormqr", "ormqr_p", "cholesky_update_p",
+        "hessenberg_p", "tridiagonal", "tridiagonal_p", "ormqr_p", "cholesky_update_p",
         "eig_p", "eigh_p", "householder_product_p", "lu_p", "lu_pivots_to_permutation_p",
         "qr_p", "schur_p", "svd_p", "symmetric_product_p", "tridiagonal_solve_p"}
 
@@ -416,6 +418,13 @@ def test_lax_linalg_compositions_match_jax():
     packed, taus = _geqrf(GENERAL)
     check_against_jax(fg_linalg.householder_product, jax.lax.linalg.householder_product,
                       packed, taus)
+    for left in (True, False):
+        for transpose in (True, False):
+            c = GENERAL[:, :2] if left else GENERAL[:2]
+            check_against_jax(
+                lambda *xs: fg_linalg.ormqr(*xs, left=left, transpose=transpose),
+                lambda *xs: jax.lax.linalg.ormqr(*xs, left=left, transpose=transpose),
+                packed, taus, c)
     dl, d = np.array([0, 1, 2, 3], np.float32), np.array([5, 6, 7, 8], np.float32)
     du, b = np.array([1, 2, 3, 0], np.float32), np.arange(8, dtype=np.float32).reshape(4, 2)
     check_against_jax(fg_linalg.tridiagonal_solve, jax.lax.linalg.tridiagonal_solve,
@@ -426,6 +435,23 @@ def _geqrf(a):
     """LAPACK's packed QR (Householder vectors below the diagonal, and their taus)."""
     packed, taus = scipy.linalg.lapack.sgeqrf(a)[:2]
     return packed, taus
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 3, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_qr_raw_mode_is_lapacks_geqrf(shape, dtype):
+    """numpy.linalg.qr(mode="raw") (lineax's QR solver): LAPACK's packed reflectors and
+    taus, the first transposed, as jax's."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=shape).astype(dtype)
+    if np.iscomplexobj(a):
+        a = a + 1j * rng.normal(size=shape).astype(dtype)
+    for mine, theirs in zip(fnp.linalg.qr(a, mode="raw"), jnp.linalg.qr(a, mode="raw"),
+                            strict=True):
+        assert mine.dtype == theirs.dtype
+        assert_close(mine, theirs, scale=10)
+    h, taus = fg_linalg._geqrf(a)  # jax._src.lax.linalg.geqrf (not public in jax either)
+    assert_close(h, np.swapaxes(np.asarray(jnp.linalg.qr(a, mode="raw")[0]), -1, -2), scale=10)
 
 
 def test_lax_linalg_differentiates_as_jax():

@@ -137,11 +137,11 @@ def _switch(index, branches, operands, clamp_index, labels):
     if any(not all(core.same_type(a, b) for a, b in zip(o, out_avals[0])) for o in out_avals):
         raise _branch_mismatch(what, ordered_labels, ordered, out_trees[0],
                                [out_avals[i] for i in order])
-    # As in jax, an output varies along the mesh axes along which any branch's does (not
-    # along those of the index).
-    target = [(a if all(o[i].weak_type for o in out_avals) else a.strip_weak_type()).update(
-        vma=core.NO_AXES.union(*[o[i].vma for o in out_avals]))
-        for i, a in enumerate(out_avals[0])]
+    # As in jax, an output is weakly typed where the first branch's is (cond's false_fun:
+    # other branches adopt its type), and varies along the mesh axes along which any
+    # branch's does (not along those of the index).
+    target = [a.update(vma=core.NO_AXES.union(*[o[i].vma for o in out_avals]))
+              for i, a in enumerate(out_avals[0])]
     typed = [lambda *xs, t=t: _match_output_types(eval_jaxpr(t.jaxpr, t.consts, *xs), target)
              for t in traced]
     joined, consts = cf.trace_joined(typed, avals)

@@ -4,7 +4,7 @@ cholesky and triangular_solve are funcgraph primitives; the decompositions (eigh
 svd, schur, eig) are those of funcgraph.numpy.linalg and funcgraph.scipy.linalg, which
 this module wraps (so it sits above them in the layers, unlike the rest of funcgraph.lax),
 and the small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
-householder_product, tridiagonal_solve) are written here with funcgraph.numpy."""
+householder_product, ormqr, tridiagonal_solve) are written here with funcgraph.numpy."""
 
 import funcgraph.numpy as fnp
 from funcgraph import lax
@@ -150,6 +150,33 @@ def householder_product(a, taus):
         tau = taus[..., i, None, None]
         q = q - tau * v * fnp.matmul(_mH(v), q)
     return q
+
+
+def _geqrf(a):
+    """LAPACK's packed QR: (h, taus), R in h's upper triangle and the Householder
+    reflectors below its diagonal (numpy.linalg.qr's mode "raw", h untransposed)."""
+    h, taus = _np_linalg.qr(a, mode="raw")
+    return fnp.swapaxes(h, -1, -2), taus
+
+
+def ormqr(a, taus, c, *, left=True, transpose=False):
+    """Q @ c (left) or c @ Q (right; Q^H for transpose) for Q = H_0 ... H_{k-1} of
+    geqrf's reflectors, applied one by one without forming Q."""
+    a, taus, c = fnp.asarray(a), fnp.asarray(taus), fnp.asarray(c)
+    m, k = a.shape[-2], taus.shape[-1]
+    rows = fnp.arange(m)[:, None]
+    # Q @ c applies H_{k-1} first; Q^H @ c, c @ Q apply H_0 first; c @ Q^H H_{k-1} first.
+    order = range(k) if left == transpose else reversed(range(k))
+    for i in order:
+        v = fnp.where(rows > i, a[..., :, i:i + 1],
+                      fnp.where(rows == i, 1, 0).astype(a.dtype))     # (..., m, 1)
+        tau = taus[..., i, None, None]
+        tau = fnp.conj(tau) if transpose else tau
+        if left:   # H c = c - tau v (v^H c)
+            c = c - tau * v * fnp.matmul(_mH(v), c)
+        else:      # c H = c - tau (c v) v^H
+            c = c - tau * fnp.matmul(c, v) * _mH(v)
+    return c
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):

@@ -31,10 +31,8 @@ def ones(shape, dtype=None):
 
 def full(shape, fill_value, dtype=None):
     shape = shape_arg(shape)
-    if dtype is None:
+    if dtype is None:  # a weakly typed fill (a Python scalar) gives a weak array, as jax's
         fill = asarray_operand(fill_value)
-        if aval_of(fill).weak_type:
-            fill = convert(fill, aval_of(fill).dtype, False)
     else:
         fill = convert(fill_value, dtypes.canonicalize(np.dtype(dtype)))
     out = broadcast_to_shape(fill, shape)

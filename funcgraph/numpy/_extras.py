@@ -4,7 +4,7 @@ import numpy as np
 
 from funcgraph import core, lax
 from funcgraph.array import Array
-from funcgraph.numpy._core import asarray, asarray_operand
+from funcgraph.numpy._core import asarray, asarray_operand, broadcast_shapes, promote_dtypes
 from funcgraph.numpy._creation import zeros_like
 from funcgraph.numpy._joining import concatenate
 from funcgraph.numpy._manipulation import diff
@@ -42,15 +42,16 @@ def tril_indices_from(arr, k=0):
     return tril_indices(shape[0], k, shape[1])
 
 
-def polyval(p, x):
-    """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule."""
+def polyval(p, x, *, unroll=16):
+    """p[0] * x**(M-1) + ... + p[M-1], by Horner's rule as a scan over p's first axis
+    (p may have more axes: they broadcast with x's, as in jax)."""
     p, x = asarray_operand(p), asarray_operand(x)  # lists: jax's TypeError
-    if p.ndim != 1:
-        raise ValueError(f"polyval: p must be 1-d, got shape {p.shape}")
-    result = zeros_like(x * p[0]) if p.shape[0] else zeros_like(x)
-    for i in range(p.shape[0]):
-        result = result * x + p[i]
-    return result
+    if p.ndim == 0:
+        raise ValueError("polyval: p must have at least one axis, got a scalar")
+    p, x = promote_dtypes(p, x)
+    y = lax.full_like(x, 0, shape=broadcast_shapes(p.shape[1:], x.shape))
+    y, _ = lax.scan(lambda y, c: (y * x + c, None), y, p, unroll=unroll)
+    return y
 
 
 def lexsort(keys, axis=-1):

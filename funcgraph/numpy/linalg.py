@@ -344,6 +344,44 @@ def _householder_impl(a):
 _householder = jit(_householder_impl)
 
 
+def _geqrf_impl(a):
+    """LAPACK's geqrf as a loop of Householder reflections: (h, taus), R in h's upper
+    triangle and the reflectors v_k (v_k[k] = 1, implicit) below its diagonal, with
+    H_k = I - taus[k] v_k v_k^H and Q = H_0 ... H_{k-1} (complex ones too)."""
+    m, n = a.shape[-2:]
+    rows = _arange(m, dtype=np.int32)
+    cols = _arange(n, dtype=np.int32)
+    k = min(m, n)
+    slots = _arange(k, dtype=np.int32)
+    taus0 = _zeros(a.shape[:-2] + (k,), a.dtype)
+
+    def step(i, carry):
+        h, taus = carry
+        x = _sum(_where(cols == i, h, 0), axis=-1)         # column i
+        below = rows > i
+        alpha = _sum(_where(rows == i, x, 0), axis=-1)
+        xnorm2 = _sum(_where(below, _real(x * _conj(x)), 0), axis=-1)
+        skip = (xnorm2 == 0) & (_imag(alpha) == 0)           # H = I, as LAPACK's larfg
+        alpha_r = _real(alpha)
+        norm = _sqrt(_real(alpha * _conj(alpha)) + xnorm2)
+        beta = _where(skip, alpha, _where(alpha_r >= 0, -norm, norm).astype(a.dtype))
+        tau = _where(skip, 0, (beta - alpha) / _where(skip, 1, beta))
+        scale = _where(skip, 0, 1 / _where(skip, 1, alpha - beta))
+        v = _where(rows == i, 1, _where(below, x * scale[..., None], 0)).astype(a.dtype)
+        # The trailing columns: H^H applied from the left (LAPACK's larf with conj(tau)).
+        w = _sum(_conj(v)[..., :, None] * h, axis=-2)
+        updated = h - (_conj(tau)[..., None, None] * v[..., :, None]) * w[..., None, :]
+        h = _where(cols > i, updated, h)
+        column = _where(rows == i, beta[..., None], _where(below, v, x))
+        h = _where(cols == i, column[..., :, None], h)
+        return h, _where(slots == i, tau[..., None], taus)
+
+    return lax.fori_loop(0, k, step, (a, taus0))
+
+
+_geqrf = jit(_geqrf_impl)
+
+
 def _host_qr(a, mode):
     """(q, r) by LAPACK geqrf and orgqr/ungqr through SciPy (JAX's CPU QR)."""
     a = np.asarray(a)
@@ -424,8 +462,11 @@ def qr(a, mode="reduced"):
         return QRResult(*_qr_complete(a))
     if mode == "r":
         return _qr_reduced(a)[1]
-    raise ValueError(f"funcgraph.numpy.linalg.qr: mode must be 'reduced', 'complete' or "
-                     f"'r', got {mode!r}")
+    if mode == "raw":  # LAPACK's arrays, h transposed as NumPy gives them
+        h, taus = _geqrf(a)
+        return QRResult(_mT(h), taus)
+    raise ValueError(f"funcgraph.numpy.linalg.qr: mode must be 'reduced', 'complete', "
+                     f"'r' or 'raw', got {mode!r}")
 
 
 # --- Jacobi rotations (eigh and svd) --------------------------------------------------------

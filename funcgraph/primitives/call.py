@@ -88,7 +88,9 @@ def _pjit_partial_eval(trace, args, params):
     return [next(staged) if u else next(known_outs) for u in out_unknowns]
 
 
-def _pjit_transpose(cts, *args, jaxpr, name):
+def transpose_call(cts, args, jaxpr, name):
+    """The cotangents of a call's undefined (linear) arguments: its jaxpr transposed,
+    called as a pjit equation (None for the defined arguments)."""
     undefined = tuple(is_undefined(a) for a in args)
     ct_mask = tuple(not is_zero(c) for c in cts)
 
@@ -98,6 +100,10 @@ def _pjit_transpose(cts, *args, jaxpr, name):
                           [a for a, u in zip(args, undefined) if not u] +
                           [c for c in cts if not is_zero(c)], f"transpose({name})"))
     return [next(outs) if u else None for u in undefined]
+
+
+def _pjit_transpose(cts, *args, jaxpr, name):
+    return transpose_call(cts, args, jaxpr, name)
 
 
 def _pjit_batch(axis_data, args, dims, jaxpr, name):

@@ -1,15 +1,19 @@
 """Primitives that shape differentiation: stop_gradient, custom_jvp_call and
 custom_vjp_call (with its linear companion custom_lin); checkpoint is in remat.py."""
+import numpy as np
+
 from funcgraph import core, dtypes, ir
 from funcgraph.core import Primitive
 from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero, tangent_aval
-from funcgraph.interpreters.batching import batching_rules
+from funcgraph.interpreters.batching import batch_flat, batching_rules
 from funcgraph.interpreters.eval import direct_impls, eval_jaxpr
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.staging import staging_rules, trace_flat
 from funcgraph.interpreters.transpose import transpose_rules
 from funcgraph.lowering import emit_call, lower_closed_body
-from funcgraph.primitives.batching_helpers import batch_at, vmap_flat
+from funcgraph.primitives.base import reduce_sum_p
+from funcgraph.primitives.batching_helpers import batch_at, place_outputs, vmap_flat
+from funcgraph.primitives.call import transpose_call
 from funcgraph.primitives.helpers import declare
 from funcgraph.primitives.jaxprs import batch_jaxpr, batch_jaxpr_auto, const_free
 
@@ -185,6 +189,17 @@ def _custom_jvp_call_batch_staged(axis_data, args, dims, call_jaxpr, jvp, num_co
 batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 
 
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, name):
+    """linear_transpose of a function that calls a custom_jvp one (lineax transposes
+    operators built this way): the custom rule plays no part in a linear function, so
+    the call transposes as its jaxpr does, as in jax (whose partial evaluation of a
+    linear function inlines the call)."""
+    return transpose_call(cts, args, call_jaxpr, f"custom_jvp({name})")
+
+
+transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
+
+
 # --- custom_vjp_call: a function with user-defined forward and backward passes --------
 # params: call_jaxpr (as for custom_jvp_call), fwd (flat: args -> (outs, residuals)),
 # bwd (flat: (residuals, cotangents) -> argument cotangents), num_consts, name.
@@ -211,29 +226,53 @@ jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
 def _custom_vjp_call_batch(axis_data, args, dims, call_jaxpr, fwd, bwd, num_consts, name):
-    args = _all_at_front(axis_data, args, dims)
-    batched_call = _batched_call(call_jaxpr, axis_data, len(args))
-    counts = {}
+    """As in JAX, unbatched inputs stay unbatched, and so do the outputs that do not
+    depend on the batch (equinox's checkpointed while loop keeps its step counter
+    unbatched this way); residuals are batched; cotangents of unbatched inputs are
+    summed over the batch."""
+    size = axis_data.size
+    in_dims = [None if d is None else 0 for d in dims]
+    args = [a if d is None else batch_at(a, d, size) for a, d in zip(args, dims)]
+    if not isinstance(call_jaxpr, ir.ClosedJaxpr):
+        avals = [core.get_aval(a) for a in args]
+        call_jaxpr = trace_flat(call_jaxpr, [a if d is None else a.update(shape=a.shape[1:])
+                                             for a, d in zip(avals, in_dims)])
+    batched_call, out_batched = batch_jaxpr_auto(call_jaxpr, in_dims, axis_data)
+    out_dims = [0 if b else None for b in out_batched]
 
     def batched_fwd(primals, perturbed=None):
         def flat(*xs):
             outs, residuals = (fwd(list(xs)) if perturbed is None
                                else fwd(list(xs), perturbed))
-            counts["outs"] = len(outs)
             return list(outs) + list(residuals)
-        res = _vmapped(flat, axis_data, len(primals))(*primals)
-        return res[:counts["outs"]], res[counts["outs"]:]
+        vals, found = batch_flat(flat, list(primals), in_dims, size, axis_data.name)
+        n = len(out_dims)
+        outs = place_outputs(vals[:n], found[:n], out_dims, size)
+        return outs, place_outputs(vals[n:], found[n:], [0] * (len(vals) - n), size)
     batched_fwd.symbolic_zeros = getattr(fwd, "symbolic_zeros", False)
 
     def batched_bwd(residuals, cts):
         n = len(residuals)
         cts = [instantiate(c) for c in cts]
-        return _vmapped(lambda *xs: bwd(list(xs[:n]), list(xs[n:])), axis_data,
-                        n + len(cts))(*residuals, *cts)
+        vals, found = batch_flat(lambda *xs: bwd(list(xs[:n]), list(xs[n:])),
+                                 [*residuals, *cts], [0] * n + out_dims, size, axis_data.name)
+        return [_unbatched_cotangent(v, d) if want is None else
+                place_outputs([v], [d], [0], size)[0]
+                for v, d, want in core.safe_zip(vals, found, in_dims)]
 
     outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched_call, fwd=batched_fwd,
                                   bwd=batched_bwd, num_consts=num_consts, name=name)
-    return outs, [0] * len(outs)
+    return outs, out_dims
+
+
+def _unbatched_cotangent(ct, dim):
+    """The cotangent of an unbatched input: summed over the batch where it has one."""
+    if dim is None:
+        return ct
+    aval = core.get_aval(ct)
+    if aval.dtype == dtypes.float0:
+        return np.zeros(aval.shape[:dim] + aval.shape[dim + 1:], dtypes.float0)
+    return reduce_sum_p.bind(ct, axes=(dim,))
 
 
 batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
