@@ -47,8 +47,10 @@ SLICES = {
                    for name in ("tanh", "scalar_affine", "sigmoid", "block")]),
     "diffrax": (lambda: os.path.join(UPSTREAM, "diffrax"),
                 ["test/test_term.py"],
-                ["test/test_term.py", "test/test_vmap.py",
-                 "test/test_interpolation.py", "test/test_misc.py"]),
+                [f"test/test_{name}.py" for name in (
+                    "term", "vmap", "interpolation", "misc", "global_interpolation",
+                    "local_interpolation", "saveat_solution", "adaptive_stepsize_controller",
+                    "step_to", "progress_meter", "event")]),
 }
 
 # Tests left out of both runs (jax's and funcgraph's), with the reason.

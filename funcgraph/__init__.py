@@ -5,9 +5,9 @@
     import funcgraph.numpy as fnp
 """
 from funcgraph.config import (
-    config, debug_infs, debug_nans, default_device, default_matmul_precision, disable_jit,
-    enable_custom_prng, enable_x64, explain_cache_misses, log_compiles, numpy_dtype_promotion,
-    numpy_rank_promotion)
+    config, debug_infs, debug_key_reuse, debug_nans, default_device, default_matmul_precision,
+    disable_jit, enable_custom_prng, enable_x64, explain_cache_misses, log_compiles,
+    numpy_dtype_promotion, numpy_rank_promotion)
 from funcgraph import core, dtypes, ir
 from funcgraph.array import Array, Shard
 from funcgraph.core import get_aval as typeof
@@ -65,7 +65,7 @@ __all__ = [
     "make_array_from_single_device_arrays", "make_mesh", "NamedSharding", "process_count",
     "process_index", "reshard", "set_mesh", "sharding",
     "jacobian", "tree", "typeof",
-    "debug_infs", "debug_nans", "log_compiles", "default_matmul_precision",
+    "debug_infs", "debug_key_reuse", "debug_nans", "log_compiles", "default_matmul_precision",
     "closure_convert", "custom_gradient", "linear_transpose", "custom_batching",
     "custom_derivatives", "pmap", "shard_map", "smap",
     "copy_to_host_async", "enable_custom_prng", "enable_x64", "explain_cache_misses", "float0", "P",

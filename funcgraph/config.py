@@ -80,6 +80,10 @@ class Config:
         # jax's eager check for tracers leaked out of a transformation; funcgraph always
         # reports a leaked tracer where it is used, so the flag is accepted and changes nothing.
         self.jax_check_tracer_leaks = _env_flag("jax_check_tracer_leaks", False)
+        # jax's check that no PRNG key is used twice; funcgraph has no such check, so
+        # the flag may be set off (code written for jax turns it off around a block)
+        # but turning it on is an error (see the hook below).
+        self.jax_debug_key_reuse = False
         # jax's switch to typed PRNG keys: random.PRNGKey, split and fold_in return key
         # arrays (key<fry>) rather than raw uint32 data.
         self.jax_enable_custom_prng = _env_flag("jax_enable_custom_prng", False)
@@ -261,6 +265,16 @@ class _FlagState:
 
 
 debug_nans = _FlagState("jax_debug_nans")
+debug_key_reuse = _FlagState("jax_debug_key_reuse")
+
+
+def _refuse_key_reuse_checks(value):
+    if value:
+        raise NotImplementedError("jax_debug_key_reuse: funcgraph does not check PRNG keys "
+                                  "for reuse; only False is accepted")
+
+
+update_hooks["jax_debug_key_reuse"] = _refuse_key_reuse_checks
 debug_infs = _FlagState("jax_debug_infs")
 log_compiles = _FlagState("jax_log_compiles")
 enable_x64 = _FlagState("jax_enable_x64")

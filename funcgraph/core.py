@@ -576,6 +576,26 @@ def user_source_info():
 
 
 
+def wraps(wrapped, updated=functools.WRAPPER_UPDATES):
+    """functools.wraps that never fails, as jax's: a wrapped callable whose __name__ or
+    __doc__ cannot be copied (a library's object standing in for a function, whose
+    __name__ is not a string) leaves the wrapper's own; __wrapped__ is always set."""
+    def decorate(fun):
+        for attr in functools.WRAPPER_ASSIGNMENTS:
+            try:
+                setattr(fun, attr, getattr(wrapped, attr))
+            except (AttributeError, TypeError):
+                pass
+        for attr in updated:
+            try:
+                getattr(fun, attr).update(getattr(wrapped, attr, {}))
+            except (AttributeError, TypeError):
+                pass
+        fun.__wrapped__ = wrapped
+        return fun
+    return decorate
+
+
 def named_function(fn, name):
     """Give a function made by a factory its public name, in its code object too, so that
     tracebacks and error messages say `sin`, not `fn`."""

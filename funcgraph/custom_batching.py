@@ -1,5 +1,4 @@
 """funcgraph.custom_batching: functions with their own vmap rule (JAX's custom_vmap)."""
-import functools
 
 from funcgraph import core, tree_util
 from funcgraph.interpreters.staging import trace_flat
@@ -27,7 +26,7 @@ class custom_vmap:
     out_batched are pytrees of bools and batched values carry their batch axis first."""
 
     def __init__(self, fun):
-        functools.update_wrapper(self, fun)
+        core.wraps(fun)(self)
         self.fun = fun
         self.vmap_rule = None
 

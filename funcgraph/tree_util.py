@@ -459,7 +459,32 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
 
 
 class Partial(functools.partial):
-    """functools.partial that is a pytree: its arguments are leaves, the function is static."""
+    """functools.partial that is a pytree: its arguments are leaves, the function is static.
+    A functools.partial given as the function stays whole (its arguments static), where
+    functools.partial would merge its arguments into this one's, as in jax."""
+
+    def __new__(cls, func, *args, **kwargs):
+        if isinstance(func, functools.partial):
+            func = _WholePartial(func)
+        return super().__new__(cls, func, *args, **kwargs)
+
+
+class _WholePartial:
+    """A functools.partial behind a plain callable (equal and hashed as the partial is:
+    by identity)."""
+    __slots__ = ("partial",)
+
+    def __init__(self, partial):
+        self.partial = partial
+
+    def __call__(self, *args, **kwargs):
+        return self.partial(*args, **kwargs)
+
+    def __eq__(self, other):
+        return type(other) is _WholePartial and self.partial is other.partial
+
+    def __hash__(self):
+        return hash(self.partial)
 
 
 register_pytree_node(

@@ -388,3 +388,37 @@ def test_jit_returns_float0_cotangents_of_integer_inputs():
     gx, gn = fg.jit(fg.grad(f, argnums=(0, 1), allow_int=True))(X, np.int32(2))
     close(gx, np.full_like(X, 2.0))
     assert np.asarray(gn).dtype == jax.dtypes.float0 and np.shape(gn) == ()
+
+
+class _Doubler:
+    def __call__(self, x):
+        return x * 2.0
+
+
+class _NamedOddly(_Doubler):
+    """A callable whose __name__ is not a string (equinox modules rebuilt by a scan)."""
+    __name__ = object()
+
+
+def _wrapped_chain(f):
+    seen = []
+    while hasattr(f, "__wrapped__"):
+        f = f.__wrapped__
+        seen.append(f)
+    return seen
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap", "value_and_grad", "jacfwd",
+                                       "jacrev", "hessian", "checkpoint"])
+def test_transformed_functions_wrap_any_callable_as_jax(transform):
+    """As jax's, a transformed function keeps the callable in its __wrapped__ chain
+    (equinox walks it to warn about transformed callables stored in modules), and a
+    callable whose __name__ cannot be copied is transformed all the same."""
+    fun = _Doubler()
+    assert fun in _wrapped_chain(getattr(fg, transform)(fun))
+    assert fun in _wrapped_chain(getattr(jax, transform)(fun))
+    odd = _NamedOddly()
+    x = np.float32(1.5) if transform in ("grad", "value_and_grad", "hessian") else \
+        np.ones(3, np.float32)
+    close(fg.tree_util.tree_leaves(getattr(fg, transform)(odd)(x)),
+          jax.tree_util.tree_leaves(getattr(jax, transform)(odd)(x)))

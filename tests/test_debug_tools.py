@@ -399,3 +399,15 @@ def test_diff_of_optimization_pass_and_html():
     html = d._repr_html_()
     assert "<table" in html and "traced" in html and "optimized" in html
     assert "fg-diff-removed" in html and "#ffebe9" in html
+
+
+def test_debug_key_reuse_may_be_turned_off_not_on():
+    """jax.debug_key_reuse(False) wraps code that splits keys by hand (flax's tests);
+    funcgraph has no key-reuse checker, so turning it on is a clear error, not a no-op."""
+    with fg.debug_key_reuse(False):
+        assert fg.config.jax_debug_key_reuse is False
+    with pytest.raises(NotImplementedError, match="does not check PRNG keys for reuse"):
+        with fg.debug_key_reuse(True):
+            pass
+    assert fg.config.jax_debug_key_reuse is False
+    assert jax.config.jax_debug_key_reuse is False  # the oracle's default too

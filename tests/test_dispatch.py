@@ -274,3 +274,17 @@ def test_eager_compiled_primitive_cache_is_keyed_by_type_and_params():
     fnp.exp(x)
     fnp.exp(x.astype(np.float16))
     assert len(jit_module._primitive_cache) - before <= 2
+
+
+@pytest.mark.parametrize("donate", [(), (0,)])
+def test_pmap_lowered_ahead_of_time_compiles_and_runs_as_jax(donate):
+    """pmap(f).lower(...).compile() (equinox's filter_pmap AOT path): the program's
+    devices come from the shard_map inside, which the lowering must settle."""
+    f = lambda x, y: 2 * x + y  # noqa: E731
+    for mod in (fg, jax):
+        lowered = mod.pmap(f, donate_argnums=donate).lower(mod.numpy.array([3]),
+                                                           mod.numpy.array([4]))
+        out = lowered.compile()(mod.numpy.array([3]), mod.numpy.array([4]))
+        np.testing.assert_array_equal(out, [10])
+    compiled = fg.jit(f).lower(1.0, 2.0).compile()
+    assert len(fg.tree_util.tree_leaves(compiled.input_shardings)) == 2

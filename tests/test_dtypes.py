@@ -89,3 +89,26 @@ def test_x64_flag():
 def test_unsupported_dtype_is_an_error():
     with pytest.raises(TypeError, match="asarray: argument 'a' .* not a valid array"):
         fnp.asarray(np.array(["a"]))
+
+
+@pytest.mark.parametrize("make", ["zeros_like", "ones_like", "empty_like", "full_like"])
+@pytest.mark.parametrize("like", [np.array([1.0, 2.0]), np.array([1, 2], np.int64),
+                                  np.float64(3.0), jax.ShapeDtypeStruct((2,), np.float64)],
+                         ids=["f64-array", "i64-array", "f64-scalar", "f64-struct"])
+def test_like_functions_canonicalize_a_64_bit_template(make, like):
+    """Without x64, zeros_like of a NumPy float64 array is float32, as in jax (optax's
+    LBFGS state would otherwise not match its while_loop carry)."""
+    args = (like, 7) if make == "full_like" else (like,)
+    got, want = getattr(fnp, make)(*args), getattr(jnp, make)(*args)
+    assert (got.dtype, got.shape, got.weak_type) == (want.dtype, want.shape, want.weak_type)
+
+
+@pytest.mark.parametrize("name", ["less", "less_equal", "greater", "greater_equal"])
+def test_complex_ordering_is_lexicographic_like_jax(name):
+    """jnp's ordered comparisons of complex values compare real parts, then imaginary
+    parts (optax's rss scaling compares a complex state with 0); lax's refuse complex."""
+    a = np.array([1 + 2j, 1 + 1j, 2 - 1j, np.nan + 0j, 1 + 0j], np.complex64)
+    b = np.array([1 + 1j, 1 + 1j, 1 + 5j, 1 + 0j, 1 + np.nan * 1j], np.complex64)
+    want = getattr(jnp, name)(a, b)
+    np.testing.assert_array_equal(getattr(fnp, name)(a, b), want)
+    np.testing.assert_array_equal(fg.jit(getattr(fnp, name))(a, b), want)

@@ -97,3 +97,30 @@ def test_refs_eager_and_inside_jit():
     with pytest.raises(ValueError, match="shape"):
         r[...] = fnp.zeros(2)
     _same(fg.freeze(r), [1.0, 10.0, 3.0])
+
+
+def test_astype_of_a_key_array_to_its_own_dtype_is_a_no_op_as_jax():
+    """optax's MultiSteps keeps a key in its state: jnp.astype(jnp.where(emit, new, old),
+    old.dtype).  Other conversions of keys are jax's ValueError."""
+    for mod in (fg, jax):
+        key = mod.random.key(3)
+        kept = mod.numpy.astype(mod.numpy.where(True, key, key), key.dtype)
+        assert kept.dtype == key.dtype
+        np.testing.assert_array_equal(mod.random.key_data(kept), mod.random.key_data(key))
+        for value, dtype in ((key, np.float32), (mod.numpy.ones(2), key.dtype)):
+            with pytest.raises(ValueError, match="Cannot convert_element_type from"):
+                mod.numpy.astype(value, dtype)
+
+
+def test_key_arrays_are_written_by_index_like_jax():
+    """x.at[i].set(key) on a key array (flax's while_loop test stores keys in a state
+    array): eagerly, under jit and under vmap, the same key data as jax."""
+    def build(mod):
+        write = lambda ks, k, i: ks.at[i].set(k)  # noqa: E731
+        ks, k = mod.random.split(mod.random.key(0), 4), mod.random.key(7)
+        return [write(ks, k, 2), mod.jit(write)(ks, k, 2),
+                mod.vmap(write, (None, 0, None))(ks, mod.random.split(k, 3), 1),
+                ks.at[1:3].set(mod.random.split(k, 2))]
+    for mine, theirs in zip(build(fg), build(jax), strict=True):
+        assert mine.dtype == fg.random.key(0).dtype
+        np.testing.assert_array_equal(random.key_data(mine), jax.random.key_data(theirs))

@@ -1,5 +1,6 @@
 """funcgraph.tree_util: JAX's pytree API."""
 import collections
+import functools
 
 import numpy as np
 import pytest
@@ -68,3 +69,16 @@ def test_partial_is_a_pytree():
     p = tu.Partial(lambda a, b: a + b, np.float32(1))
     out = fg.jit(lambda f, x: f(x))(p, np.float32(2))
     assert float(out) == 3
+
+
+def test_partial_of_a_functools_partial_keeps_its_arguments_static():
+    """As jax's: Partial(functools.partial(f, a), b) has the leaf b only (flax's lifted
+    vjp wraps a partial holding a treedef this way), where functools.partial would merge
+    the two argument lists."""
+    inner = functools.partial(lambda tag, x, y: (tag, x + y), "static")
+    p = tu.Partial(inner, np.float32(1))
+    leaves, tree = tu.tree_flatten(p)
+    assert leaves == [np.float32(1)]
+    assert tu.tree_unflatten(tree, [np.float32(5)])(np.float32(2)) == ("static", 7)
+    assert tree == tu.tree_structure(tu.Partial(inner, np.float32(3)))
+    assert fg.jit(lambda f, y: f(y)[1])(p, np.float32(2)) == 3

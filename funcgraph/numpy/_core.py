@@ -325,8 +325,24 @@ def check_same_shapes(arrays, name):
 
 
 def astype(x, dtype, /, copy=False):
+    current = aval_of(x).dtype
+    if isinstance(dtype, dtypes.ExtendedDType) or isinstance(current, dtypes.ExtendedDType):
+        return _astype_extended(x, current, dtype)
     dtype = dtypes.canonicalize(np.dtype(dtype))
     return convert(x, dtype, False)
+
+
+def _astype_extended(x, current, dtype):
+    """Key arrays convert only to their own dtype (a no-op), as in jax."""
+    if current == dtype:
+        return x
+    if not isinstance(dtype, dtypes.ExtendedDType):
+        dtype = np.dtype(dtype)
+    elif isinstance(current, dtypes.ExtendedDType):
+        raise ValueError(f"cannot directly convert between extended dtypes: from {current} "
+                         f"to {dtype}; convert through their representation dtypes "
+                         f"(random.key_data and random.wrap_key_data)")
+    raise ValueError(f"Cannot convert_element_type from {current} to {dtype}")
 
 
 # --- arrays from Python objects -----------------------------------------------------------

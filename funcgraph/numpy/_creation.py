@@ -65,7 +65,7 @@ def _full_like(a, fill_value, dtype, shape):
     if isinstance(a, (list, tuple)):
         raise sequence_operand_error(a, "funcgraph.numpy")  # as jax's
     if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, (Array, core.Tracer)):
-        aval = core.ShapedArray(tuple(a.shape), np.dtype(a.dtype),
+        aval = core.ShapedArray(tuple(a.shape), dtypes.canonicalize(np.dtype(a.dtype)),
                                 bool(getattr(a, "weak_type", False)))
     else:
         aval = aval_of(a)

@@ -252,10 +252,24 @@ def _key_comparison(fn, combine):
 
 equal = _key_comparison(_binary(ew.eq_p), "all")
 not_equal = _key_comparison(_binary(ew.ne_p), "any")
-less = _binary(ew.lt_p)
-less_equal = _binary(ew.le_p)
-greater = _binary(ew.gt_p)
-greater_equal = _binary(ew.ge_p)
+def _ordered_comparison(prim):
+    """less, greater, ...: complex operands compare lexicographically (real parts, then
+    imaginary parts where the real parts are equal), as jax's and NumPy's."""
+    def fn(x1, x2, /):
+        x1, x2 = promote_and_broadcast(x1, x2, name=prim.name)
+        if not dtypes.is_complex(aval_of(x1).dtype):
+            return prim.bind(x1, x2)
+        re1, re2 = ew.real_p.bind(x1), ew.real_p.bind(x2)
+        return ew.select_n_p.bind(ew.eq_p.bind(re1, re2), prim.bind(re1, re2),
+                                  prim.bind(ew.imag_p.bind(x1), ew.imag_p.bind(x2)))
+    core.named_function(fn, prim.name)
+    return fn
+
+
+less = _ordered_comparison(ew.lt_p)
+less_equal = _ordered_comparison(ew.le_p)
+greater = _ordered_comparison(ew.gt_p)
+greater_equal = _ordered_comparison(ew.ge_p)
 bitwise_and = _binary(ew.and_p)
 bitwise_or = _binary(ew.or_p)
 bitwise_xor = _binary(ew.xor_p)

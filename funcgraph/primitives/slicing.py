@@ -626,7 +626,8 @@ def _scatter_shape_rule(name, kinds):
         if not isinstance(dn, ScatterDimensionNumbers):
             raise TypeError(f"{name}: dimension_numbers must be a ScatterDimensionNumbers, "
                             f"got {dn!r}")
-        check_dtype(name, operand, kinds)
+        if not (kinds is ANY and isinstance(operand.dtype, dtypes.ExtendedDType)):
+            check_dtype(name, operand, kinds)  # scatter (replace) also writes key arrays
         check_same_dtypes(f"{name} (operand and updates)", [operand, updates])
         _check_indices(name, indices)
         batch_shape = indices.shape[:-1]

@@ -91,8 +91,23 @@ def _gather(rule, ctx, avals_in, avals_out, operand, indices, *, dimension_numbe
                 slice_sizes=tuple(slice_sizes) + tuple(extra), **params)
 
 
+def _scatter(rule, ctx, avals_in, avals_out, operand, indices, updates, *,
+             dimension_numbers, **params):
+    """The key data are trailing window dimensions of the updates, written whole."""
+    dn = dimension_numbers
+    logical_operand_ndim = (len(dn.update_window_dims) + len(dn.inserted_window_dims)
+                            + len(dn.operand_batching_dims))
+    extra = avals_in[0].ndim - logical_operand_ndim
+    logical = avals_in[2].ndim - extra
+    dn = dimension_numbers._replace(
+        update_window_dims=tuple(dimension_numbers.update_window_dims)
+        + tuple(range(logical, logical + extra)))
+    return rule(ctx, avals_in, avals_out, operand, indices, updates, dimension_numbers=dn,
+                **params)
+
+
 for _name, _rule in [("transpose", _transpose), ("broadcast_in_dim", _broadcast_in_dim),
                      ("slice", _slice), ("dynamic_slice", _dynamic_slice),
                      ("dynamic_update_slice", _dynamic_update_slice),
-                     ("select_n", _select_n), ("gather", _gather)]:
+                     ("select_n", _select_n), ("gather", _gather), ("scatter", _scatter)]:
     extended_lowerings[_prim(_name)] = _rule

@@ -1,6 +1,5 @@
 """Automatic differentiation, JAX's API over pytrees: jvp, linearize, vjp, grad,
 value_and_grad, jacfwd, jacrev, hessian."""
-import functools
 import os
 
 import numpy as np
@@ -8,7 +7,7 @@ import numpy as np
 from funcgraph import core, dtypes, lax, tree_util
 from funcgraph.array import Array
 from funcgraph.interpreters.ad_util import Zero, instantiate, tangent_aval, zeros_of
-from funcgraph.interpreters.eval import eval_jaxpr
+from funcgraph.interpreters.eval import eval_jaxpr, to_concrete, wrap_value
 from funcgraph.interpreters.jvp import jvp_flat
 from funcgraph.interpreters.partial_eval import PartialEvalTrace
 from funcgraph.interpreters.transpose import backward_pass
@@ -91,6 +90,7 @@ def _typed_as_input(ct, aval):
 
 def linearize_flat(fun, primals):
     """(primal outputs, LinearMap) of fun(*primals) -> flat list of outputs."""
+    primals = [_scalar_as_array(p) for p in primals]
     pe = PartialEvalTrace(core.current.trace)
     in_avals = [tangent_aval(core.get_aval(p)) for p in primals]
     in_mask = [a.dtype != dtypes.float0 for a in in_avals]
@@ -105,6 +105,15 @@ def linearize_flat(fun, primals):
     closed = pe.finish(tangent_tracers, [t for t, m in zip(out_tangents, out_mask) if m])
     return out_primals, LinearMap(closed, in_avals, in_mask, out_avals, out_mask,
                                   pe.residual_sources())
+
+
+def _scalar_as_array(x):
+    """A Python scalar primal as a (weakly typed) Array, as jax's differentiation sees
+    it: rules that read the primal (a custom_vjp's fwd) find a shape and a dtype."""
+    if not core.is_python_scalar(x):
+        return x
+    value, aval = to_concrete(x)
+    return wrap_value(value, aval)
 
 
 # --- flattening helpers -------------------------------------------------------------
@@ -443,7 +452,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     """Function returning (fun(*args), gradient of fun w.r.t. the args named by argnums)."""
     name = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
 
-    @functools.wraps(fun)
+    @core.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         single, nums = _normalize_argnums(argnums, len(args), "grad")
         diff_args = tuple(args[i] for i in nums)
@@ -495,7 +504,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     """The gradient of a scalar-valued fun w.r.t. the args named by argnums."""
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-    @functools.wraps(fun)
+    @core.wraps(fun)
     def grad_fun(*args, **kwargs):
         (value, aux), g = vg(*args, **kwargs) if has_aux else ((None, None), vg(*args, **kwargs)[1])
         return (g, aux) if has_aux else g
@@ -545,6 +554,7 @@ def _partial(fun, args, nums):
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian by forward mode: jvp vmapped over the standard basis of the inputs."""
 
+    @core.wraps(fun)
     def jac_fun(*args):
         single, nums = _normalize_argnums(argnums, len(args), "jacfwd")
         diff = tuple(args[i] for i in nums)
@@ -573,6 +583,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian by reverse mode: the pullback vmapped over the output basis."""
 
+    @core.wraps(fun)
     def jac_fun(*args):
         single, nums = _normalize_argnums(argnums, len(args), "jacrev")
         diff = tuple(args[i] for i in nums)

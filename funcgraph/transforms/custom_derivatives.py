@@ -142,7 +142,7 @@ class custom_jvp:
     """A function with a custom JVP rule: `f = custom_jvp(f); f.defjvp(f_jvp)`."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        core.wraps(fun)(self)
         self.fun = fun
         self._signature = _signature(fun)
         self.nondiff_argnums = tuple(nondiff_argnums)
@@ -215,7 +215,7 @@ class custom_vjp:
     `f = custom_vjp(f); f.defvjp(f_fwd, f_bwd)`."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        core.wraps(fun)(self)
         self.fun = fun
         self._signature = _signature(fun)
         self.nondiff_argnums = tuple(nondiff_argnums)

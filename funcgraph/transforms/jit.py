@@ -501,8 +501,8 @@ class JitFunction(FastJit):
     cached calls of positional arrays, scalars and Python containers of them, and hands
     any other call to _slow_call."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 donate_argnames=(), in_shardings=None, out_shardings=None, inline=False,
+    def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=None,
+                 donate_argnames=None, in_shardings=None, out_shardings=None, inline=False,
                  compiler_options=None, keep_unused=False):
         _jit_functions.add(self)
         if not callable(fun):
@@ -540,7 +540,7 @@ class JitFunction(FastJit):
         self._flat_fast_path = not (self.static_argnums or self.static_argnames
                                     or self.donate_argnums or self.donate_argnames)
         self._last_key = None
-        functools.update_wrapper(self, fun, updated=())
+        core.wraps(fun, updated=())(self)
         if self.signature is not None:
             self.__signature__ = self.signature  # inspect.signature(jit(f)), as jax's
 
@@ -570,11 +570,12 @@ class JitFunction(FastJit):
                                  f"function does not take")
 
     def _names_and_numbers(self, argnums, argnames):
-        """(argnums, argnames) sorted, each completed with the other's parameters (as in
-        JAX: a parameter named or numbered is the same parameter)."""
+        """(argnums, argnames) sorted.  As in JAX, where only one of the two is given (not
+        None), the other is inferred from the signature (a parameter named or numbered
+        is the same parameter); where both are, each is taken as it is."""
         nums = {a % self._nparams() if a < 0 else a for a in _as_tuple(argnums)}
         names = set(_as_tuple(argnames))
-        if self.signature is not None:
+        if self.signature is not None and (argnums is None or argnames is None):
             params = list(self.signature.parameters)
             names.update(params[i] for i in nums if i < len(params))
             nums.update(params.index(n) for n in names if n in params)
@@ -977,6 +978,9 @@ class Traced:
         placement = self._fresh_placement()
         optimized, kept, donated, donated_args = program_inputs(
             self.jaxpr, self.donated, self.fun.keep_unused, placement is not None)
+        if placement is None:  # as CompiledJaxpr's: lowering may still find devices
+            placement = placing.unplaced(len(optimized.jaxpr.invars),
+                                         len(optimized.jaxpr.outvars))
         module = lowering.lower_module(optimized.jaxpr, donated, placement,
                                        lowering.module_name(self.fun.name))
         return Lowered(self, optimized, module, placement, kept, donated, donated_args)
@@ -1109,7 +1113,7 @@ class Compiled(_StageInfo):
         """Each argument's sharding, in the arguments' tree (those the program dropped
         too, as jax shows them)."""
         placement = self.lowered.placement
-        if placement is None:
+        if placement is None or placement.arg_shardings is None:  # the default device
             shardings = [SingleDeviceSharding(default_device())] * len(self.flat_in_avals)
         else:
             shardings = list(placement.arg_shardings)
@@ -1177,8 +1181,8 @@ class ShapeDtypeStruct:
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
 
-def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=(),
-        static_argnames=(), donate_argnums=(), donate_argnames=(), keep_unused=False,
+def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
         device=None, backend=None, inline=False, compiler_options=None, **unsupported):
     """Compile `fun` with XLA; its semantics are JAX's jit.  in_shardings/out_shardings
     (a sharding, a PartitionSpec under set_mesh, or a tree prefix of the positional
@@ -1230,7 +1234,7 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     before any pass runs)."""
     traceable = JitFunction(fun, static_argnums=static_argnums)
 
-    @functools.wraps(fun)
+    @core.wraps(fun)
     def make(*args, **kwargs):
         traced = traceable._trace_for("make_jaxpr", args, kwargs)
         return (traced.jaxpr, traced.out_info) if return_shape else traced.jaxpr

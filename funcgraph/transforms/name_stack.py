@@ -2,7 +2,6 @@
 stack.  Printed by `jaxpr.pretty_print(name_stack=True)` and carried into the StableHLO
 locations (`loc("outer/inner/mul"(...))`), which XLA keeps as each op's op_name."""
 import contextlib
-import functools
 
 from funcgraph import core
 
@@ -37,7 +36,7 @@ def named_call(fun, *, name=None):
     name = getattr(fun, "__name__", None) if name is None else name
     _check_name(name)
 
-    @functools.wraps(fun)
+    @core.wraps(fun)
     def named(*args, **kwargs):
         with core.equation_context((name,)):
             return fun(*args, **kwargs)

@@ -1,7 +1,6 @@
 """checkpoint (remat), checkpoint_name, checkpoint_policies and print_saved_residuals,
 with JAX's API (jax.checkpoint, jax.ad_checkpoint)."""
 import dataclasses
-import functools
 import types
 
 from funcgraph import core, tree_util
@@ -22,7 +21,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     optimization_barrier so that XLA cannot merge it with the forward pass."""
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
-    @functools.wraps(fun)
+    @core.wraps(fun)
     def remat_fun(*args, **kwargs):
         call = SplitCall(lambda *a: fun(*a, **kwargs), static_argnums, args,
                          getattr(fun, "__name__", "checkpoint"))

@@ -1,5 +1,4 @@
 """vmap: vectorizing map over pytrees, with JAX's in_axes/out_axes semantics."""
-import functools
 
 from funcgraph import core, lax, tree_util
 from funcgraph.interpreters.batching import batch_flat
@@ -87,7 +86,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, chunk_size=
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"vmap chunk_size must be a positive int, got {chunk_size!r}")
 
-    @functools.wraps(fun)
+    @core.wraps(fun)
     def vmapped(*args, **kwargs):
         axes_per_arg = _normalize_in_axes(in_axes, args) + (0,) * len(kwargs)
         all_args = list(args) + [kwargs[k] for k in sorted(kwargs)]
