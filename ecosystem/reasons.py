@@ -42,9 +42,14 @@ REASONS = [
      "program differs: funcgraph emits expand_dims for x[None] where jax emits broadcast_in_dim"),
     ("equinox", r"test_finalise_jaxpr.*test_custom_jvp",
      "equinox reads jax's custom_jvp_call params (subfuns, call_wrapped)"),
-    ("diffrax", r"float64|complex128|test_vmap|test_interpolation",
-     "float64 cases: a weak type is lost on the way to the interpolation, so strict dtype "
-     "promotion refuses float64 x int64"),
+    ("flax_linen", r"TransformTest::test_jit(_decorated|_with_setup_helpers)?$",
+     "compares an eager model with its jit bit for bit: funcgraph's eager dot_general runs "
+     "NumPy's einsum on the CPU, whose sums round differently from XLA's in the last bit "
+     "(issue 29: eager results as XLA's bits)"),
+    ("flax_nnx", r"integration_test",
+     "the test file imports orbax.checkpoint, which needs jax internals funcgraph does not "
+     "provide (jax.experimental.colocated_python, array_serialization, "
+     "jax.extend.ifrt_programs)"),
 ]
 
 

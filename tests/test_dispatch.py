@@ -288,3 +288,21 @@ def test_pmap_lowered_ahead_of_time_compiles_and_runs_as_jax(donate):
         np.testing.assert_array_equal(out, [10])
     compiled = fg.jit(f).lower(1.0, 2.0).compile()
     assert len(fg.tree_util.tree_leaves(compiled.input_shardings)) == 2
+
+
+def test_lower_and_calls_under_transformations_share_one_trace_as_jax():
+    """flax.nnx.tabulate lowers each module call and then calls it inside the outer
+    model's trace: as jax's trace cache, one trace serves both."""
+    counts = {"fg": 0, "jax": 0}
+
+    def build(mod, name):
+        def f(x):
+            counts[name] += 1
+            return x * 2
+        jf = mod.jit(f)
+        jf.lower(np.ones(3, np.float32))
+        mod.jit(lambda x: jf(x) + 1)(np.ones(3, np.float32))
+        jf.eval_shape(np.ones(3, np.float32))
+    build(fg, "fg")
+    build(jax, "jax")
+    assert counts["fg"] == counts["jax"] == 1

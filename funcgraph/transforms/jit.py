@@ -819,15 +819,7 @@ class JitFunction(FastJit):
     def _bind_call(self, statics, in_tree, avals, leaves):
         """Under a transformation: one pjit equation (closed-over values as inputs).
         Traced inside a shard_map body, the trace also depends on the mesh axes."""
-        key = (in_tree, statics, avals, manual_axes_key())
-        entry = self._cache.get(("traced",) + key)
-        if entry is None:
-            start = time.perf_counter()
-            closed, out_tree = self._trace(statics, in_tree, avals)
-            variant = self._record_variant(jit_cache.TRACED, statics, in_tree, avals,
-                                           time.perf_counter() - start)
-            entry = self._cache[("traced",) + key] = _CacheEntry(closed, out_tree, (),
-                                                                 variant)
+        entry = self._traced_entry(statics, in_tree, avals)
         if entry.out_tree.refs is not None:
             outs = bind_call(entry.closed, _ref_values(leaves), self.name)
             return entry.out_tree.refs.finish(leaves, outs, entry.out_tree)
@@ -843,6 +835,21 @@ class JitFunction(FastJit):
         outs = bind_call(entry.closed, leaves, self.name)
         return entry.out_tree.unflatten(outs)
 
+    def _traced_entry(self, statics, in_tree, avals, what="jit"):
+        """The trace for these argument types, made once and shared, as jax's trace cache
+        is, by calls under transformations and the ahead-of-time stages (trace, lower,
+        eval_shape): a function traced for lower() and then called is traced once.
+        Traced inside a shard_map body, the trace also depends on the mesh axes."""
+        key = ("traced", in_tree, statics, avals, manual_axes_key())
+        entry = self._cache.get(key)
+        if entry is None:
+            start = time.perf_counter()
+            closed, out_tree = self._trace(statics, in_tree, avals, what)
+            variant = self._record_variant(jit_cache.TRACED, statics, in_tree, avals,
+                                           time.perf_counter() - start)
+            entry = self._cache[key] = _CacheEntry(closed, out_tree, (), variant)
+        return entry
+
     # --- ahead-of-time stages ---
     def trace(self, *args, **kwargs):
         return self._trace_for("jit", args, kwargs)
@@ -851,7 +858,8 @@ class JitFunction(FastJit):
         statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, in_tree = flatten_args(dyn_args, dyn_kwargs)
         avals = tuple(map(core.get_aval, leaves))
-        closed, out_tree = self._trace(statics, in_tree, avals, what)
+        entry = self._traced_entry(statics, in_tree, avals, what)
+        closed, out_tree = entry.closed, entry.out_tree
         placement = None
         if what in ("jit", "export"):
             names = [f"args[{i}]" for i in range(len(avals))]
