@@ -119,5 +119,19 @@ def test_funcgraph_views_of_a_flax_step(tmp_path):
     assert "flax_linen_cnn.py:20 (__call__)" in ir
     assert "keeps" in text and "residuals alive" in text
     assert "first nan made by sub at _classification.py:" in text  # optax's loss
+    assert "0 added, 0 removed" in text.split("batch 4")[1]  # the diff of two batch sizes
     page = out.read_text()
     assert "conv_general_dilated" in page and "flax_linen_cnn.py" in page
+
+
+@pytest.mark.slow
+def test_funcgraph_views_of_an_equinox_model():
+    """The same views on an equinox MLP's loss: equinox's source lines in the IR, the
+    residual report and the NaN probe naming equinox's line."""
+    code, text, err = python([os.path.join("examples", "ecosystem", "equinox_views.py")],
+                             alias=True)
+    assert code == 0, err[-3000:]
+    ir = text.split("== what the backward pass")[0]
+    assert "# _linear.py:" in ir and "_mlp.py:" in ir
+    assert "vjp(loss) keeps" in text and "residuals alive" in text
+    assert "first nan made by dot_general at _linear.py:" in text

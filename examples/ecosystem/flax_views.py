@@ -4,8 +4,9 @@
 
 prints the step's IR with each equation's source line (flax's and optax's lines
 included), the equations by primitive, what reverse mode keeps alive for the backward
-pass, and which equation first makes a NaN when a weight is inf; writes the HTML view of
-the IR (the view Jupyter shows) to out.html if given."""
+pass, which equation first makes a NaN when a weight is inf, and the diff of the step's
+IR at two batch sizes; writes the HTML view of the IR (the view Jupyter shows) to
+out.html if given."""
 import sys
 
 import funcgraph
@@ -40,6 +41,10 @@ def main(out=None):
     kernel = poisoned["params"]["Dense_1"]["kernel"]
     poisoned["params"]["Dense_1"]["kernel"] = kernel.at[0, 0].set(jnp.inf)
     print(funcgraph.inspect.find_nonfinite(lambda p: loss_fn(p, model, images, labels))(poisoned))
+    print("== the IR at batch 8 against batch 4: the same equations, other shapes")
+    smaller = jax.make_jaxpr(jax.value_and_grad(loss_fn), static_argnums=1)(
+        params, model, images[:4], labels[:4])
+    print("\n".join(str(funcgraph.inspect.diff(closed, smaller)).splitlines()[:8]))
     loss, _ = step(params, model, images, labels)
     print("== loss", float(loss))
     if out:
