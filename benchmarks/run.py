@@ -158,6 +158,32 @@ def _long_program(np_mod):
     return f
 
 
+def _batched_matmul_pair(build):
+    """jit of build(np_mod) for both libraries on a transformer-sized activation
+    (8, 64, 128) and weight (128, 512): the interleaved times."""
+    a = np.random.default_rng(0).normal(size=(8, 64, 128)).astype(np.float32)
+    w = np.random.default_rng(1).normal(size=(128, 512)).astype(np.float32)
+    f_fg, f_jax = fg.jit(build(fg, fnp)), jax.jit(build(jax, jnp))
+    a_fg, w_fg = fg.device_put(a), fg.device_put(w)
+    a_jax, w_jax = jax.device_put(a), jax.device_put(w)
+    fg.block_until_ready(f_fg(w_fg, a_fg))
+    jax.block_until_ready(f_jax(w_jax, a_jax))
+    return interleaved(lambda: fg.block_until_ready(f_fg(w_fg, a_fg)),
+                       lambda: jax.block_until_ready(f_jax(w_jax, a_jax)),
+                       rounds=7, repeat=50)
+
+
+@benchmark("jitted batched activation @ weight (8x64x128 @ 128x512)", 1.0)
+def batched_matmul():
+    return _batched_matmul_pair(lambda lib, np_mod: lambda w, a: a @ w)
+
+
+@benchmark("jitted weight gradient of a batched activation @ weight", 1.0)
+def batched_matmul_weight_grad():
+    return _batched_matmul_pair(
+        lambda lib, np_mod: lib.grad(lambda w, a: np_mod.sum(np_mod.tanh(a @ w))))
+
+
 @benchmark("tracing a 3000-equation program", 0.15)
 def tracing():
     x = np.ones((4, 4), np.float32)

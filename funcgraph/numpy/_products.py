@@ -4,8 +4,7 @@ import builtins
 from funcgraph import dtypes, lax
 from funcgraph.lax._sharding import sharded_result
 from funcgraph.numpy._core import aval_of, broadcast_shapes, check_axis, promote_dtypes
-from funcgraph.numpy._reductions import sum
-from funcgraph.numpy._shapes import broadcast_to, expand_dims, ndim, ravel, shape, squeeze
+from funcgraph.numpy._shapes import broadcast_to, moveaxis, ndim, ravel, shape, squeeze
 from funcgraph.numpy._ufuncs import conjugate, multiply
 
 
@@ -28,29 +27,71 @@ def matmul(a, b, precision=None, preferred_element_type=None, *, out_sharding=No
 
 
 def _matmul(a, b, precision, preferred_element_type):
+    """One dot_general, as jax's: batch dimensions both operands have (of one size) are
+    its batch dimensions; a batch dimension only one operand has, or has with size > 1
+    against the other's 1, stays a free dimension of that operand (so a batched
+    activation times a weight matrix contracts the weight as it is, never broadcast);
+    size-1 dimensions facing a larger one are squeezed; one transpose puts the result in
+    the broadcast order where the dot_general's order differs."""
     a, b = promote_dtypes(a, b)
     na, nb = ndim(a), ndim(b)
     if na == 0 or nb == 0:
         raise ValueError(f"matmul: operands must have at least one dimension, got shapes "
                          f"{shape(a)} and {shape(b)}")
-    a2 = expand_dims(a, 0) if na == 1 else a
-    b2 = expand_dims(b, -1) if nb == 1 else b
-    sa, sb = shape(a2), shape(b2)
-    if sa[-1] != sb[-2]:
-        raise TypeError(f"matmul: contracting dimensions differ: shapes {shape(a)} and "
-                        f"{shape(b)} ({sa[-1]} vs {sb[-2]})")
-    batch = broadcast_shapes(sa[:-2], sb[:-2])
-    a2 = broadcast_to(a2, batch + sa[-2:])
-    b2 = broadcast_to(b2, batch + sb[-2:])
-    nbatch = len(batch)
-    out = lax.dot_general(a2, b2, (((nbatch + 1,), (nbatch,)),
-                                   (tuple(range(nbatch)), tuple(range(nbatch)))), precision,
+    sa, sb = shape(a), shape(b)
+    a_mat, b_mat = na > 1, nb > 1
+    if sa[-1] != sb[-2 if b_mat else -1]:
+        raise TypeError(f"matmul: contracting dimensions differ: shapes {sa} and {sb} "
+                        f"({sa[-1]} vs {sb[-2 if b_mat else -1]})")
+    a_batch, b_batch = (sa[:-2] if a_mat else ()), (sb[:-2] if b_mat else ())
+    n = builtins.max(len(a_batch), len(b_batch))
+    a_off, b_off = n - len(a_batch), n - len(b_batch)
+    a_squeeze, b_squeeze, a_bdims, b_bdims = [], [], [], []
+    # the result position of each output dimension of the dot_general, in its order:
+    # batch dimensions, a's free dimensions, b's free dimensions
+    at_batch, at_a, at_b = [], [], []
+    for i in range(n):
+        da = sa[i - a_off] if i >= a_off else None
+        db = sb[i - b_off] if i >= b_off else None
+        if da is None:
+            at_b.append(i)
+        elif db is None:
+            at_a.append(i)
+        elif da == 1:
+            a_squeeze.append(i - a_off)
+            at_b.append(i)
+        elif db == 1:
+            b_squeeze.append(i - b_off)
+            at_a.append(i)
+        elif da == db:
+            a_bdims.append(i - a_off)
+            b_bdims.append(i - b_off)
+            at_batch.append(i)
+        else:
+            raise ValueError(f"Incompatible types for matmul arguments: {_typed(a)} and "
+                             f"{_typed(b)}")
+    if a_mat:
+        at_a.append(n)
+    if b_mat:
+        at_b.append(n + a_mat)
+    if a_squeeze:
+        a = squeeze(a, tuple(a_squeeze))
+        a_bdims = [d - builtins.sum(s < d for s in a_squeeze) for d in a_bdims]
+    if b_squeeze:
+        b = squeeze(b, tuple(b_squeeze))
+        b_bdims = [d - builtins.sum(s < d for s in b_squeeze) for d in b_bdims]
+    contract = ((ndim(a) - 1,), (ndim(b) - 1 - b_mat,))
+    out = lax.dot_general(a, b, (contract, (tuple(a_bdims), tuple(b_bdims))), precision,
                           preferred_element_type=preferred_element_type)
-    if na == 1:
-        out = squeeze(out, -2)
-    if nb == 1:
-        out = squeeze(out, -1)
+    order = at_batch + at_a + at_b
+    if order != sorted(order):
+        out = lax.transpose(out, tuple(sorted(range(len(order)), key=order.__getitem__)))
     return out
+
+
+def _typed(x):
+    aval = aval_of(x)
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
 def vdot(a, b, precision=None):
@@ -60,8 +101,23 @@ def vdot(a, b, precision=None):
     return dot(a, ravel(b), precision=precision)
 
 
-def vecdot(x1, x2, axis=-1):
-    return sum(conjugate(x1) * x2, axis=axis)
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """sum(conj(x1) * x2) along axis, as one dot_general batched over the other
+    (broadcast) axes, as jax's."""
+    x1, x2 = promote_dtypes(x1, x2)
+    n1, n2 = ndim(x1), ndim(x2)
+    if shape(x1)[check_axis(axis, n1)] != shape(x2)[check_axis(axis, n2)]:
+        raise ValueError(f"vecdot: x1 and x2 must have the same size along axis {axis}, "
+                         f"got shapes {shape(x1)} and {shape(x2)}")
+    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    if dtypes.is_complex(aval_of(x1).dtype):
+        x1 = conjugate(x1)
+    batch = broadcast_shapes(shape(x1)[:-1], shape(x2)[:-1])
+    x1, x2 = (x if shape(x)[:-1] == batch else broadcast_to(x, batch + shape(x)[-1:])
+              for x in (x1, x2))
+    dims = tuple(range(len(batch)))
+    return lax.dot_general(x1, x2, (((len(batch),), (len(batch),)), (dims, dims)), precision,
+                           preferred_element_type=preferred_element_type)
 
 
 def inner(a, b):
@@ -71,8 +127,11 @@ def inner(a, b):
 
 
 def outer(a, b):
-    a, b = ravel(a), ravel(b)
-    return multiply(expand_dims(a, 1), expand_dims(b, 0))
+    """a[i] * b[j]: each operand broadcast to the result's shape, then one multiply."""
+    a, b = promote_dtypes(ravel(a), ravel(b))
+    out_shape = shape(a) + shape(b)
+    return multiply(lax.broadcast_in_dim(a, out_shape, (0,)),
+                    lax.broadcast_in_dim(b, out_shape, (1,)))
 
 
 def tensordot(a, b, axes=2, precision=None):

@@ -868,8 +868,8 @@ def cross(x1, x2, /, *, axis=-1):
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    del precision, preferred_element_type  # one precision on funcgraph's backends
-    return _np_vecdot(x1, x2, axis=axis)
+    return _np_vecdot(x1, x2, axis=axis, precision=precision,
+                      preferred_element_type=preferred_element_type)
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):

@@ -819,7 +819,7 @@ class JitFunction(FastJit):
     def _bind_call(self, statics, in_tree, avals, leaves):
         """Under a transformation: one pjit equation (closed-over values as inputs).
         Traced inside a shard_map body, the trace also depends on the mesh axes."""
-        entry = self._traced_entry(statics, in_tree, avals)
+        entry = self._traced_entry(statics, in_tree, avals, listed=True)
         if entry.out_tree.refs is not None:
             outs = bind_call(entry.closed, _ref_values(leaves), self.name)
             return entry.out_tree.refs.finish(leaves, outs, entry.out_tree)
@@ -835,19 +835,23 @@ class JitFunction(FastJit):
         outs = bind_call(entry.closed, leaves, self.name)
         return entry.out_tree.unflatten(outs)
 
-    def _traced_entry(self, statics, in_tree, avals, what="jit"):
+    def _traced_entry(self, statics, in_tree, avals, what="jit", listed=False):
         """The trace for these argument types, made once and shared, as jax's trace cache
         is, by calls under transformations and the ahead-of-time stages (trace, lower,
         eval_shape): a function traced for lower() and then called is traced once.
-        Traced inside a shard_map body, the trace also depends on the mesh axes."""
+        Traced inside a shard_map body, the trace also depends on the mesh axes.  Calls
+        (listed) list the trace among the function's variants (cache_info)."""
         key = ("traced", in_tree, statics, avals, manual_axes_key())
         entry = self._cache.get(key)
+        trace_time = 0.0  # a trace made earlier cost this call nothing
         if entry is None:
             start = time.perf_counter()
             closed, out_tree = self._trace(statics, in_tree, avals, what)
-            variant = self._record_variant(jit_cache.TRACED, statics, in_tree, avals,
-                                           time.perf_counter() - start)
-            entry = self._cache[key] = _CacheEntry(closed, out_tree, (), variant)
+            trace_time = time.perf_counter() - start
+            entry = self._cache[key] = _CacheEntry(closed, out_tree, ())
+        if listed and entry.variant is None:
+            entry.variant = self._record_variant(jit_cache.TRACED, statics, in_tree, avals,
+                                                 trace_time)
         return entry
 
     # --- ahead-of-time stages ---
