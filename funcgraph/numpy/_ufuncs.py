@@ -9,6 +9,7 @@ from funcgraph.array import Array
 from funcgraph.numpy._core import (
     asarray_operand, astype, aval_of, broadcast_shapes, broadcast_to_shape,
     promote_and_broadcast, promote_dtypes, promote_to_inexact)
+from funcgraph.interpreters.eval import is_eager
 from funcgraph.numpy._creation import full, ones_like, zeros_like
 from funcgraph.numpy._types import bool_, float32, float64
 from funcgraph.primitives import elementwise as ew
@@ -306,8 +307,32 @@ def logical_not(x, /):
     return ew.not_p.bind(astype(x, bool_))
 
 
+# The float dtypes whose division by a broadcast divisor XLA's algebraic simplifier
+# rewrites as a multiplication by the broadcast reciprocal (A / broadcast(B) becomes
+# A * broadcast(1 / B)); bfloat16 (computed in float32) and complex keep the division.
+_RECIPROCAL_DIVIDED = frozenset(map(np.dtype, ("float16", "float32", "float64")))
+
+
 def true_divide(x1, x2, /):
-    return ew.div_p.bind(*promote_and_broadcast(*promote_to_inexact(x1, x2), name="div"))
+    x1, x2 = promote_to_inexact(x1, x2)
+    if is_eager() and _divisor_broadcast(x1, x2):
+        # jax's eager and jitted quotients are XLA's: 1/x2 once, then a multiplication
+        # (up to 1 ulp from the rounded quotient); a jitted funcgraph program gets XLA's
+        # rewrite itself, the eager path computes the same.
+        x1, x2 = promote_dtypes(x1, x2)
+        return multiply(x1, ew.div_p.bind(ones_like(x2), x2))
+    return ew.div_p.bind(*promote_and_broadcast(x1, x2, name="div"))
+
+
+def _divisor_broadcast(x1, x2):
+    a1, a2 = aval_of(x1), aval_of(x2)
+    dtype = dtypes.promote_weak((a1.dtype, a1.weak_type), (a2.dtype, a2.weak_type))[0]
+    if np.dtype(dtype) not in _RECIPROCAL_DIVIDED or a1.shape == a2.shape:
+        return False
+    try:
+        return np.broadcast_shapes(a1.shape, a2.shape) != a2.shape
+    except ValueError:
+        return False  # the division reports the shapes
 
 
 divide = true_divide
