@@ -126,7 +126,7 @@ class Array(metaclass=_ArrayType):
         when a dtype change or copy=True asks for one."""
         if isinstance(self.aval.dtype, dtypes.ExtendedDType):
             raise TypeError(f"JAX array with PRNGKey dtype cannot be converted to a NumPy "
-                            f"array. Use jax.random.key_data(arr) if you wish to extract "
+                            f"array. Use random.key_data(arr) if you wish to extract "
                             f"the underlying integer array.")
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:

@@ -462,7 +462,7 @@ class NamedSharding(Sharding):
     def __getattr__(self, name):
         if name == "_device_assignment":  # over an AbstractMesh: no devices to name
             raise ValueError(f"{self} has an AbstractMesh, which has no devices: place it "
-                             f"with jax.set_mesh(mesh) and jax.lax.with_sharding_constraint, "
+                             f"with funcgraph.set_mesh(mesh) and lax.with_sharding_constraint, "
                              f"or use NamedSharding(mesh, spec) over a concrete Mesh")
         raise AttributeError(f"'NamedSharding' object has no attribute '{name}'")
 

@@ -18,23 +18,11 @@ import funcgraph as fg
 import funcgraph.numpy as fnp
 import funcgraph.scipy.linalg as fsl
 from funcgraph import lax
+from tests.util import run_under_jax_and_alias
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-
-def run_both(script, tmp_path):
-    """stdout of the script under the real jax and under funcgraph's alias."""
-    path = tmp_path / "script.py"
-    path.write_text(textwrap.dedent(script))
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("FUNCGRAPH_AS_JAX", None)
-    outs = []
-    for runner in ([], ["-m", "funcgraph", "run"]):
-        done = subprocess.run([sys.executable, *runner, str(path)], capture_output=True,
-                              text=True, env=env, cwd=ROOT, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        outs.append(done.stdout)
-    return outs
+run_both = run_under_jax_and_alias
 
 
 def test_equinox_noinline_through_emit_python_callback(tmp_path):

@@ -3,32 +3,15 @@ jax.interpreters.partial_eval, jax.extend.source_info_util, jax._src.tree_util._
 jax.experimental.layout/mesh_utils, and the engine behaviour flax's linen relies on.  Each
 script runs twice, on the real jax (plain python) and on funcgraph (python -m funcgraph
 run), and the two must print the same lines."""
-import os
-import subprocess
-import sys
-import textwrap
-
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _run(script, tmp_path, alias):
-    path = tmp_path / ("alias.py" if alias else "real.py")
-    path.write_text(textwrap.dedent(script))
-    command = [sys.executable] + (["-m", "funcgraph", "run"] if alias else []) + [str(path)]
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=ROOT)
-    env.pop("FUNCGRAPH_AS_JAX", None)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env,
-                          cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.splitlines()
+from tests.util import run_under_jax_and_alias
 
 
 def same_as_jax(script, tmp_path):
-    real, alias = _run(script, tmp_path, False), _run(script, tmp_path, True)
-    assert alias == real
-    return alias
+    real, alias = run_under_jax_and_alias(script, tmp_path, cwd=tmp_path)
+    assert alias.splitlines() == real.splitlines()
+    return alias.splitlines()
 
 
 def test_linear_util_api_util_partial_eval(tmp_path):

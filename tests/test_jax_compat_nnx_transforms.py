@@ -5,30 +5,13 @@ scan's trace cache, custom_vjp cotangents given as a tree prefix, grad's aux reb
 outside the trace, pytree aux data kept as given, Refs passed to jit, jnp.copy.  Each
 script runs twice, on the real jax (plain python) and on funcgraph (python -m funcgraph
 run), and the two must print the same lines."""
-import os
-import subprocess
-import sys
-import textwrap
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _run(script, tmp_path, alias):
-    path = tmp_path / ("alias.py" if alias else "real.py")
-    path.write_text(textwrap.dedent(script))
-    command = [sys.executable] + (["-m", "funcgraph", "run"] if alias else []) + [str(path)]
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=ROOT)
-    env.pop("FUNCGRAPH_AS_JAX", None)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env,
-                          cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.splitlines()
+from tests.util import run_under_jax_and_alias
 
 
 def same_as_jax(script, tmp_path):
-    real, alias = _run(script, tmp_path, False), _run(script, tmp_path, True)
-    assert alias == real
-    return alias
+    real, alias = run_under_jax_and_alias(script, tmp_path, cwd=tmp_path)
+    assert alias.splitlines() == real.splitlines()
+    return alias.splitlines()
 
 
 def test_abstract_mesh_and_named_sharding_over_it(tmp_path):

@@ -3,10 +3,6 @@ import (jax.extend.core.primitives, jax.interpreters.xla's tables, jax._src.core
 trace_state_clean) and the jax semantics their code relies on (jnp.shape/ndim/size of
 None and lists, the five-argument lax.cond, boolean times inf, config contexts as
 decorators), each compared with the real jax."""
-import os
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import numpy as np
@@ -15,23 +11,9 @@ import pytest
 import funcgraph as fg
 import funcgraph.numpy as fnp
 from funcgraph import lax
+from tests.util import run_under_jax_and_alias
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run_both(script, tmp_path):
-    """stdout of the script under the real jax and under funcgraph's alias."""
-    path = tmp_path / "script.py"
-    path.write_text(textwrap.dedent(script))
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("FUNCGRAPH_AS_JAX", None)
-    outs = []
-    for runner in ([], ["-m", "funcgraph", "run"]):
-        done = subprocess.run([sys.executable, *runner, str(path)], capture_output=True,
-                              text=True, env=env, cwd=ROOT, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        outs.append(done.stdout)
-    return outs
+run_both = run_under_jax_and_alias
 
 
 def test_shape_ndim_size_of_non_arrays_as_jax():

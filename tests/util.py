@@ -1,4 +1,9 @@
 """Helpers for comparing funcgraph with NumPy and with jax (the oracle)."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import jax
 import numpy as np
 
@@ -163,3 +168,21 @@ def assert_trees_close(got, want, tol=1e-4):
             np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
         else:
             np.testing.assert_array_equal(g, w)
+
+
+def run_under_jax_and_alias(script, tmp_path, cwd=None):
+    """(stdout under the real jax, stdout under funcgraph's alias, `python -m funcgraph
+    run`) of a script (dedented), run in cwd (default: the repository root); each run
+    must succeed."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(script))
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=root)
+    env.pop("FUNCGRAPH_AS_JAX", None)
+    outs = []
+    for runner in ([], ["-m", "funcgraph", "run"]):
+        done = subprocess.run([sys.executable, *runner, str(path)], capture_output=True,
+                              text=True, env=env, cwd=cwd or root, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        outs.append(done.stdout)
+    return outs

@@ -326,13 +326,15 @@ def true_divide(x1, x2, /):
 
 def _divisor_broadcast(x1, x2):
     a1, a2 = aval_of(x1), aval_of(x2)
-    dtype = dtypes.promote_weak((a1.dtype, a1.weak_type), (a2.dtype, a2.weak_type))[0]
-    if np.dtype(dtype) not in _RECIPROCAL_DIVIDED or a1.shape == a2.shape:
+    if a1.shape == a2.shape:  # the common case, decided before any promotion
         return False
     try:
-        return np.broadcast_shapes(a1.shape, a2.shape) != a2.shape
+        if np.broadcast_shapes(a1.shape, a2.shape) == a2.shape:
+            return False
     except ValueError:
         return False  # the division reports the shapes
+    dtype = dtypes.promote_weak((a1.dtype, a1.weak_type), (a2.dtype, a2.weak_type))[0]
+    return np.dtype(dtype) in _RECIPROCAL_DIVIDED
 
 
 divide = true_divide

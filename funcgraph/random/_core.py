@@ -127,7 +127,7 @@ def _check_key(name, key):
     if _keys.is_key_array(key):
         if key.shape:
             raise TypeError(f"{name} accepts a single key, but was given a key array of "
-                            f"shape {key.shape} != (). Use jax.vmap for batching.")
+                            f"shape {key.shape} != (). Use vmap for batching.")
         return _keys.unwrap(key)
     key = fnp.asarray(key)
     if key.dtype != _U32 or key.shape != (2,):

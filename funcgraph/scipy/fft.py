@@ -23,7 +23,7 @@ def _checked(name, x, kind, norm):
     if kind != 2:
         raise NotImplementedError("Only DCT type 2 is implemented.")
     if norm is not None and norm not in ("backward", "ortho"):
-        raise ValueError(f"jax.scipy.fft.{name}: {norm=!r} is not implemented")
+        raise ValueError(f"scipy.fft.{name}: {norm=!r} is not implemented")
     return fnp.asarray(x)
 
 

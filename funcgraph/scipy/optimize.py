@@ -42,7 +42,7 @@ def minimize(fun, x0, args=(), *, method, tol=None, options=None):
     line_search_maxiter)."""
     options = {} if options is None else options
     if not isinstance(args, tuple):
-        raise TypeError(f"args argument to jax.scipy.optimize.minimize must be a tuple, got "
+        raise TypeError(f"args argument to scipy.optimize.minimize must be a tuple, got "
                         f"{args}")
     if method.lower() != "bfgs":
         raise ValueError(f"Method {method} not recognized")

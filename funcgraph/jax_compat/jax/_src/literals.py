@@ -11,55 +11,29 @@ def _weak_scalar_aval(dtype):
     return ShapedArray((), np.dtype(dtype), True)
 
 
-class TypedInt(int):
-    """An int with a JAX dtype (weakly typed)."""
-
+def _typed_scalar(base, name, article):
+    """A Python scalar type (int, float, complex) carrying a JAX dtype, weakly typed."""
     def __new__(cls, value, dtype):
-        self = super().__new__(cls, value)
+        self = base.__new__(cls, value)
         self.dtype = np.dtype(dtype)
         self.aval = _weak_scalar_aval(dtype)
         return self
 
     def __repr__(self):
-        return f"TypedInt({int(self)}, dtype={self.dtype.name})"
+        return f"{name}({base(self)}, dtype={self.dtype.name})"
 
     def __getnewargs__(self):
-        return int(self), self.dtype
+        return base(self), self.dtype
+
+    return type(name, (base,), {
+        "__doc__": f"{article} {base.__name__} with a JAX dtype (weakly typed).",
+        "__new__": __new__, "__repr__": __repr__, "__str__": lambda self: str(base(self)),
+        "__getnewargs__": __getnewargs__, "__module__": __name__})
 
 
-class TypedFloat(float):
-    """A float with a JAX dtype (weakly typed)."""
-
-    def __new__(cls, value, dtype):
-        self = super().__new__(cls, value)
-        self.dtype = np.dtype(dtype)
-        self.aval = _weak_scalar_aval(dtype)
-        return self
-
-    def __repr__(self):
-        return f"TypedFloat({float(self)}, dtype={self.dtype.name})"
-
-    def __str__(self):
-        return str(float(self))
-
-    def __getnewargs__(self):
-        return float(self), self.dtype
-
-
-class TypedComplex(complex):
-    """A complex with a JAX dtype (weakly typed)."""
-
-    def __new__(cls, value, dtype):
-        self = super().__new__(cls, value)
-        self.dtype = np.dtype(dtype)
-        self.aval = _weak_scalar_aval(dtype)
-        return self
-
-    def __repr__(self):
-        return f"TypedComplex({complex(self)}, dtype={self.dtype.name})"
-
-    def __getnewargs__(self):
-        return complex(self), self.dtype
+TypedInt = _typed_scalar(int, "TypedInt", "An")
+TypedFloat = _typed_scalar(float, "TypedFloat", "A")
+TypedComplex = _typed_scalar(complex, "TypedComplex", "A")
 
 
 typed_scalar_types = {TypedInt, TypedFloat, TypedComplex}

@@ -101,20 +101,17 @@ def defjvp2(prim, *rules):
 
 def deflinear(prim, transpose_rule):
     """A primitive linear in all its operands: transpose_rule(ct, **params) -> cts."""
-    def jvp(primals, tangents, **params):
-        out = prim.bind(*primals, **params)
-        return out, prim.bind(*[instantiate_zeros(t) for t in tangents], **params)
-    primitive_jvps[prim] = jvp
-
-    def transpose(ct, *args, **params):
-        if type(ct) is Zero:
-            return [None] * len(args)
-        return transpose_rule(ct, **params)
-    primitive_transposes[prim] = transpose
+    _define_linear(prim, lambda ct, args, params: transpose_rule(ct, **params))
 
 
 def deflinear2(prim, transpose_rule):
     """As deflinear, the rule also given the operands: transpose_rule(ct, *args, **params)."""
+    _define_linear(prim, lambda ct, args, params: transpose_rule(ct, *args, **params))
+
+
+def _define_linear(prim, call_rule):
+    """The JVP of a linear primitive (itself applied to the tangents) and its transpose
+    (call_rule(ct, args, params); nothing for a zero cotangent)."""
     def jvp(primals, tangents, **params):
         out = prim.bind(*primals, **params)
         return out, prim.bind(*[instantiate_zeros(t) for t in tangents], **params)
@@ -123,7 +120,7 @@ def deflinear2(prim, transpose_rule):
     def transpose(ct, *args, **params):
         if type(ct) is Zero:
             return [None] * len(args)
-        return transpose_rule(ct, *args, **params)
+        return call_rule(ct, args, params)
     primitive_transposes[prim] = transpose
 
 
