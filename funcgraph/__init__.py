@@ -39,7 +39,7 @@ from funcgraph import ad_checkpoint
 from funcgraph.transforms.name_stack import named_call, named_scope
 from funcgraph.core import ConcretizationTypeError, UnexpectedTracerError
 from funcgraph.interpreters.eval import ensure_compile_time_eval
-from funcgraph import inspect, random, nn
+from funcgraph import inspect, random, nn, ops
 import funcgraph.lax.linalg  # noqa: E402,F401  (above numpy and scipy; see its docstring)
 from funcgraph import debug, distributed, experimental, export
 from funcgraph.callback import pure_callback

@@ -24,7 +24,7 @@ LAYERS = [
     ("numpy",),
     ("special_math",),
     ("random", "test_util"),
-    ("nn", "checkify"),
+    ("nn", "checkify", "ops"),
     ("scipy",),
     ("lax.linalg",),  # JAX's lax.linalg names over funcgraph.numpy.linalg and scipy.linalg
     ("extend", "flatten_util", "example_libraries"),

@@ -22,6 +22,7 @@ MODULES = [
     ("funcgraph.tree_util", "jax.tree_util"),
     ("funcgraph.random", "jax.random"),
     ("funcgraph.nn", "jax.nn"),
+    ("funcgraph.ops", "jax.ops"),
     ("funcgraph.nn.initializers", "jax.nn.initializers"),
     ("funcgraph.numpy.linalg", "jax.numpy.linalg"),
     ("funcgraph.numpy.fft", "jax.numpy.fft"),

@@ -25,7 +25,7 @@ SHIM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jax")
 SAME_API_MODULES = frozenset({
     "ad_checkpoint", "custom_batching", "custom_derivatives", "debug", "distributed",
     "dtypes", "errors", "example_libraries", "experimental", "export", "extend",
-    "flatten_util", "lax", "nn", "numpy", "profiler", "random", "scipy", "sharding",
+    "flatten_util", "lax", "nn", "numpy", "ops", "profiler", "random", "scipy", "sharding",
     "test_util", "tree", "tree_util", "typing",
 })
 
