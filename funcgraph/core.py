@@ -9,7 +9,9 @@ only ever unwrapped by the trace that made it, which rules out perturbation
 confusion between nested derivatives.
 """
 import collections
+import contextlib
 import functools
+import gc
 import itertools
 import operator
 import os
@@ -840,3 +842,20 @@ def get_aval(x):
     raise TypeError(f"argument of type {type(x).__name__} is not a valid array (expected a "
                     f"funcgraph Array, a NumPy array or a Python scalar): {x!r}. Mark "
                     f"non-array arguments of jit static with static_argnums/static_argnames.")
+
+
+@contextlib.contextmanager
+def collections_deferred():
+    """Python's cyclic collector runs after every so many allocations, and each full
+    collection walks every object of the process: tracing allocates enough to trigger
+    many, so a long trace in a process that holds many objects (a notebook, jax's
+    modules) turns superlinear.  Tracing, optimizing and lowering a program defer
+    collections to the end of the outermost of them (they free little before then)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

@@ -29,10 +29,25 @@ _ELEMENT_TYPES = {
 }
 
 
+# Tensor type texts by (shape, dtype): lowering asks for three or so per op.
+_tensor_types = {}
+_MAX_CACHED_TYPES = 4096
+
+
 def tensor_type(aval):
     """`tensor<2x?x3xf32>`: a symbolic dimension (shape_poly.DimExpr) is dynamic, `?`."""
     if aval is TOKEN:
         return TOKEN_TYPE
+    key = (aval.shape, aval.dtype)
+    text = _tensor_types.get(key)
+    if text is None:
+        if len(_tensor_types) >= _MAX_CACHED_TYPES:
+            _tensor_types.clear()
+        text = _tensor_types[key] = _tensor_type_text(aval)
+    return text
+
+
+def _tensor_type_text(aval):
     try:
         element = _ELEMENT_TYPES[aval.dtype]
     except KeyError:
@@ -450,10 +465,15 @@ def _lower_extended(prim, rule, ctx, avals_in, avals_out, args, params):
 def lower_jaxpr_body(ctx, jaxpr, const_names, arg_names):
     """Emit the equations of `jaxpr` into ctx; return the output names."""
     env = {}
+    literals = {}  # one constant per literal value in this body (all uses follow it)
 
     def read(x):
         if type(x) is Literal:
-            return ctx.constant(x.val, x.aval)
+            key = (x.aval, np.asarray(x.val).tobytes())  # bits: 0.0 and -0.0 differ
+            name = literals.get(key)
+            if name is None:
+                name = literals[key] = ctx.constant(x.val, x.aval)
+            return name
         return env[x]
 
     for v, name in core.safe_zip(jaxpr.constvars, const_names):
@@ -594,8 +614,9 @@ def lower_module(jaxpr, donated=(), placement=None, name="funcgraph"):
     module = ModuleBuilder(placement.devices if placement is not None else None,
                            place_callbacks=True, name=name)
     shardings = placement.annotations if placement is not None else None
-    emit_function(module, "main", jaxpr, "public", donated, shardings=shardings)
-    text = module.text()
+    with core.collections_deferred():
+        emit_function(module, "main", jaxpr, "public", donated, shardings=shardings)
+        text = module.text()
     if module.devices is not None and len(module.devices) > 1:
         _check_shardable_effects(jaxpr)
     return LoweredModule(text, module.host_callbacks, has_ordered_effects(jaxpr),

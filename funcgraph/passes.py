@@ -21,7 +21,7 @@ once, so they stay shared.
 """
 import numpy as np
 
-from funcgraph import ir
+from funcgraph import core, ir
 from funcgraph.array import Array
 from funcgraph.core import safe_zip
 from funcgraph.interpreters.eval import impl_rules
@@ -377,5 +377,6 @@ def optimize(closed, max_size=DEFAULT_MAX_SIZE, max_inline_eqns=DEFAULT_MAX_INLI
     one backward sweep."""
     opts = _Options(inline=True, fold=True, cse=True, simplify=True, max_size=max_size,
                     max_inline_eqns=max_inline_eqns)
-    forward = _forward(closed, opts, {}, True)
-    return _checked(_dce(forward, {}))
+    with core.collections_deferred():
+        forward = _forward(closed, opts, {}, True)
+        return _checked(_dce(forward, {}))

@@ -7,9 +7,6 @@ transformations) become constvars; Python and 0-d scalars become literals.
 staging_rules[prim](trace, args, params) stages primitives whose parameters change
 when staged (custom derivatives bind a Python function and stage its jaxpr).
 """
-import contextlib
-import gc
-
 import numpy as np
 
 from funcgraph import core, ir
@@ -163,27 +160,11 @@ class StagingTrace(core.Trace):
         return closed
 
 
-@contextlib.contextmanager
-def collections_deferred():
-    """Python's cyclic collector runs after every so many allocations, and each full
-    collection walks every object of the process: tracing allocates enough to trigger
-    many, so a long trace in a process that holds many objects (a notebook, jax's
-    modules) turns superlinear.  Collections wait until the outermost trace ends."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def trace_flat(fun, in_avals, debug=None):
     """Trace `fun(*flat_args) -> flat list` with inputs of the given avals."""
     parent = core.current.trace
     trace = StagingTrace(parent, debug)
     in_tracers = [trace.new_arg(a) for a in in_avals]
-    with collections_deferred(), core.set_trace(trace):
+    with core.collections_deferred(), core.set_trace(trace):
         outs = fun(*in_tracers)
     return trace.finish(in_tracers, outs)
