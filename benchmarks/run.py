@@ -7,16 +7,14 @@ better) next to the target from DESIGN.md.
     python benchmarks/run.py            # all benchmarks
     python benchmarks/run.py dispatch   # those whose name contains "dispatch"
 """
-import gc
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # timing, models
 
 import numpy as np  # noqa: E402
 
@@ -26,46 +24,9 @@ import jax.numpy as jnp  # noqa: E402
 import funcgraph as fg  # noqa: E402
 import funcgraph.numpy as fnp  # noqa: E402
 from funcgraph import backend  # noqa: E402
-
-BENCHMARKS = []
-
-
-def benchmark(name, target):
-    def register(fn):
-        BENCHMARKS.append((name, target, fn))
-        return fn
-    return register
-
-
-def time_call(fn, repeat):
-    """Seconds per call of fn(), best of a few batches of `repeat` calls."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        best = min(best, (time.perf_counter() - start) / repeat)
-    return best
-
-
-def median_of_rounds(measure, rounds):
-    """Median over rounds of (funcgraph time, jax time, ratio); measure() -> the two
-    times of one round."""
-    fg_times, jax_times, ratios = [], [], []
-    for _ in range(rounds):
-        gc.collect()
-        t_fg, t_jax = measure()
-        fg_times.append(t_fg)
-        jax_times.append(t_jax)
-        ratios.append(t_fg / t_jax)
-    return statistics.median(fg_times), statistics.median(jax_times), statistics.median(ratios)
-
-
-def interleaved(fg_fn, jax_fn, rounds, repeat):
-    """Median over rounds of (funcgraph time, jax time, ratio) of calls of fg_fn, jax_fn."""
-    return median_of_rounds(lambda: (time_call(fg_fn, repeat), time_call(jax_fn, repeat)),
-                            rounds)
-
+from timing import BENCHMARKS, benchmark, interleaved, median_of_rounds  # noqa: E402
+from timing import seconds as _seconds  # noqa: E402
+import research  # noqa: E402,F401  (registers the research-sized programs)
 
 # --- benchmarks --------------------------------------------------------------------
 
@@ -342,12 +303,6 @@ def compile_long_program():
     return median_of_rounds(compile_times, rounds=2)
 
 
-def _seconds(fn):
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 @benchmark("grad over forward pass (funcgraph alone)", 2.5)
 def grad_cost():
     params, x, labels = _mlp_setup()
@@ -546,7 +501,7 @@ def main(selected):
         scale = 1e6 if unit == "us" else 1
         ok = "ok" if ratio <= target else "MISSED"
         rows.append((name, t_fg, t_jax, ratio, target, ok))
-        other = "jax" if "alone" not in name else "fwd"
+        other = "jax" if "alone" not in name else "base"
         score = "diff " if unit == "MB" else "ratio"
         print(f"{name:<48} funcgraph {t_fg * scale:10.1f} {unit:<3}  {other} "
               f"{t_jax * scale:10.1f} {unit:<3}  {score} {ratio:5.2f}  (target <= {target})  "
