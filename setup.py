@@ -8,5 +8,9 @@ same paths run in Python or compiled.
 """
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("funcgraph._cdispatch", ["funcgraph/_cdispatch.c"], optional=True),
-                   Extension("funcgraph._libm", ["funcgraph/_libm.c"], optional=True)])
+_MODE = ["funcgraph/_xla_mode.h"]  # XLA's floating-point mode, shared by both
+
+setup(ext_modules=[Extension("funcgraph._cdispatch", ["funcgraph/_cdispatch.c"], depends=_MODE,
+                             optional=True),
+                   Extension("funcgraph._libm", ["funcgraph/_libm.c"], depends=_MODE,
+                             optional=True)])

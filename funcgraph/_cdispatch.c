@@ -27,6 +27,8 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "_xla_mode.h"
+
 /* What setup() is given: funcgraph.Array and its slots' descriptors, ShapedArray and
  * its _token slot's, the per-thread trace state and the evaluation trace, the config
  * object, the key function of arguments that are not Arrays (host values: NumPy
@@ -624,7 +626,12 @@ static PyObject *eager_numpy(PyObject *module, PyObject *const *fargs, Py_ssize_
     out_aval = PyObject_Call(rule, avals, params);
     if (out_aval == NULL)
         goto done;
-    out = PyObject_Call(impl, values, params);
+    {
+        /* XLA's CPU code flushes subnormals: so does the NumPy op standing for it */
+        ENTER_XLA_MODE
+        out = PyObject_Call(impl, values, params);
+        LEAVE_XLA_MODE
+    }
     if (out == NULL)
         goto done;
     result = Py_TYPE(out) == array_type ? Py_NewRef(out) : NULL;

@@ -23,15 +23,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#define XLA_MODE_BITS 0x8040u /* MXCSR: FTZ (bit 15) and DAZ (bit 6) */
-#define ENTER_XLA_MODE unsigned int saved_csr = _mm_getcsr(); _mm_setcsr(saved_csr | XLA_MODE_BITS);
-#define LEAVE_XLA_MODE _mm_setcsr(saved_csr);
-#else
-#define ENTER_XLA_MODE
-#define LEAVE_XLA_MODE
-#endif
+#include "_xla_mode.h"
 
 typedef float (*unary_f)(float);
 typedef double (*unary_d)(double);
@@ -328,7 +320,22 @@ static PyTypeObject UnaryImplType = {
     .tp_getset = unary_impl_getset,
 };
 
+/* call_in_xla_mode(fn, args, kwargs): fn(*args, **kwargs) with XLA's floating-point mode
+ * set (an eager NumPy impl computing as XLA's CPU code would, subnormals flushed). */
+static PyObject *libm_call_in_xla_mode(PyObject *self, PyObject *args)
+{
+    PyObject *fn, *fn_args, *fn_kwargs;
+    if (!PyArg_ParseTuple(args, "OO!O", &fn, &PyTuple_Type, &fn_args, &fn_kwargs))
+        return NULL;
+    ENTER_XLA_MODE
+    PyObject *out = PyObject_Call(fn, fn_args, fn_kwargs == Py_None ? NULL : fn_kwargs);
+    LEAVE_XLA_MODE
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"call_in_xla_mode", libm_call_in_xla_mode, METH_VARARGS,
+     "call_in_xla_mode(fn, args, kwargs): fn(*args, **kwargs) in XLA's floating-point mode"},
     {"unary", libm_unary, METH_VARARGS, "unary(name, x, out): out[i] = name(x[i])"},
     {"binary", libm_binary, METH_VARARGS, "binary(name, x, y, out): out[i] = name(x[i], y[i])"},
     {NULL, NULL, 0, NULL},

@@ -18,6 +18,11 @@ from funcgraph.config import config
 from funcgraph.ir import Literal
 from funcgraph.sharding import SingleDeviceSharding
 
+try:  # optional C extensions (built where a C compiler is found)
+    from funcgraph._libm import call_in_xla_mode as _call_in_xla_mode
+except ImportError:
+    _call_in_xla_mode = None
+
 impl_rules = {}
 
 
@@ -122,6 +127,15 @@ def set_fast_numpy_op(op):
     _fast_numpy_op = op
 
 
+def call_host_impl(impl, values, params):
+    """impl(*values, **params) in the floating-point mode of XLA's CPU code, which flushes
+    subnormal inputs and results to zero (jax's eager results do): where funcgraph._libm
+    is built, on x86 (elsewhere NumPy's IEEE subnormals stay)."""
+    if _call_in_xla_mode is None:
+        return impl(*values, **params)
+    return _call_in_xla_mode(impl, tuple(values), params)
+
+
 class EvalTrace(core.Trace):
     """The bottom of every trace stack: primitives run now."""
 
@@ -166,7 +180,7 @@ class EvalTrace(core.Trace):
                 vals.append(value)
                 avals.append(aval)
         out_aval = rule(*avals, **params)
-        out = impl(*vals, **params)
+        out = call_host_impl(impl, vals, params)
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])
         if prim.multiple_results:

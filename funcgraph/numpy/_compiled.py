@@ -1,0 +1,28 @@
+"""Library functions that run as one compiled program when called eagerly, as jax's do.
+
+jax defines most of its numpy, nn and scipy functions under `jit`, so an eager call of,
+say, `hypot` is one XLA program, and XLA's CPU code generator fuses its arithmetic: a
+multiplication feeding an addition becomes one fused multiply-add (rounded once), a
+division by a broadcast value a multiplication by its reciprocal.  Run primitive by
+primitive, the same function rounds otherwise.  A function decorated here runs through
+`jit` when no transformation is tracing (same program, same XLA, same bits) and is
+traced inline otherwise, so programs stay flat.
+"""
+import functools
+
+from funcgraph.interpreters.eval import is_eager
+from funcgraph.transforms.jit import jit
+
+
+def compiled_when_eager(static_argnames=()):
+    """Decorator: run the function through jit(fn, static_argnames=...) when eager."""
+    def decorate(fn):
+        jitted = jit(fn, static_argnames=static_argnames)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if is_eager():
+                return jitted(*args, **kwargs)
+            return fn(*args, **kwargs)
+        return call
+    return decorate
