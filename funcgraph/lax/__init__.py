@@ -16,7 +16,7 @@ from funcgraph.lax._shapes import (
     broadcast, broadcast_in_dim, builtins_max, expand_dims, reshape, squeeze, transpose)
 from funcgraph.lax._elementwise import (
     abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type, bitwise_and,
-    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, conj, convert_element_type,
+    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz, conj, convert_element_type,
     copy_p_bind, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1, floor, ge, gt,
     imag, integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg,
     nextafter, polygamma, population_count, pow, real, reciprocal, reduce_precision, rem, round, RoundingMethod,
@@ -47,7 +47,7 @@ from funcgraph.lax._control_flow import (
 from funcgraph.lax._sharding import with_sharding_constraint
 from funcgraph.lax._solves import custom_linear_solve, custom_root
 from funcgraph.lax._conveniences import (
-    approx_max_k, approx_min_k, broadcast_shapes, broadcast_to_rank, clz, collapse, complex,
+    approx_max_k, approx_min_k, broadcast_shapes, broadcast_to_rank, collapse, complex,
     conv_general_dilated_local, conv_general_dilated_patches, dtype, empty, full, full_like, reduce_xor, scatter_apply,
     scatter_sub, split, stack, tile, unstack)
 from funcgraph.lax._ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general

@@ -2,9 +2,11 @@
 all_gather, psum_scatter, ppermute, all_to_all, pswapaxes, axis_index, axis_size."""
 import math
 
+import numpy as np
+
 from funcgraph import core, tree_util
 from funcgraph.interpreters.batching import find_axis, manual_axis_names
-from funcgraph.lax._elementwise import convert_element_type, div
+from funcgraph.lax._elementwise import add, div, mul
 from funcgraph.lax._operands import as_operand, aval_of
 from funcgraph.primitives.base import transpose_p
 from funcgraph.primitives.collectives import (
@@ -25,7 +27,16 @@ def _collective(prim):
     return fn
 
 
-psum = _collective(psum_p)
+def psum(x, axis_name, *, axis_index_groups=None):
+    """The sum over the named axis; a Python scalar is the same on every lane, so its
+    sum is the scalar times the axis size, a constant."""
+    if core.is_python_scalar(x):
+        _no_groups(axis_index_groups, "psum")
+        return int(x) * axis_size(axis_name) if isinstance(x, bool) else x * axis_size(axis_name)
+    return _psum(x, axis_name, axis_index_groups=axis_index_groups)
+
+
+_psum = _collective(psum_p)
 pmax = _collective(pmax_p)
 pmin = _collective(pmin_p)
 
@@ -39,8 +50,8 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean over the named axis: psum(x) / (the axis size, known statically)."""
     _no_groups(axis_index_groups, "pmean")
     size = axis_size(axis_name)
-    return tree_util.tree_map(lambda leaf: div(psum(leaf, axis_name),
-                                               convert_element_type(size, aval_of(leaf).dtype)), x)
+    return tree_util.tree_map(
+        lambda leaf: div(psum(leaf, axis_name), np.array(size, aval_of(leaf).dtype)), x)
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
@@ -168,5 +179,13 @@ def _no_groups(groups, name):
 
 
 def axis_index(axis_name):
-    """This lane's index along the named vmap axis (or device's along mesh axes)."""
-    return axis_index_p.bind(axis_name=_axis_names(axis_name))
+    """This lane's index along the named vmap axis (or device's along mesh axes); over
+    several vmap axes, its row-major index in their product."""
+    names = _axis_names(axis_name)
+    if len(names) == 1 or set(names) & set(manual_axis_names()):
+        return axis_index_p.bind(axis_name=names)
+    index = axis_index_p.bind(axis_name=names[:1])
+    for name in names[1:]:
+        index = add(mul(index, np.int32(find_axis(name).size)),
+                    axis_index_p.bind(axis_name=(name,)))
+    return index

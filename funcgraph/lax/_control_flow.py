@@ -11,10 +11,10 @@ from funcgraph.config import config
 from funcgraph.interpreters.batching import manual_axes_key
 from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.staging import trace_flat
-from funcgraph.lax._elementwise import add, clamp, convert_element_type, lt, ne
+from funcgraph.lax._elementwise import add, bitwise_or, clamp, convert_element_type, lt, ne
 from funcgraph.lax._operands import as_operand
 from funcgraph.lax._shapes import expand_dims, reshape
-from funcgraph.lax._slicing import concatenate, rev, slice_in_dim
+from funcgraph.lax._slicing import concatenate, pad, rev, slice_in_dim
 from funcgraph.primitives import control_flow as cf
 from funcgraph.primitives.batching_helpers import vmap_flat
 from funcgraph.primitives.collectives import pvary_p
@@ -300,8 +300,8 @@ def _concrete_int(x):
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """for i in range(lower, upper): val = body_fun(i, val).  With concrete (Python int)
-    _check_callable("fori_loop", "body_fun", body_fun)
     bounds it is a scan, so reverse-mode differentiation works; otherwise a while_loop."""
+    _check_callable("fori_loop", "body_fun", body_fun)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
         # The index starts as the Python int lo, so it is a weak int32, as in jax.
@@ -314,8 +314,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         return result
     dtype = core.get_aval(lower).dtype if not core.is_python_scalar(lower) else \
         core.get_aval(upper).dtype
-    lower = convert_element_type(lower, dtype)
-    upper = convert_element_type(upper, dtype)
+    lower = _bound(lower, dtype)
+    upper = _bound(upper, dtype)
 
     def cond_fn(carry):
         i, u, _ = carry
@@ -323,8 +323,15 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
     def body(carry):
         i, u, val = carry
-        return add(i, convert_element_type(1, dtype)), u, body_fun(i, val)
+        return add(i, np.array(1, dtype)), u, body_fun(i, val)
     return while_loop(cond_fn, body, (lower, upper, init_val))[2]
+
+
+def _bound(x, dtype):
+    """A loop bound in dtype; a Python int becomes a constant, not a conversion."""
+    if core.is_python_scalar(x):
+        return np.array(x, dtype)
+    return convert_element_type(x, dtype)
 
 
 def _python_while(cond_fun, body_fun, val):
@@ -466,8 +473,8 @@ def _unroll(unroll, length):
 
 def map(f, xs, *, batch_size=None):
     """[f(x) for x in xs] along the leading axis, as a scan; with batch_size, vmapped f
-    _check_callable("map", "f", f)
     runs over batches of that size (and the remainder)."""
+    _check_callable("map", "f", f)
     if batch_size is None:
         return scan(lambda _, x: (None, f(x)), None, xs)[1]
     leaves, tree = tree_util.tree_flatten(xs)
@@ -475,8 +482,8 @@ def map(f, xs, *, batch_size=None):
     full, rest = divmod(n, batch_size)
     pieces = []
     if full:
-        batched = [reshape(slice_in_dim(x, 0, full * batch_size),
-                           (full, batch_size) + core.get_aval(x).shape[1:]) for x in leaves]
+        head = [slice_in_dim(x, 0, full * batch_size) if rest else x for x in leaves]
+        batched = [reshape(x, (full, batch_size) + core.get_aval(x).shape[1:]) for x in head]
         ys = scan(lambda _, b: (None, _vmapped(f, tree, b)), None, batched)[1]
         pieces.append(tree_util.tree_map(
             lambda y: reshape(y, (full * batch_size,) + core.get_aval(y).shape[2:]), ys))
@@ -522,17 +529,15 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         return [slice_in_dim(x, start, stop, step, axis) for x in xs]
 
     def interleave(evens, odds):
+        # evens to positions 0, 2, 4, ... and odds to 1, 3, ...: each padded with zeros
+        # between its elements, then added (or-ed for booleans).
         out = []
         for e, o in zip(evens, odds):
-            n_even, n_odd = core.get_aval(e).shape[axis], core.get_aval(o).shape[axis]
-            shape = core.get_aval(e).shape
-            stacked = concatenate(
-                [expand_dims(e[_idx(axis, slice(0, n_odd))], (axis + 1,)),
-                 expand_dims(o, (axis + 1,))], axis + 1)
-            merged = reshape(stacked, shape[:axis] + (2 * n_odd,) + shape[axis + 1:])
-            if n_even > n_odd:
-                merged = concatenate([merged, slice_([e], n_even - 1, n_even)[0]], axis)
-            out.append(merged)
+            extra = core.get_aval(e).shape[axis] - core.get_aval(o).shape[axis]
+            spread_e = _pad_axis(e, axis, 0, 1 - extra)
+            spread_o = _pad_axis(o, axis, 1, extra)
+            join = bitwise_or if core.get_aval(e).dtype == np.bool_ else add
+            out.append(join(spread_e, spread_o))
         return out
 
     def scan(xs):
@@ -560,8 +565,11 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     return tree_util.tree_unflatten(tree, out)
 
 
-def _idx(axis, s):
-    return (slice(None),) * axis + (s,)
+def _pad_axis(x, axis, low, high):
+    """x with low and high zeros along axis and one zero between its elements there."""
+    config = [(0, 0, 0)] * core.get_aval(x).ndim
+    config[axis] = (low, high, 1)
+    return pad(x, np.zeros((), core.get_aval(x).dtype), config)
 
 
 def optimization_barrier(operand, /):

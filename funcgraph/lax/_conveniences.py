@@ -1,28 +1,27 @@
-"""lax convenience functions built from other lax functions: full/full_like, dtype,
-broadcast_shapes/broadcast_to_rank, collapse, tile, split, stack/unstack, complex, clz,
-reduce_xor, scatter_sub, scatter_apply, approx_max_k/approx_min_k and
-conv_general_dilated_patches."""
+"""lax convenience functions: full/full_like, dtype, broadcast_shapes/broadcast_to_rank,
+collapse, tile, split, stack/unstack, complex, reduce_xor, scatter_sub, scatter_apply,
+approx_max_k/approx_min_k and conv_general_dilated_patches.  Most are built from other lax
+functions; tile, split, stack, unstack and reduce_xor bind a primitive of their own, as
+jax's do."""
 import math
 
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes
 from funcgraph.interpreters.eval import eval_jaxpr
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lax._control_flow import while_loop
 from funcgraph.lax._convolution import conv_dimension_numbers, conv_general_dilated
-from funcgraph.lax._elementwise import (
-    add, bitwise_or, bitwise_xor, convert_element_type, gt, lt, mul, neg, population_count,
-    select, shift_right_logical, sub)
+from funcgraph.lax._elementwise import add, convert_element_type, gt, lt, neg, select, sub
 from funcgraph.lax._operands import as_operand
 from funcgraph.lax._reductions import reduce_max, top_k
 from funcgraph.lax._contractions import dot_general
-from funcgraph.lax._shapes import (broadcast_in_dim, broadcast_size_one, expand_dims, reshape,
-                                   transpose)
-from funcgraph.lax._slicing import concatenate, index_in_dim, scatter_add, slice_in_dim
-from funcgraph.lax._windowed import reduce
+from funcgraph.lax._shapes import broadcast_in_dim, reshape, transpose
+from funcgraph.lax._slicing import scatter_add
 from funcgraph.primitives.batching_helpers import vmap_flat
 from funcgraph.primitives.elementwise import complex_p
+from funcgraph.primitives.reductions import reduce_xor_p
+from funcgraph.primitives.structural import split_p, stack_p, tile_p, unstack_p
 
 
 def dtype(x):
@@ -42,13 +41,22 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
         raise TypeError(f"full must be called with a scalar fill_value, got shape "
                         f"{fill.aval.shape}")
     if dtype is not None:
-        fill = convert_element_type(fill, dtype, weak_type=False)
+        fill = _converted(fill, dtype)
     return broadcast_in_dim(fill, shape, ())
+
+
+def _converted(fill, dtype):
+    """fill in dtype: a known value is converted now, as a constant; a traced one by a
+    convert_element_type equation."""
+    if isinstance(fill, core.Tracer):
+        return convert_element_type(fill, dtype, weak_type=False)
+    dtype = dtypes.canonicalize(dtype)
+    return as_operand(np.asarray(fill).astype(dtype))
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     aval = as_operand(x).aval if not hasattr(x, "aval") else x.aval
-    fill = convert_element_type(fill_value, aval.dtype if dtype is None else dtype)
+    fill = _converted(as_operand(fill_value), aval.dtype if dtype is None else dtype)
     return full(aval.shape if shape is None else shape, fill)
 
 
@@ -96,9 +104,7 @@ def tile(operand, reps):
     shape = x.aval.shape
     if len(reps) != len(shape):
         raise ValueError(f"tile: reps {reps} must have one entry per dimension of {shape}")
-    interleaved = tuple(d for pair in zip(reps, shape, strict=True) for d in pair)
-    spread = broadcast_in_dim(x, interleaved, tuple(range(1, 2 * len(shape), 2)))
-    return reshape(spread, tuple(r * d for r, d in zip(reps, shape, strict=True)))
+    return tile_p.bind(x, reps=reps)
 
 
 def split(operand, sizes, axis=0):
@@ -108,9 +114,7 @@ def split(operand, sizes, axis=0):
     if sum(sizes) != x.aval.shape[axis] or any(s < 0 for s in sizes):
         raise ValueError(f"split: sizes {sizes} must be non-negative and sum to the size "
                          f"{x.aval.shape[axis]} of axis {axis}")
-    starts = np.cumsum([0] + sizes)
-    return [slice_in_dim(x, int(a), int(b), axis=axis)
-            for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    return list(split_p.bind(x, sizes=tuple(sizes), axis=axis))
 
 
 def stack(operands, axis=0):
@@ -119,13 +123,13 @@ def stack(operands, axis=0):
         raise ValueError("stack needs at least one operand")
     ndim = operands[0].aval.ndim + 1
     axis = axis + ndim if axis < 0 else axis
-    return concatenate([expand_dims(o, (axis,)) for o in operands], axis)
+    return stack_p.bind(*operands, axis=axis)
 
 
 def unstack(x, axis=0):
     x = as_operand(x)
     axis = axis + x.aval.ndim if axis < 0 else axis
-    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(x.aval.shape[axis]))
+    return tuple(unstack_p.bind(x, axis=axis))
 
 
 def complex(x, y):
@@ -134,26 +138,11 @@ def complex(x, y):
     if x.aval.dtype != y.aval.dtype:
         raise TypeError(f"complex requires arguments of one dtype, got {x.aval.dtype} and "
                         f"{y.aval.dtype}")
-    return complex_p.bind(*broadcast_size_one("complex", [x, y]))
-
-
-def clz(x):
-    """The number of leading zero bits of each integer."""
-    x = as_operand(x)
-    if not dtypes.is_int(x.aval.dtype) or x.aval.dtype in dtypes.NARROW_INTS:
-        raise TypeError(f"clz requires an integer operand, got {x.aval.dtype}")
-    bits = x.aval.dtype.itemsize * 8
-    # smear the highest set bit into every lower bit; the zeros left are the leading ones
-    shift = 1
-    while shift < bits:
-        x = bitwise_or(x, shift_right_logical(x, np.array(shift, x.aval.dtype)))
-        shift *= 2
-    return sub(np.array(bits, x.aval.dtype), population_count(x))
+    return complex_p.bind(x, y)
 
 
 def reduce_xor(operand, axes):
-    x = as_operand(operand)
-    return reduce(x, np.array(0, x.aval.dtype), bitwise_xor, tuple(axes))
+    return reduce_xor_p.bind(as_operand(operand), axes=tuple(axes))
 
 
 def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,

@@ -6,7 +6,7 @@ import numpy as np
 
 from funcgraph import core, dtypes, tree_util
 from funcgraph.lax._operands import as_operand, match_scalars
-from funcgraph.lax._shapes import broadcast_in_dim, broadcast_size_one
+from funcgraph.lax._shapes import broadcast_in_dim
 from funcgraph.primitives import elementwise as ew
 from funcgraph.primitives.custom_ad import stop_gradient_p
 
@@ -21,7 +21,7 @@ def _unary(prim):
 
 def _binary(prim):
     def fn(x, y):
-        return prim.bind(*broadcast_size_one(prim.name, match_scalars([x, y])))
+        return prim.bind(*match_scalars([x, y]))
     core.named_function(fn, prim.name)
     fn.__doc__ = f"Elementwise {prim.name} (the `{prim.name}` primitive)."
     return fn
@@ -64,6 +64,7 @@ imag = _unary(ew.imag_p)
 conj = _unary(ew.conj_p)
 bitwise_not = _unary(ew.not_p)
 population_count = _unary(ew.population_count_p)
+clz = _unary(ew.clz_p)
 
 add = _binary(ew.add_p)
 sub = _binary(ew.sub_p)
@@ -122,8 +123,7 @@ def _static_int(value, what):
         raise TypeError(f"{what} must be a static integer, got {value!r}") from None
 
 
-def square(x):
-    return integer_pow(x, 2)
+square = _unary(ew.square_p)
 
 
 def reciprocal(x):

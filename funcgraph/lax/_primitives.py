@@ -4,18 +4,21 @@
 from funcgraph.primitives.base import broadcast_in_dim_p, reduce_sum_p, reshape_p, transpose_p
 from funcgraph.primitives.elementwise import (
     abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
-    bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, complex_p, conj_p, convert_element_type_p,
-    copy_p, cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, erf_p, erfc_p, exp2_p, exp_p, expm1_p, floor_p,
-    ge_p, gt_p, imag_p, integer_pow_p, is_finite_p, le_p, lgamma_p, log1p_p, log_p,
-    logistic_p, lt_p, max_p, min_p, mul_p, ne_p, neg_p, nextafter_p, not_p, or_p,
-    polygamma_p, population_count_p, pow_p, real_p, reduce_precision_p, rem_p, round_p, rsqrt_p, select_n_p,
-    shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, sign_p, sin_p, sinh_p,
-    sqrt_p, sub_p, tan_p, tanh_p, xor_p, zeta_p)
+    bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p, complex_p, conj_p,
+    convert_element_type_p, copy_p, cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, erf_p,
+    erfc_p, exp2_p, exp_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p, is_finite_p,
+    le_p, lgamma_p, log1p_p, log_p, logistic_p, lt_p, max_p, min_p, mul_p, ne_p, neg_p,
+    nextafter_p, not_p, or_p, polygamma_p, population_count_p, pow_p, real_p,
+    reduce_precision_p, rem_p, round_p, rsqrt_p, select_n_p, shift_left_p,
+    shift_right_arithmetic_p, shift_right_logical_p, sign_p, sin_p, sinh_p, sqrt_p, square_p,
+    sub_p, tan_p, tanh_p, xor_p, zeta_p)
 from funcgraph.primitives.structural import (
-    concatenate_p, iota_p, pad_p, rev_p, slice_p, squeeze_p)
+    concatenate_p, iota_p, pad_p, rev_p, slice_p, split_p, squeeze_p, stack_p, tile_p,
+    unstack_p)
 from funcgraph.primitives.reductions import (
     argmax_p, argmin_p, cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
-    reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p, reduce_prod_p)
+    reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p, reduce_prod_p,
+    reduce_xor_p)
 from funcgraph.primitives.slicing import (
     dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_add_p, scatter_max_p,
     scatter_min_p, scatter_mul_p, scatter_p)

@@ -3,7 +3,6 @@ import operator
 
 from funcgraph import core, dtypes
 from funcgraph.lax._operands import as_operand
-from funcgraph.lax._shapes import transpose
 from funcgraph.primitives import reductions as _red
 from funcgraph.primitives import sorting as _sorting
 
@@ -90,11 +89,4 @@ def top_k(operand, k, *, axis=-1):
     if x.aval.ndim == 0:
         raise ValueError(f"top_k needs an operand of rank >= 1, got {x.aval.str_short()}")
     axis = _axis("top_k", axis, x.aval.ndim)
-    last = x.aval.ndim - 1
-    if axis == last:
-        return tuple(_sorting.top_k_p.bind(x, k=operator.index(k)))
-    # The primitive works on the last axis: swap `axis` there and back (a self-inverse perm).
-    perm = list(range(x.aval.ndim))
-    perm[axis], perm[last] = last, axis
-    outs = _sorting.top_k_p.bind(transpose(x, perm), k=operator.index(k))
-    return tuple(transpose(o, perm) for o in outs)
+    return tuple(_sorting.top_k_p.bind(x, k=operator.index(k), axis=axis))

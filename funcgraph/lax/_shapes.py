@@ -12,29 +12,6 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     return st.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
 
 
-def broadcast_size_one(name, operands):
-    """As jax's lax: shaped operands of one rank broadcast along their size-1 dimensions
-    (a (3, 1) operand meets a (1, 4) one as (3, 4)); rank-0 operands are broadcast by
-    the primitive.  Symbolic sizes are left for the primitive's own shape check."""
-    shapes = [o.aval.shape for o in operands if o.aval.ndim]
-    if len(set(shapes)) < 2 or not all(type(d) is int for s in shapes for d in s):
-        return operands
-    ranks = {len(s) for s in shapes}
-    if len(ranks) > 1:
-        raise TypeError(f"{name}: arrays must have the same number of dimensions, got "
-                        f"{ranks}")
-    joint = []
-    for sizes in zip(*shapes):
-        wide = {d for d in sizes if d != 1}
-        if len(wide) > 1:
-            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
-                            f"{', '.join(str(s) for s in shapes)}.")
-        joint.append(wide.pop() if wide else 1)
-    joint = tuple(joint)
-    return [o if o.aval.ndim == 0 or o.aval.shape == joint
-            else broadcast_in_dim(o, joint, tuple(range(len(joint)))) for o in operands]
-
-
 def broadcast(x, sizes):
     x = as_operand(x)
     sizes = tuple(sizes)

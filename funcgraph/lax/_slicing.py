@@ -134,9 +134,10 @@ def _split_indices(start_indices):
     return list(start_indices)
 
 
-def _start_index(name, i, size, allow_negative):
-    """One start index as an int32 scalar, negative values counted from the end when
-    allowed (as lax.dynamic_slice does); the primitive then clamps it."""
+def _start_index(name, i, size, allow_negative, dtype):
+    """One start index as a scalar of dtype (the traced indices' own wide dtype, else
+    int32), negative values counted from the end when allowed (as lax.dynamic_slice
+    does); the primitive then clamps it."""
     if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
         i = int(i)
         if i < 0:
@@ -144,22 +145,35 @@ def _start_index(name, i, size, allow_negative):
                 raise ValueError(f"{name}: index {i} is out of bounds for dimension of size "
                                  f"{size} with allow_negative_indices=False")
             i += size
-        # Any start outside [0, size] clamps like size or 0 does; that range fits int32.
-        return as_operand(np.int32(min(max(i, 0), size)))
+        # Any start outside [0, size] clamps like size or 0 does; that range fits dtype.
+        return as_operand(np.array(min(max(i, 0), size), dtype))
     i = as_operand(i)
     aval = i.aval
     if aval.shape != () or not dtypes.is_int(aval.dtype):
         raise TypeError(f"{name}: start indices must be integer scalars, got {aval.str_short()}")
     signed = not dtypes.is_unsigned(aval.dtype)
-    if aval.dtype.itemsize >= 4 and aval.dtype != dtypes.int32:
-        # Bring wide indices into [-size, size] first, so converting to int32 is exact
-        # and the result (after wrapping negatives and clamping) is unchanged.
-        lo = -size if signed else 0
-        i = clamp(np.array(lo, aval.dtype), i, np.array(size, aval.dtype))
-    i = convert_element_type(i, dtypes.int32)
+    if aval.dtype != dtype:
+        if aval.dtype.itemsize >= 4:
+            # Bring wide indices into [-size, size] first, so converting to int32 is exact
+            # and the result (after wrapping negatives and clamping) is unchanged.
+            lo = -size if signed else 0
+            i = clamp(np.array(lo, aval.dtype), i, np.array(size, aval.dtype))
+        i = convert_element_type(i, dtype)
     if signed and allow_negative:
-        i = select(lt(i, np.int32(0)), add(i, np.int32(size)), i)
+        i = select(lt(i, np.array(0, dtype)), add(i, np.array(size, dtype)), i)
     return i
+
+
+def _index_dtype(indices):
+    """The dtype of the start indices: the traced ones' dtype when they share one of
+    32 bits or more (kept, as jax does), else int32."""
+    traced = {as_operand(i).aval.dtype for i in indices
+              if not isinstance(i, (int, np.integer)) or isinstance(i, (bool, np.bool_))}
+    if len(traced) == 1:
+        dtype = traced.pop()
+        if dtypes.is_int(dtype) and dtype.itemsize >= 4:
+            return dtype
+    return dtypes.int32
 
 
 def _dynamic_indices(name, operand, start_indices, allow_negative_indices):
@@ -170,7 +184,9 @@ def _dynamic_indices(name, operand, start_indices, allow_negative_indices):
                          f"{shape}; it needs one per dimension")
     allow = allow_negative_indices
     allow = [bool(allow)] * len(shape) if isinstance(allow, (bool, np.bool_)) else list(allow)
-    return [_start_index(name, i, d, a) for i, d, a in core.safe_zip(indices, shape, allow)]
+    dtype = _index_dtype(indices)
+    return [_start_index(name, i, d, a, dtype)
+            for i, d, a in core.safe_zip(indices, shape, allow)]
 
 
 def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):

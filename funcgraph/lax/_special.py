@@ -23,12 +23,12 @@ from funcgraph.lax._elementwise import (
     abs, add, bitwise_and, bitwise_not, bitwise_or, convert_element_type, digamma, div, eq,
     exp, ge, gt, le, lgamma, log, log1p, lt, max, min, mul, ne, neg, select, sign, sqrt, sub)
 from funcgraph.lax._operands import match_scalars
-from funcgraph.lax._reductions import reduce_and
-from funcgraph.lax._shapes import broadcast_in_dim, broadcast_size_one
+from funcgraph.lax._reductions import reduce_or
+from funcgraph.lax._shapes import broadcast_in_dim
 from funcgraph.lowering import lower_closed_body
 from funcgraph.primitives.batching_helpers import batch_elementwise
 from funcgraph.primitives.helpers import (
-    FLOAT, check_dtype, check_same_dtypes, check_same_shapes, declare)
+    FLOAT, broadcast_shape, check_dtype, check_same_dtypes, declare)
 
 _MAX_ITERATIONS = 2000
 _NARROW = (dtypes.float16, dtypes.bfloat16)
@@ -61,7 +61,7 @@ def _loop_until_converged(step, state):
     def cond(carry):
         n, _, converged = carry
         return bitwise_and(lt(n, np.int32(_MAX_ITERATIONS)),
-                           bitwise_not(reduce_and(converged, axes)))
+                           reduce_or(bitwise_not(converged), axes))
 
     def body(carry):
         n, state, converged = carry
@@ -338,12 +338,12 @@ def _bessel_i0e_kernel(x):
 # --- the primitives ---------------------------------------------------------------------
 
 def _elementwise_shape(name):
-    """Float operands of one dtype and one shape (rank-0 operands may meet shaped ones)."""
+    """Float operands of one dtype and one shape (rank-0 operands may meet shaped ones,
+    and operands of one rank meet along their size-1 dimensions)."""
     def rule(*avals):
         check_same_dtypes(name, avals)
         check_dtype(name, avals[0], (FLOAT,), "arguments")
-        check_same_shapes(name, avals, allow_scalars=True)
-        shape = next((a.shape for a in avals if a.shape), ())
+        shape = broadcast_shape(name, avals)
         return ShapedArray(shape, avals[0].dtype, all(a.weak_type for a in avals))
     return rule
 
@@ -461,18 +461,18 @@ _defjvp(bessel_i1e_p, _bessel_i1e_partial)
 
 def igamma(a, x):
     """Elementwise regularized lower incomplete gamma function P(a, x)."""
-    return igamma_p.bind(*broadcast_size_one("igamma", match_scalars([a, x])))
+    return igamma_p.bind(*match_scalars([a, x]))
 
 
 def igammac(a, x):
     """Elementwise regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x),
     computed directly (accurate where P is near 1)."""
-    return igammac_p.bind(*broadcast_size_one("igammac", match_scalars([a, x])))
+    return igammac_p.bind(*match_scalars([a, x]))
 
 
 def igamma_grad_a(a, x):
     """Elementwise derivative dP(a, x)/da of the regularized incomplete gamma function."""
-    return igamma_grad_a_p.bind(*broadcast_size_one("igamma_grad_a", match_scalars([a, x])))
+    return igamma_grad_a_p.bind(*match_scalars([a, x]))
 
 
 def random_gamma_grad(a, x):

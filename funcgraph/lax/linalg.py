@@ -54,8 +54,8 @@ def lu(x):
     """(lu, pivots, permutation) of the square x (..., n, n): lu packs L (unit lower,
     below the diagonal) and U; pivots are LAPACK's row swaps and permutation the rows
     they give, both int32, with x[permutation] = L @ U."""
-    lu_, pivots = _sp_linalg.lu_factor(x)
-    return lu_, pivots, lu_pivots_to_permutation(pivots, lu_.shape[-2])
+    lu_, perm, _ = _np_linalg._lu_factor(_np_linalg._inexact_square("lu", x))
+    return lu_, _sp_linalg._pivots_from_permutation(perm), perm
 
 
 def lu_pivots_to_permutation(pivots, permutation_size):
@@ -66,14 +66,7 @@ def lu_pivots_to_permutation(pivots, permutation_size):
     if permutation_size < k:
         raise ValueError(f"Output permutation size {permutation_size} has to exceed the "
                          f"trailing dimension of the pivots. Got pivots size {k}")
-    idx = fnp.arange(permutation_size, dtype=pivots.dtype)
-    perm = fnp.broadcast_to(idx, pivots.shape[:-1] + (permutation_size,))
-    for i in range(k):
-        j = pivots[..., i:i + 1]
-        at_i = perm[..., i:i + 1]
-        at_j = fnp.take_along_axis(perm, j, axis=-1)
-        perm = fnp.where(idx == i, at_j, fnp.where(idx == j, at_i, perm))
-    return perm
+    return _sp_linalg._permutation_from_pivots(pivots, permutation_size)
 
 
 def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):

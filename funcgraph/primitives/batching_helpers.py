@@ -30,8 +30,9 @@ def batch_elementwise(prim, scalar_ok=None):
     them when None) may stay rank 0 next to shaped ones, as the primitive allows."""
     def rule(axis_data, args, dims, **params):
         lanes = [lane_shape(a, d) for a, d in zip(args, dims)]
-        full = max(lanes, key=len)
-        target = next((d for d, s in zip(dims, lanes) if d is not None and s == full), 0)
+        full = _joint_lane(lanes)
+        target = next((d for d, s in zip(dims, lanes) if d is not None and len(s) == len(full)),
+                      0)
         out = []
         for i, (a, d, s) in enumerate(zip(args, dims, lanes)):
             may_stay_scalar = scalar_ok is None or i in scalar_ok
@@ -41,7 +42,7 @@ def batch_elementwise(prim, scalar_ok=None):
                     continue
                 a = _broadcast_lane(a, s, full)
                 out.append(broadcast_batched(a, axis_data.size, target))
-            elif s == full:
+            elif len(s) == len(full):  # size-1 dimensions are the primitive's to broadcast
                 out.append(move_batch_dim(a, d, target))
             else:  # a batched rank-0 lane value meeting shaped lanes
                 out.append(_broadcast_batched_scalar(a, axis_data.size, full, target))
@@ -49,8 +50,19 @@ def batch_elementwise(prim, scalar_ok=None):
     return rule
 
 
+def _joint_lane(lanes):
+    """The lane shape of the result: the longest, with its size-1 dimensions taken from
+    lanes of its rank where they are wider (as the primitives broadcast)."""
+    full = max(lanes, key=len)
+    same_rank = [s for s in lanes if len(s) == len(full)]
+    return tuple(next((d for d in sizes if type(d) is not int or d != 1), 1)
+                 for sizes in zip(*same_rank))
+
+
 def _broadcast_lane(x, shape, full):
-    if shape == full:
+    """A rank-0 lane value broadcast to the full lane shape; a lane of full's rank is
+    left for the primitive to broadcast along its size-1 dimensions."""
+    if len(shape) == len(full):
         return x
     return broadcast_in_dim_p.bind(x, shape=full, broadcast_dimensions=())
 

@@ -21,7 +21,7 @@ from funcgraph.interpreters.ad_util import Zero, instantiate, is_zero
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import transpose_rules
 from funcgraph.lowering import emit_manual_computation
-from funcgraph.primitives.base import move_batch_dim, reduce_sum_p, reshape_p
+from funcgraph.primitives.base import move_batch_dim, reduce_sum_p, reshape_p, transpose_p
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.elementwise import mul_p
 from funcgraph.primitives.helpers import declare
@@ -430,9 +430,35 @@ def _all_to_all_transpose(ct, x, axis_name, split_axis, concat_axis, axis_size):
         axis_size=axis_size)]
 
 
-def _all_to_all_collective(axis_data, args, dims, **params):
-    raise NotImplementedError("all_to_all over a vmap axis name is not supported yet (it "
-                              "works over shard_map and pmap axes)")
+def _all_to_all_collective(axis_data, args, dims, axis_name, split_axis, concat_axis,
+                           axis_size):
+    """Lane j gets chunk j (along split_axis) of every lane, the lanes' chunks in order
+    along concat_axis: the lane axis and the chunk axis trade places, by a reshape, a
+    transpose and a reshape."""
+    if len(_names(axis_name)) > 1:
+        raise NotImplementedError("all_to_all over several vmap axis names")
+    (x,), (d,) = args, dims
+    x = batch_at(x, d, axis_data.size)
+    lane_aval = core.get_aval(x).update(shape=core.get_aval(x).shape[1:])
+    _all_to_all_shape(lane_aval, axis_name, split_axis, concat_axis, axis_size)  # its checks
+    lane = lane_aval.shape
+    # Label the axes: "lane", the split axis as ("chunk", "within"), the others by index.
+    labels = ["lane"]
+    for i in range(len(lane)):
+        labels += ["chunk", "within"] if i == split_axis else [i]
+    order = ["chunk"]
+    for i in range(len(lane)):
+        order += (["lane"] if i == concat_axis else []) + (["within"] if i == split_axis else [i])
+    split = list(lane)
+    split[split_axis:split_axis + 1] = [axis_size, lane[split_axis] // axis_size]
+    x = reshape_p.bind(x, new_sizes=(axis_data.size, *split), dimensions=None)
+    perm = tuple(labels.index(a) for a in order)
+    if perm != tuple(range(len(perm))):
+        x = transpose_p.bind(x, permutation=perm)
+    out = list(lane)
+    out[split_axis] //= axis_size
+    out[concat_axis] *= axis_size
+    return reshape_p.bind(x, new_sizes=(axis_size, *out), dimensions=None), 0
 
 
 def _all_to_all_batch(axis_data, args, dims, split_axis, concat_axis, **params):

@@ -45,8 +45,14 @@ def _dot_general_shape(x, y, dimension_numbers, precision=None, preferred_elemen
 # Float contractions of more multiply-adds than this run compiled eagerly: XLA's matrix
 # multiply is jax's (same bits) and many times faster than NumPy's einsum, which does
 # not call BLAS (a 2000x784 by 784x1024 product: 14 ms against 135 ms).  Smaller ones
-# stay on NumPy, where a call costs less than a compiled one.
+# of narrow floats stay on NumPy, where a call costs less than a compiled one.
 _HOST_DOT_MAX_WORK = 1 << 16
+
+# Contractions that always run compiled eagerly: XLA adds the products of float32 and
+# wider types in its own order (blocked, vectorized), which rounds otherwise than
+# NumPy's in a third of the elements of a 16x64 by 64x16 product; narrow floats
+# accumulate in float32 and round once, to the same bits.
+_XLA_ORDERED = frozenset(map(np.dtype, ("float32", "float64", "complex64", "complex128")))
 
 
 # The float types whose products accumulate in float32 (NumPy's einsum cannot multiply
@@ -58,7 +64,8 @@ def _dot_general_impl(x, y, dimension_numbers, precision=None, preferred_element
     (lc, rc), (lb, rb) = dimension_numbers
     lf = [i for i in range(x.ndim) if i not in lc and i not in lb]
     rf = [i for i in range(y.ndim) if i not in rc and i not in rb]
-    if x.dtype.kind in "fcV" and x.size * math.prod(y.shape[j] for j in rf) > _HOST_DOT_MAX_WORK:
+    if x.dtype in _XLA_ORDERED or (
+            x.dtype.kind in "fcV" and x.size * math.prod(y.shape[j] for j in rf) > _HOST_DOT_MAX_WORK):
         raise NoHostImpl
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     xs, ys = [None] * x.ndim, [None] * y.ndim

@@ -473,7 +473,7 @@ def _scan_lowering(ctx, avals_in, avals_out, *args, jaxpr, num_consts, num_carry
                    reverse, unroll):
     """A while loop over i; each iteration slices xs at i, runs the body and writes ys at
     i.  With unroll=k the loop body holds k steps, and the length % k steps left over
-    follow the loop."""
+    follow the loop; a loop that would run once is left out."""
     nc, nk = num_consts, num_carry
     consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
     xs_avals, ys_avals = avals_in[nc + nk:], avals_out[nk:]
@@ -504,6 +504,9 @@ def _scan_lowering(ctx, avals_in, avals_out, *args, jaxpr, num_consts, num_carry
         return [i] + list(cs) + carry + ys + list(xs_now)
 
     looped = (length // k) * k
+    if looped == k:  # the loop would run once: no loop, all steps in line
+        state = steps(ctx, state, length)
+        return state[1 + nc:1 + nc + nk] + state[1 + nc + nk:1 + nc + nk + len(ys_avals)]
 
     def cond(rctx, st):
         bound = rctx.constant(np.int32(looped), INT32_SCALAR)
@@ -713,8 +716,9 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     res_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
     carry_cts = [instantiate(c) for c in cts[:nk]]
     ys_avals = jaxpr.out_avals[nk:]
-    ys_cts = [instantiate(c) if not is_zero(c) else zeros_of(
-        a.update(shape=(length,) + a.shape)) for c, a in zip(cts[nk:], ys_avals)]
+    # Zero cotangents of ys stay symbolic: they are not scanned over.
+    ys_known = [not is_zero(c) for c in cts[nk:]]
+    ys_cts = [c for c, k in zip(cts[nk:], ys_known) if k]
     defined = [not lin for lin in const_lin] + [False] * nk + [not lin for lin in xs_lin]
     variant = _variant(jaxpr, defined)
     lin_const_avals = [a for a, lin in zip(jaxpr.in_avals[:nc], const_lin) if lin]
@@ -723,16 +727,18 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     def body(*a):
         rc, acc = a[:n_rc], a[n_rc:n_rc + n_lc]
         ct_carry = a[n_rc + n_lc:n_rc + n_lc + nk]
-        rx, ct_y = a[n_rc + n_lc + nk:n_rc + n_lc + nk + n_rx], a[n_rc + n_lc + nk + n_rx:]
+        rx, ct_y = a[n_rc + n_lc + nk:n_rc + n_lc + nk + n_rx], iter(a[n_rc + n_lc + nk + n_rx:])
+        ct_y = [next(ct_y) if k else Zero(av) for k, av in zip(ys_known, ys_avals)]
         cts_in = [instantiate(c) for c in backward_pass(variant, list(rc) + list(rx),
-                                                        list(ct_carry) + list(ct_y))]
+                                                        list(ct_carry) + ct_y)]
         ct_lc, ct_k, ct_x = cts_in[:n_lc], cts_in[n_lc:n_lc + nk], cts_in[n_lc + nk:]
         return [add_p.bind(s, c) for s, c in zip(acc, ct_lc)] + list(ct_k) + list(ct_x)
 
     in_avals = jaxpr.in_avals
     res_x_avals = [a for a, lin in zip(in_avals[nc + nk:], xs_lin) if not lin]
     body_jaxpr = trace_flat(body, [core.get_aval(c) for c in res_consts] + lin_const_avals +
-                            list(in_avals[nc:nc + nk]) + res_x_avals + list(ys_avals))
+                            list(in_avals[nc:nc + nk]) + res_x_avals +
+                            [a for a, k in zip(ys_avals, ys_known) if k])
     acc0 = [zeros_of(a) for a in lin_const_avals]
     outs = scan_p.bind(*res_consts, *acc0, *carry_cts, *res_xs, *ys_cts, jaxpr=body_jaxpr,
                        num_consts=n_rc, num_carry=n_lc + nk, length=length,

@@ -16,12 +16,12 @@ from funcgraph.interpreters.eval import NoHostImpl
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.ir import Literal, simplify_rules
-from funcgraph.primitives.base import broadcast_in_dim_p, move_batch_dim, reduce_sum_p
+from funcgraph.primitives.base import broadcast_in_dim_p, move_batch_dim, reduce_sum_p, reshape_p
 from funcgraph.primitives.batching_helpers import batch_elementwise
 from funcgraph.primitives.helpers import (
     ANY, BOOL, COMPLEX, FLOAT, INEXACT, INT, INTEGRAL, KIND, NUMBER, broadcast_scalar_operands,
-    check_dtype, check_same_dtypes, check_same_shapes, compare_type, declare, deflinear_unary,
-    defjvp_zero, lower_compare, unchanged_operand)
+    broadcast_shape, check_dtype, check_same_dtypes, check_same_shapes, compare_type, declare,
+    deflinear_unary, defjvp_zero, lower_compare, unchanged_operand)
 from funcgraph.primitives.host_math import libm_binary, libm_unary
 
 
@@ -68,13 +68,12 @@ def _binary_shape_rule(name, kinds, out_dtype):
             check_same_dtypes(name, [x, y])
         if KIND[x.dtype] not in kinds:
             check_dtype(name, x, kinds, "arguments")
-        if x.shape != y.shape and x.shape and y.shape:
-            check_same_shapes(name, [x, y], allow_scalars=True)
+        shape = broadcast_shape(name, [x, y])
         weak = x.weak_type and y.weak_type
-        if out_dtype is None and x.shape and x.weak_type == weak:
+        if out_dtype is None and x.shape == shape and x.weak_type == weak:
             return x
         dtype = x.dtype if out_dtype is None else out_dtype
-        return ShapedArray(x.shape or y.shape, dtype, weak)
+        return ShapedArray(shape, dtype, weak)
     return rule
 
 
@@ -85,11 +84,24 @@ def _hlo_binary_lowering(hlo_name):
     return lower
 
 
+def _broadcasting_impl(np_fn):
+    """np_fn given operands of one shape where shaped ones meet along size-1 dimensions."""
+    if np_fn is None:
+        return None
+
+    def impl(x, y, **params):
+        if x.shape != y.shape and x.ndim and y.ndim:
+            x, y = np.broadcast_arrays(x, y)
+        return np_fn(x, y, **params)
+    return impl
+
+
 def binary(name, np_fn, hlo_name, kinds, out_dtype=None, lowering=None):
     """An elementwise binary primitive: operands of one dtype and one shape, except
-    that a rank-0 operand may meet a shaped one (it is broadcast, as in JAX's IR).
-    Batching is elementwise."""
-    prim = declare(name, _binary_shape_rule(name, kinds, out_dtype), np_fn,
+    that a rank-0 operand may meet a shaped one and operands of one rank may meet along
+    their size-1 dimensions (they are broadcast, as in JAX's IR).  Batching is
+    elementwise."""
+    prim = declare(name, _binary_shape_rule(name, kinds, out_dtype), _broadcasting_impl(np_fn),
                    lowering or _hlo_binary_lowering(hlo_name))
     batching_rules[prim] = batch_elementwise(prim)
     core.symbolic_dims_supported.add(prim)
@@ -126,7 +138,7 @@ def _neg(x):
 
 
 def _square(x):
-    return integer_pow_p.bind(x, y=2)
+    return square_p.bind(x)
 
 
 def _as_dtype(x, like):
@@ -138,15 +150,20 @@ def _as_dtype(x, like):
 
 
 def _to_shape(x, shape):
-    """A rank-0 x broadcast to shape (x is returned if it already has it)."""
-    if core.get_aval(x).shape == shape:
+    """x broadcast to shape: a rank-0 x, or one of shape's rank with size-1 dimensions
+    (x is returned if it already has the shape)."""
+    aval = core.get_aval(x)
+    if aval.shape == shape:
         return x
-    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=())
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=tuple(range(aval.ndim)))
 
 
 def _select(pred, on_true, on_false):
-    """on_true where pred, else on_false; rank-0 operands meet shaped ones."""
-    shape = max((core.get_aval(v).shape for v in (pred, on_true, on_false)), key=len)
+    """on_true where pred, else on_false; rank-0 operands meet shaped ones, and shaped
+    ones meet along their size-1 dimensions."""
+    shape = broadcast_shape("select", [core.get_aval(v) for v in (pred, on_true, on_false)])
+    if core.get_aval(pred).shape:
+        pred = _to_shape(pred, shape)
     return select_n_p.bind(pred, _to_shape(on_false, shape), _to_shape(on_true, shape))
 
 
@@ -181,11 +198,16 @@ def defjvp_unary(prim, derivative):
 
 
 def _unbroadcast(ct, aval):
-    """The cotangent of a rank-0 operand that met a shaped one: sum over the shape."""
+    """The cotangent of an operand that was broadcast to the result's shape: summed over
+    the whole shape for a rank-0 operand, else over its size-1 dimensions."""
     ct_aval = core.get_aval(ct)
     if ct_aval.shape == aval.shape:
         return ct
-    return reduce_sum_p.bind(ct, axes=tuple(range(ct_aval.ndim)))
+    if not aval.shape:
+        return reduce_sum_p.bind(ct, axes=tuple(range(ct_aval.ndim)))
+    axes = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_aval.shape)) if a != c)
+    summed = reduce_sum_p.bind(ct, axes=axes)
+    return reshape_p.bind(summed, new_sizes=aval.shape, dimensions=None)
 
 
 def _transpose_binary(prim, ct_x, ct_y, jointly_linear=False):
@@ -255,7 +277,8 @@ def _sign_lowering(ctx, avals_in, avals_out, x):
 
 def _sign_impl(x):
     if dtypes.is_float(x.dtype):
-        return np.where(x == 0, x, np.sign(x))  # XLA keeps -0.0; np.sign gives +0.0
+        # XLA keeps -0.0 (np.sign gives +0.0) and flushes a subnormal to a signed zero
+        return np.where(x == 0, np.copysign(np.zeros((), x.dtype), x), np.sign(x))
     if dtypes.is_complex(x.dtype):
         raise NoHostImpl  # XLA's x / |x| differs from NumPy's at infinities: compiled
     return np.sign(x)
@@ -659,6 +682,17 @@ defjvp_unary(integer_pow_p, _integer_pow_derivative)
 batching_rules[integer_pow_p] = batch_elementwise(integer_pow_p)
 
 
+# --- square: x * x, a primitive of its own as in jax (lax.square binds it) -----------
+
+def _square_lowering(ctx, avals_in, avals_out, x):
+    return ctx.op("stablehlo.multiply", [x, x], avals_in * 2, avals_out[0])
+
+
+square_p = unary("square", lambda x: _integer_pow_impl(x, 2), None, NUMBER,
+                 lowering=_square_lowering)
+defjvp_unary(square_p, lambda x, out: _mul(_const(x, 2), x))
+
+
 # --- binary arithmetic ------------------------------------------------------------------
 add_p = binary("add", np.add, "stablehlo.add", NUMBER)
 _defjvp(add_p, lambda t, x, y, out: t, lambda t, x, y, out: t)
@@ -716,7 +750,17 @@ def _div_impl(x, y):
             q = (x - np.fmod(x, safe_y)) // safe_y
             q = np.where(wraps, -x, q)
             return np.where(zero, np.array(-1).astype(x.dtype), q).astype(x.dtype)
+        if x.dtype in _RECIPROCAL_DIVIDED and y.shape != x.shape and y.size == 1:
+            # XLA's simplifier turns A / broadcast(B) into A * broadcast(1 / B): jax's
+            # quotient by a scalar, eager or jitted, is that product (1 ulp off the
+            # rounded quotient in a third of float32 elements).
+            return np.multiply(x, np.divide(np.ones((), y.dtype), y))
         return np.divide(x, y)
+
+
+# The float dtypes whose division by a broadcast divisor XLA rewrites as above; bfloat16
+# (computed in float32) and complex keep the division.
+_RECIPROCAL_DIVIDED = frozenset(map(np.dtype, ("float16", "float32", "float64")))
 
 
 def _rem_impl(x, y):
@@ -794,17 +838,17 @@ min_p = binary("min", _minmax_impl(np.minimum, np.less), None, ANY,
                lowering=_minmax_lowering("stablehlo.minimum", "LT"))
 
 
-def _chosen_share(t, mine, other, out):
-    """The tangent of an operand of max/min where it is the result; where both operands
-    are, each gets half (as JAX does)."""
-    at_mine = _as_dtype(eq_p.bind(mine, out), out)
-    at_other = _as_dtype(eq_p.bind(other, out), out)
-    return _mul(t, _mul(at_mine, _sub(_const(out, 1), _mul(at_other, _const(out, 0.5)))))
+def balanced_share(mine, other, out):
+    """The share of an operand's tangent in out = max/min(mine, other): 1 where it alone
+    is the result, 1/2 where both operands are (as JAX does), else 0."""
+    won = _select(eq_p.bind(mine, out), _const(out, 1), _const(out, 0))
+    tie = _select(eq_p.bind(other, out), _const(out, 2), _const(out, 1))
+    return _div(won, tie)
 
 
 for _prim in (max_p, min_p):
-    _defjvp(_prim, lambda t, x, y, out: _chosen_share(t, x, y, out),
-            lambda t, x, y, out: _chosen_share(t, y, x, out))
+    _defjvp(_prim, lambda t, x, y, out: _mul(t, balanced_share(x, y, out)),
+            lambda t, x, y, out: _mul(t, balanced_share(y, x, out)))
 
 
 # pow(x, y): x float or complex; y of x's dtype or of any integer dtype (as in JAX).
@@ -814,8 +858,7 @@ def _pow_shape(x, y):
         raise TypeError(f"pow needs an exponent of the base's dtype or of an integer dtype, "
                         f"got base {x.str_short()} and exponent {y.str_short()}; convert them "
                         f"with lax.convert_element_type")
-    check_same_shapes("pow", [x, y], allow_scalars=True)
-    return ShapedArray(x.shape or y.shape, x.dtype, x.weak_type and y.weak_type)
+    return ShapedArray(broadcast_shape("pow", [x, y]), x.dtype, x.weak_type and y.weak_type)
 
 
 def _pow_lowering(ctx, avals_in, avals_out, x, y):
@@ -948,6 +991,20 @@ population_count_p = unary("population_count", _population_count_impl, "stablehl
 defjvp_zero(population_count_p)
 
 
+def _clz_impl(x):
+    """The leading zero bits of x's two's complement: its width less its bit length."""
+    bits = np.asarray(x).view(np.dtype(f"u{x.dtype.itemsize}")).copy()
+    length = np.zeros(bits.shape, x.dtype)
+    while bits.any():
+        length += (bits != 0).astype(x.dtype)
+        bits >>= 1
+    return (np.array(8 * x.dtype.itemsize, x.dtype) - length).astype(x.dtype)
+
+
+clz_p = unary("clz", _clz_impl, "stablehlo.count_leading_zeros", (INT,))
+defjvp_zero(clz_p)
+
+
 # --- select_n: pick among cases by a boolean or integer predicate -----------------
 
 def _select_n_shape(which, *cases):
@@ -976,13 +1033,9 @@ def _select_n_impl(which, *cases):
 
 
 def _select_n_lowering(ctx, avals_in, avals_out, which, *cases):
-    """Binary tree of selects: case i is chosen where which == i."""
+    """Binary tree of selects: case i is chosen where which == i (stablehlo.select takes
+    a rank-0 predicate as it is)."""
     pred_aval, out = avals_in[0], avals_out[0]
-    if pred_aval.shape != out.shape:
-        target = pred_aval.update(shape=out.shape)
-        which = ctx.op("stablehlo.broadcast_in_dim", [which], [pred_aval], target,
-                       {"broadcast_dimensions": "array<i64>"})
-        pred_aval = target
     if len(cases) == 1:
         return cases[0]
     if pred_aval.dtype == dtypes.bool_:

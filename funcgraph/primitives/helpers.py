@@ -10,7 +10,7 @@ from funcgraph.interpreters.ad_util import Zero, is_zero, tangent_aval
 from funcgraph.interpreters.eval import impl_rules
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
-from funcgraph.lowering import lowering_rules
+from funcgraph.lowering import i64_array, lowering_rules
 
 # Kinds of dtypes a primitive accepts.
 BOOL = "bool"
@@ -49,6 +49,31 @@ def check_same_dtypes(name, avals):
         got = ", ".join(a.dtype.name for a in avals)
         raise TypeError(f"{name} requires arguments of one dtype, got {got}; convert them "
                         f"with lax.convert_element_type or use funcgraph.numpy, which promotes")
+
+
+def broadcast_shape(name, avals):
+    """The result shape of an elementwise op that broadcasts as JAX's lax does: rank-0
+    operands meet any shape, and operands of one rank meet along their size-1
+    dimensions (a (3, 1) operand and a (1, 4) one give (3, 4))."""
+    shapes = [a.shape for a in avals if a.shape]
+    if not shapes:
+        return ()
+    if len(set(shapes)) == 1:
+        return shapes[0]
+    ranks = {len(s) for s in shapes}
+    if len(ranks) > 1:
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got "
+                        f"{ranks}")
+    if not all(type(d) is int for s in shapes for d in s):
+        check_same_shapes(name, avals, allow_scalars=True)  # symbolic sizes must be equal
+    joint = []
+    for sizes in zip(*shapes):
+        wide = {d for d in sizes if d != 1}
+        if len(wide) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(str(s) for s in shapes)}.")
+        joint.append(wide.pop() if wide else 1)
+    return tuple(joint)
 
 
 def check_same_shapes(name, avals, allow_scalars=False):
@@ -160,13 +185,14 @@ def lower_accumulating(ctx, aval_in, aval_out, x, lower_wide):
 
 
 def broadcast_scalar_operands(ctx, avals_in, args, shape):
-    """Rank-0 operands of an elementwise op, broadcast to the result shape."""
+    """The operands of an elementwise op broadcast to the result shape: rank-0 ones, and
+    those of the result's rank with size-1 dimensions."""
     out_avals, out_args = [], []
     for aval, arg in zip(avals_in, args):
         if aval.shape != shape:
             full = aval.update(shape=shape)
             arg = ctx.op("stablehlo.broadcast_in_dim", [arg], [aval], full,
-                         {"broadcast_dimensions": "array<i64>"})
+                         {"broadcast_dimensions": i64_array(range(aval.ndim))})
             aval = full
         out_avals.append(aval)
         out_args.append(arg)

@@ -14,12 +14,12 @@ from funcgraph.primitives.base import (  # noqa: F401 (reduce_sum_p is re-export
     broadcast_in_dim_p, identity, kept_dims, reduce_axes_batch, reduce_sum_p, reduction,
     reshape_p, transpose_p)
 from funcgraph.primitives.elementwise import (
-    abs_p, add_p, convert_element_type_p, div_p, eq_p, exp_p, log1p_p, max_p, min_p, mul_p,
-    ne_p, neg_p, select_n_p, sub_p)
+    abs_p, add_p, balanced_share, convert_element_type_p, div_p, eq_p, exp_p, log1p_p, max_p,
+    min_p, mul_p, ne_p, neg_p, select_n_p, sub_p)
 from funcgraph.primitives.helpers import (
     ANY, BOOL, FLOAT, INT, NUMBER, check_dtype, declare, deflinear_unary, defjvp_zero,
     accumulation_dtype, lower_accumulating, lower_compare)
-from funcgraph.primitives.structural import concatenate_p, rev_p, slice_p
+from funcgraph.primitives.structural import concatenate_p, pad_p, rev_p, slice_p
 
 
 # Differentiation helpers shared by the reductions.
@@ -110,6 +110,9 @@ reduce_and_p = reduction("reduce_and", np.bitwise_and.reduce, "and", "stablehlo.
 defjvp_zero(reduce_and_p)
 reduce_or_p = reduction("reduce_or", np.bitwise_or.reduce, "or", "stablehlo.or", (BOOL, INT))
 defjvp_zero(reduce_or_p)
+reduce_xor_p = reduction("reduce_xor", np.bitwise_xor.reduce, "xor", "stablehlo.xor",
+                         (BOOL, INT))
+defjvp_zero(reduce_xor_p)
 
 
 # --- argmax / argmin: index of the first max (min) along one axis ---------------------
@@ -330,19 +333,17 @@ def _cumulative_batch(prim):
 # the same scan tree as JAX also splits tangents between ties (cummax, cummin) as JAX does.
 
 def _interleave(evens, odds, axis):
-    """Elements of evens at positions 0, 2, 4, ... and of odds at 1, 3, ... along axis."""
-    aval = core.get_aval(evens)
-    m = aval.shape[axis]
-    n = m + core.get_aval(odds).shape[axis]
-    if n % 2:  # pad odds to m elements with a filler that is sliced off below
-        odds = concatenate_p.bind(odds, _slice_axis(evens, m - 1, m, axis), dimension=axis)
-    pair_shape = aval.shape[:axis + 1] + (1,) + aval.shape[axis + 1:]
-    stacked = concatenate_p.bind(reshape_p.bind(evens, new_sizes=pair_shape, dimensions=None),
-                                 reshape_p.bind(odds, new_sizes=pair_shape, dimensions=None),
-                                 dimension=axis + 1)
-    merged = aval.shape[:axis] + (2 * m,) + aval.shape[axis + 1:]
-    out = reshape_p.bind(stacked, new_sizes=merged, dimensions=None)
-    return _slice_axis(out, 0, n, axis) if n % 2 else out
+    """Elements of evens at positions 0, 2, 4, ... and of odds at 1, 3, ... along axis:
+    each spread out by padding with zeros between its elements, then added."""
+    extra = core.get_aval(evens).shape[axis] - core.get_aval(odds).shape[axis]
+    return add_p.bind(_spread(evens, axis, 0, 1 - extra), _spread(odds, axis, 1, extra))
+
+
+def _spread(x, axis, low, high):
+    aval = core.get_aval(x)
+    config = [(0, 0, 0)] * aval.ndim
+    config[axis] = (low, high, 1)
+    return pad_p.bind(x, scalar_array(0, aval.dtype), padding_config=tuple(config))
 
 
 def _prefix_scan(combine, elems, axis):
@@ -363,15 +364,17 @@ def _prefix_scan(combine, elems, axis):
 
 
 def _scan_jvp(prim, combine):
-    """JVP of a cumulative op: its tangent is the tangent half of a scan over pairs."""
+    """JVP of a cumulative op: the value and the tangent are the halves of a scan over
+    (value, tangent) pairs (as JAX's, which has no cumulative primitive here)."""
     def rule(primals, tangents, axis, reverse):
         (x,), (t,) = primals, tangents
-        out = prim.bind(x, axis=axis, reverse=reverse)
         elems = [x, t]
         if reverse:
             elems = [rev_p.bind(e, dimensions=(axis,)) for e in elems]
-        t_out = _prefix_scan(combine, elems, axis)[1]
-        return out, rev_p.bind(t_out, dimensions=(axis,)) if reverse else t_out
+        outs = _prefix_scan(combine, elems, axis)
+        if reverse:
+            outs = [rev_p.bind(o, dimensions=(axis,)) for o in outs]
+        return outs[0], outs[1]
     jvp_rules[prim] = rule
 
 
@@ -385,12 +388,7 @@ def _chooser_pair(prim):
     def combine(a, b):
         (x, tx), (y, ty) = a, b
         out = prim.bind(x, y)
-        aval = core.get_aval(out)
-        x_won, y_won = (convert_element_type_p.bind(eq_p.bind(v, out), new_dtype=aval.dtype,
-                                                    weak_type=aval.weak_type) for v in (x, y))
-        one = scalar_array(1, aval.dtype)
-        wx = div_p.bind(x_won, add_p.bind(one, y_won))
-        wy = div_p.bind(y_won, add_p.bind(one, x_won))
+        wx, wy = balanced_share(x, y, out), balanced_share(y, x, out)
         return [out, add_p.bind(mul_p.bind(tx, wx), mul_p.bind(ty, wy))]
     return combine
 

@@ -6,6 +6,7 @@ from funcgraph.core import ShapedArray
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.ad_util import Zero, is_zero, tangent_aval
 from funcgraph.interpreters.jvp import jvp_rules
+from funcgraph.lowering import i64_array
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.base import reshape_p
 from funcgraph.primitives.helpers import BOOL, FLOAT, INT, check_dtype, declare, lower_compare
@@ -162,20 +163,22 @@ def _sort_batch(axis_data, args, dims, dimension, is_stable, num_keys):
 batching_rules[sort_p] = _sort_batch
 
 
-# --- top_k: the k largest entries along the last axis, and their indices ---------------
+# --- top_k: the k largest entries along an axis, and their indices ---------------------
 # Largest first, ties to the lower index.  Floats order totally, as XLA's TopK does:
 # -NaN < -inf < ... < -0.0 < 0.0 < ... < inf < NaN.
 
-def _top_k_shape(x, k):
+def _top_k_shape(x, k, axis):
     check_dtype("top_k", x, (BOOL, INT, FLOAT))
     if x.ndim == 0:
         raise ValueError(f"top_k needs an operand of rank >= 1, got {x.str_short()}")
     if not isinstance(k, int) or isinstance(k, bool):
         raise TypeError(f"top_k: k must be a Python int, got {k!r}")
-    if not 0 <= k <= x.shape[-1]:
-        raise ValueError(f"top_k: k={k} must be between 0 and the size {x.shape[-1]} of the "
-                         f"last axis of the operand {x.str_short()}")
-    shape = x.shape[:-1] + (k,)
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"top_k: axis {axis} out of range for {x.str_short()}")
+    if not 0 <= k <= x.shape[axis]:
+        raise ValueError(f"top_k: k={k} must be between 0 and the size {x.shape[axis]} of "
+                         f"axis {axis} of the operand {x.str_short()}")
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
     return [ShapedArray(shape, x.dtype, x.weak_type), ShapedArray(shape, dtypes.int32)]
 
 
@@ -191,39 +194,50 @@ def _total_order_key(x):
     return np.where(bits < 0, bits ^ magnitude, bits)
 
 
-def _top_k_impl(x, k):
+def _top_k_impl(x, k, axis):
     # ~key reverses the order of any integer type, so an ascending stable argsort of it
     # puts the largest first and keeps equal entries in index order.
-    perm = np.argsort(~_total_order_key(x), axis=-1, kind="stable")[..., :k]
-    return [np.take_along_axis(x, perm, axis=-1), perm.astype(np.int32)]
+    perm = np.argsort(~_total_order_key(x), axis=axis, kind="stable")
+    perm = np.take(perm, np.arange(k), axis=axis)
+    return [np.take_along_axis(x, perm, axis=axis), perm.astype(np.int32)]
 
 
-def _top_k_lowering(ctx, avals_in, avals_out, x, k):
-    return ctx.op("chlo.top_k", [x], avals_in, list(avals_out), {"k": f"{k} : i64"})
+def _top_k_lowering(ctx, avals_in, avals_out, x, k, axis):
+    """XLA's TopK works on the last axis: another axis is swapped there and back."""
+    last = avals_in[0].ndim - 1
+    if axis == last:
+        return ctx.op("chlo.top_k", [x], avals_in, list(avals_out), {"k": f"{k} : i64"})
+    perm = list(range(last + 1))
+    perm[axis], perm[last] = last, axis
+
+    def swapped(aval):
+        return aval.update(shape=tuple(aval.shape[p] for p in perm))
+    attrs = {"permutation": i64_array(perm)}
+    x_t = ctx.op("stablehlo.transpose", [x], avals_in, swapped(avals_in[0]), attrs)
+    outs = ctx.op("chlo.top_k", [x_t], [swapped(avals_in[0])],
+                  [swapped(a) for a in avals_out], {"k": f"{k} : i64"})
+    return [ctx.op("stablehlo.transpose", [o], [swapped(a)], a, attrs)
+            for o, a in zip(outs, avals_out)]
 
 
 top_k_p = declare("top_k", _top_k_shape, _top_k_impl, _top_k_lowering, multiple_results=True)
 
 
-def _top_k_jvp(primals, tangents, k):
+def _top_k_jvp(primals, tangents, k, axis):
     """The tangents at the chosen indices; the indices have none."""
     (x,), (t,) = primals, tangents
-    values, indices = top_k_p.bind(x, k=k)
-    last = core.get_aval(x).ndim - 1
-    return [values, indices], [_take_along_axis(t, indices, last),
+    values, indices = top_k_p.bind(x, k=k, axis=axis)
+    return [values, indices], [_take_along_axis(t, indices, axis),
                                Zero(tangent_aval(core.get_aval(indices)))]
 
 
 jvp_rules[top_k_p] = _top_k_jvp
 
 
-def _top_k_batch(axis_data, args, dims, k):
-    """top_k works on the last axis: a batch axis elsewhere stays where it is; only a
-    batch axis in last place must move (to the front)."""
+def _top_k_batch(axis_data, args, dims, k, axis):
+    """The batch axis stays where it is; the operand's axis is renumbered around it."""
     (x,), (d,) = args, dims
-    if d == core.get_aval(x).ndim - 1:
-        x, d = batch_at(x, d, axis_data.size, 0), 0
-    return top_k_p.bind(x, k=k), [d, d]
+    return top_k_p.bind(x, k=k, axis=axis + (d <= axis)), [d, d]
 
 
 batching_rules[top_k_p] = _top_k_batch

@@ -347,22 +347,13 @@ def _concatenate_jvp(primals, tangents, dimension):
 
 
 def _concatenate_transpose(ct, *operands, dimension):
-    """Each linear operand's cotangent is its slice of ct along `dimension`."""
+    """Each linear operand's cotangent is its piece of ct along `dimension` (one split,
+    as JAX's)."""
     if is_zero(ct):
         return [None] * len(operands)
-    shape = core.get_aval(ct).shape
-    cts, start = [], 0
-    for x in operands:
-        size = aval_of(x).shape[dimension]
-        if is_undefined(x):
-            starts = tuple(start if d == dimension else 0 for d in range(len(shape)))
-            limits = tuple(start + size if d == dimension else n for d, n in enumerate(shape))
-            cts.append(slice_p.bind(ct, start_indices=starts, limit_indices=limits,
-                                    strides=None))
-        else:
-            cts.append(None)
-        start += size
-    return cts
+    sizes = tuple(aval_of(x).shape[dimension] for x in operands)
+    pieces = split_p.bind(ct, sizes=sizes, axis=dimension) if len(operands) > 1 else [ct]
+    return [p if is_undefined(x) else None for p, x in zip(pieces, operands)]
 
 
 jvp_rules[concatenate_p] = _concatenate_jvp
@@ -380,6 +371,210 @@ def _concatenate_batch(axis_data, args, dims, dimension):
 
 
 batching_rules[concatenate_p] = _concatenate_batch
+
+
+# --- split: the pieces of an operand along one axis (concatenate's inverse) ----------
+
+def _split_shape(x, *, sizes, axis):
+    if not 0 <= axis < x.ndim:
+        raise TypeError(f"split: axis {axis} is out of bounds for {x.str_short()}")
+    constant = shape_poly.is_constant_shape(sizes)
+    if (constant and any(s < 0 for s in sizes)) or sum(sizes) != x.shape[axis]:
+        raise TypeError(f"split: sizes {sizes} must be nonnegative and sum to the size "
+                        f"{x.shape[axis]} of axis {axis} of {x.str_short()}")
+    return [x.update(shape=x.shape[:axis] + (s,) + x.shape[axis + 1:]) for s in sizes]
+
+
+def _split_impl(x, *, sizes, axis):
+    return [np.array(p) for p in np.split(x, np.cumsum(sizes)[:-1], axis=axis)]
+
+
+def _split_lowering(ctx, avals_in, avals_out, x, *, sizes, axis):
+    """One slice per piece."""
+    shape, outs, start = avals_in[0].shape, [], 0
+    for size, aval in zip(sizes, avals_out):
+        starts = tuple(start if d == axis else 0 for d in range(len(shape)))
+        limits = tuple(start + size if d == axis else n for d, n in enumerate(shape))
+        outs.append(_slice_lowering(ctx, avals_in, [aval], x, starts, limits))
+        start += size
+    return outs
+
+
+split_p = declare("split", _split_shape, _split_impl, _split_lowering, multiple_results=True)
+core.symbolic_dims_supported.add(split_p)
+
+
+def _split_jvp(primals, tangents, sizes, axis):
+    (x,), (t,) = primals, tangents
+    return (split_p.bind(x, sizes=sizes, axis=axis),
+            split_p.bind(instantiate(t), sizes=sizes, axis=axis))
+
+
+def _split_transpose(cts, x, *, sizes, axis):
+    if all(is_zero(c) for c in cts):
+        return [None]
+    return [concatenate_p.bind(*(instantiate(c) for c in cts), dimension=axis)]
+
+
+def _split_batch(axis_data, args, dims, sizes, axis):
+    (x,), (d,) = args, dims
+    return split_p.bind(x, sizes=sizes, axis=axis + (axis >= d)), [d] * len(sizes)
+
+
+jvp_rules[split_p] = _split_jvp
+transpose_rules[split_p] = _split_transpose
+batching_rules[split_p] = _split_batch
+
+
+# --- stack / unstack: operands of one shape joined along a new axis, and back --------
+
+def _stack_shape(*operands, axis):
+    if not operands:
+        raise TypeError("stack needs at least one operand")
+    check_same_dtypes("stack", operands)
+    first = operands[0]
+    if any(o.shape != first.shape for o in operands[1:]):
+        raise TypeError(f"stack needs operands of one shape, got "
+                        f"{', '.join(o.str_short() for o in operands)}")
+    if not 0 <= axis <= first.ndim:
+        raise TypeError(f"stack: axis {axis} is out of bounds for operands {first.str_short()}")
+    shape = first.shape[:axis] + (len(operands),) + first.shape[axis:]
+    return ShapedArray(shape, first.dtype, all(o.weak_type for o in operands))
+
+
+def _stack_lowering(ctx, avals_in, avals_out, *xs, axis):
+    """Each operand given a size-1 axis, then all concatenated along it."""
+    one = avals_in[0].update(shape=avals_in[0].shape[:axis] + (1,) + avals_in[0].shape[axis:])
+    rows = [ctx.op("stablehlo.reshape", [x], [a], one) for x, a in zip(xs, avals_in)]
+    return ctx.op("stablehlo.concatenate", rows, [one] * len(rows), avals_out[0],
+                  {"dimension": f"{axis} : i64"})
+
+
+stack_p = declare("stack", _stack_shape, lambda *xs, axis: np.stack(xs, axis=axis),
+                  _stack_lowering)
+
+
+def _stack_jvp(primals, tangents, axis):
+    return (stack_p.bind(*primals, axis=axis),
+            stack_p.bind(*(instantiate(t) for t in tangents), axis=axis))
+
+
+def _stack_transpose(ct, *operands, axis):
+    if is_zero(ct):
+        return [None] * len(operands)
+    rows = unstack_p.bind(ct, axis=axis)
+    return [r if is_undefined(x) else None for r, x in zip(rows, operands)]
+
+
+def _stack_batch(axis_data, args, dims, axis):
+    """The operands meet at their most common batch axis (only the others move)."""
+    batched = [d for d in dims if d is not None]
+    target = max(batched, key=batched.count)
+    operands = [batch_at(x, d, axis_data.size, target) for x, d in zip(args, dims)]
+    if axis <= target:
+        return stack_p.bind(*operands, axis=axis), target + 1
+    return stack_p.bind(*operands, axis=axis + 1), target
+
+
+jvp_rules[stack_p] = _stack_jvp
+transpose_rules[stack_p] = _stack_transpose
+batching_rules[stack_p] = _stack_batch
+
+
+def _unstack_shape(x, *, axis):
+    if not 0 <= axis < x.ndim:
+        raise TypeError(f"unstack: axis {axis} is out of bounds for {x.str_short()}")
+    return [x.update(shape=x.shape[:axis] + x.shape[axis + 1:])] * x.shape[axis]
+
+
+def _unstack_lowering(ctx, avals_in, avals_out, x, *, axis):
+    """One size-1 slice per row, reshaped to drop the axis."""
+    shape, outs = avals_in[0].shape, []
+    for i, aval in enumerate(avals_out):
+        starts = tuple(i if d == axis else 0 for d in range(len(shape)))
+        limits = tuple(i + 1 if d == axis else n for d, n in enumerate(shape))
+        row = avals_in[0].update(shape=shape[:axis] + (1,) + shape[axis + 1:])
+        piece = _slice_lowering(ctx, avals_in, [row], x, starts, limits)
+        outs.append(ctx.op("stablehlo.reshape", [piece], [row], aval))
+    return outs
+
+
+unstack_p = declare("unstack", _unstack_shape,
+                    lambda x, *, axis: [np.array(r) for r in np.moveaxis(x, axis, 0)],
+                    _unstack_lowering, multiple_results=True)
+
+
+def _unstack_jvp(primals, tangents, axis):
+    (x,), (t,) = primals, tangents
+    return unstack_p.bind(x, axis=axis), unstack_p.bind(instantiate(t), axis=axis)
+
+
+def _unstack_transpose(cts, x, *, axis):
+    if all(is_zero(c) for c in cts):
+        return [None]
+    return [stack_p.bind(*(instantiate(c) for c in cts), axis=axis)]
+
+
+def _unstack_batch(axis_data, args, dims, axis):
+    (x,), (d,) = args, dims
+    rows = unstack_p.bind(x, axis=axis + (axis >= d))
+    return rows, [d - (axis < d)] * len(rows)
+
+
+jvp_rules[unstack_p] = _unstack_jvp
+transpose_rules[unstack_p] = _unstack_transpose
+batching_rules[unstack_p] = _unstack_batch
+
+
+# --- tile: the operand repeated reps[i] times along each dimension i ------------------
+
+def _tile_shape(x, *, reps):
+    if len(reps) != x.ndim or any(r < 0 for r in reps):
+        raise TypeError(f"tile: reps {reps} must have one nonnegative entry per dimension "
+                        f"of {x.str_short()}")
+    return x.update(shape=tuple(r * d for r, d in zip(reps, x.shape)))
+
+
+def _interleaved(reps, shape):
+    """(reps[0], shape[0], reps[1], shape[1], ...): the shape tile spreads the operand to."""
+    return tuple(n for pair in zip(reps, shape) for n in pair)
+
+
+def _tile_lowering(ctx, avals_in, avals_out, x, *, reps):
+    """A broadcast into the interleaved (rep, dimension) shape, then merged."""
+    aval = avals_in[0]
+    spread = aval.update(shape=_interleaved(reps, aval.shape))
+    x = ctx.op("stablehlo.broadcast_in_dim", [x], avals_in, spread,
+               {"broadcast_dimensions": i64_array(range(1, 2 * aval.ndim, 2))})
+    return ctx.op("stablehlo.reshape", [x], [spread], avals_out[0])
+
+
+tile_p = declare("tile", _tile_shape, lambda x, *, reps: np.tile(x, reps), _tile_lowering)
+
+
+def _tile_transpose(ct, x, *, reps):
+    """Each element's cotangent sums its copies: ct split into (rep, dimension) pairs
+    and summed over the reps."""
+    if is_zero(ct):
+        return [None]
+    shape = aval_of(x).shape
+    spread = reshape_p.bind(ct, new_sizes=_interleaved(reps, shape), dimensions=None)
+    return [reduce_sum_p.bind(spread, axes=tuple(range(0, 2 * len(shape), 2)))]
+
+
+def _tile_batch(axis_data, args, dims, reps):
+    (x,), (d,) = args, dims
+    return tile_p.bind(x, reps=reps[:d] + (1,) + reps[d:]), d
+
+
+def _tile_jvp(primals, tangents, reps):
+    (x,), (t,) = primals, tangents
+    return tile_p.bind(x, reps=reps), tile_p.bind(instantiate(t), reps=reps)
+
+
+jvp_rules[tile_p] = _tile_jvp
+transpose_rules[tile_p] = _tile_transpose
+batching_rules[tile_p] = _tile_batch
 
 
 # --- iota: 0, 1, 2, ... along one dimension, broadcast along the others -------------
