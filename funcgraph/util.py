@@ -7,4 +7,11 @@ def safe_map(f, *lists):
     return [f(*args) for args in safe_zip(*lists)] if lists else []
 
 
+def scipy_linalg():
+    """SciPy's linalg module, for the decompositions funcgraph runs on the host: imported
+    at its first use, since importing SciPy takes longer than importing funcgraph."""
+    import scipy.linalg
+    return scipy.linalg
+
+
 __all__ = ["safe_map", "safe_zip"]

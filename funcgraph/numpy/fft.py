@@ -13,7 +13,7 @@ from funcgraph import core, dtypes, lax
 from funcgraph.lax import FftType
 # The public names of numpy.fft are its own: what it uses from funcgraph.numpy comes in
 # under private names.
-from funcgraph.numpy._core import aval_of, asarray_operand
+from funcgraph.numpy._core import aval_of as _aval_of, asarray_operand as _asarray_operand
 from funcgraph.numpy._creation import arange as _arange
 from funcgraph.numpy._manipulation import roll as _roll
 from funcgraph.numpy._reductions import prod as _prod
@@ -32,7 +32,7 @@ def _operand(name, a):
     if isinstance(a, (list, tuple)):
         raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} at "
                         f"position 0.")
-    return asarray_operand(a)
+    return _asarray_operand(a)
 
 
 # --- the core: axes, sizes, the transform, the norm ------------------------------------
@@ -44,7 +44,7 @@ def _norm_factor(s, dtype, func_name, norm):
     if norm not in ("ortho", "forward"):
         raise ValueError(f'Invalid norm value {norm}; should be "backward",'
                          f'"ortho" or "forward".')
-    size = _prod(asarray_operand(np.array(s, dtype)))
+    size = _prod(_asarray_operand(np.array(s, dtype)))
     inverse = func_name.startswith("i")
     if norm == "ortho":
         root = _sqrt(size)
@@ -54,18 +54,18 @@ def _norm_factor(s, dtype, func_name, norm):
 
 def _resized(arr, axes, sizes):
     """arr cropped or zero-padded at the end of each of `axes` to its entry of sizes."""
-    shape = aval_of(arr).shape
+    shape = _aval_of(arr).shape
     if all(shape[a] == n for a, n in zip(axes, sizes, strict=True)):
         return arr
     config = [(0, 0, 0)] * len(shape)
     for a, n in zip(axes, sizes, strict=True):
         config[a] = (0, n - shape[a], 0)
-    return lax.pad(arr, np.zeros((), aval_of(arr).dtype), config)
+    return lax.pad(arr, np.zeros((), _aval_of(arr).dtype), config)
 
 
 def _transform_sizes(arr, fft_type, s, axes):
     """The input sizes to resize the axes to (None: leave them) and the fft_lengths."""
-    shape = aval_of(arr).shape
+    shape = _aval_of(arr).shape
     if s is not None:
         in_sizes = list(s)
         if fft_type == FftType.IRFFT:
@@ -82,7 +82,7 @@ def _transform_sizes(arr, fft_type, s, axes):
 def _fft_core(func_name, fft_type, a, s, axes, norm):
     full_name = f"funcgraph.numpy.fft.{func_name}"
     arr = _operand(full_name, a)
-    ndim = aval_of(arr).ndim
+    ndim = _aval_of(arr).ndim
     if s is not None:
         s = tuple(operator.index(n) for n in s)
         if any(n <= 0 for n in s):
@@ -103,7 +103,7 @@ def _fft_core(func_name, fft_type, a, s, axes, norm):
     if in_sizes is not None:
         arr = _resized(arr, trailing, in_sizes)
     out = _transform(arr, fft_type, tuple(lengths))
-    factor = _norm_factor(lengths, aval_of(out).dtype, func_name, norm) if norm else None
+    factor = _norm_factor(lengths, _aval_of(out).dtype, func_name, norm) if norm else None
     if factor is not None:
         out = out * factor
     if given_axes is not None:
@@ -125,7 +125,7 @@ def _transform(arr, fft_type, lengths):
     if len(lengths) <= _MAX_AXES_PER_TRANSFORM:
         return lax.fft(arr, fft_type, lengths)
     inner = 2 if len(lengths) == 4 else _MAX_AXES_PER_TRANSFORM
-    ndim = aval_of(arr).ndim
+    ndim = _aval_of(arr).ndim
     outer_axes = tuple(range(ndim - len(lengths), ndim - inner))
     moved = tuple(range(ndim - len(lengths) + inner, ndim))
     if fft_type in (FftType.FFT, FftType.RFFT):
@@ -232,15 +232,15 @@ def hfft(a, n=None, axis=-1, norm=None):
     spectrum of length n (2 * (m - 1) by default)."""
     conj_a = _conj(_operand("conjugate", a))
     _check_one_axis("hfft", axis)
-    size = (aval_of(conj_a).shape[axis] - 1) * 2 if n is None else n
+    size = (_aval_of(conj_a).shape[axis] - 1) * 2 if n is None else n
     return _fft_1d("hfft", FftType.IRFFT, conj_a, n, axis, norm) * size
 
 
 def ihfft(a, n=None, axis=-1, norm=None):
     """The inverse of hfft: the first half of the Hermitian spectrum of a real signal."""
     _check_one_axis("ihfft", axis)
-    arr = asarray_operand(a)  # JAX's ihfft takes lists too
-    size = aval_of(arr).shape[axis] if n is None else n
+    arr = _asarray_operand(a)  # JAX's ihfft takes lists too
+    size = _aval_of(arr).shape[axis] if n is None else n
     out = _fft_1d("ihfft", FftType.RFFT, arr, n, axis, norm)
     return _conj(out) * (1 / size)
 
@@ -259,8 +259,8 @@ def _check_frequency_args(name, n, d):
 def _spacing(d, n, dtype):
     """The constant d * n as a rank-0 array of dtype (d may be traced)."""
     if isinstance(d, core.Tracer) or hasattr(d, "aval"):
-        return lax.convert_element_type(asarray_operand(d) * n, dtype)
-    return asarray_operand(np.array(d * n, dtype))
+        return lax.convert_element_type(_asarray_operand(d) * n, dtype)
+    return _asarray_operand(np.array(d * n, dtype))
 
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None):
@@ -291,7 +291,7 @@ def _real_part_dtype(dtype):
 
 
 def _shifts(x, axes, sign):
-    shape = aval_of(x).shape
+    shape = _aval_of(x).shape
     if axes is None:
         return tuple(range(len(shape))), [sign * (n // 2) for n in shape]
     if isinstance(axes, int):

@@ -9,22 +9,25 @@ run as plain StableHLO loops (cyclic Jacobi eigh, one-sided Jacobi SVD, Househol
 whose eigenvector and singular-vector signs may differ from JAX's.  Leading axes are batch
 axes.  Derivatives are analytic (custom_jvp), not traced through loops."""
 import operator
-from collections import namedtuple
+from collections import namedtuple as _namedtuple
 from functools import partial as _partial
 
 import numpy as np
-import scipy.linalg as _scipy_linalg
 
+from funcgraph.util import scipy_linalg
 from funcgraph import dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
 # under private names.
 from funcgraph.errors import sequence_operand_error as _sequence_operand_error
-from funcgraph.numpy._core import asarray as _to_array, promote_to_inexact
+from funcgraph.numpy._core import (
+    asarray as _to_array, promote_to_inexact as _promote_to_inexact)
 from funcgraph.numpy._creation import (
     arange as _arange, eye as _eye, zeros as _zeros, zeros_like as _zeros_like)
 from funcgraph.numpy._diagonals import diagonal as _diagonal, tril as _tril, triu as _triu
 from funcgraph.numpy._joining import concatenate as _concatenate
-from funcgraph.numpy._linalg_norm import norm as _norm_by_reductions
+from funcgraph.numpy._einsum import einsum as _einsum
+from funcgraph.numpy._linalg_norm import (
+    norm as _norm_by_reductions, vector_norm as _vector_norm)
 from funcgraph.numpy._products import matmul as _matmul
 from funcgraph.numpy._reductions import (
     any as _any, max as _max, min as _min, prod as _prod, sum as _sum)
@@ -34,12 +37,13 @@ from funcgraph.numpy._ufuncs import (
     abs as _abs, conj as _conj, imag as _imag, isnan as _isnan, log as _log, real as _real,
     sign as _sign, sqrt as _sqrt, where_values as _where)
 from funcgraph.callback import pure_callback as _pure_callback
+from funcgraph.numpy._compiled import compiled_when_eager as _compiled_when_eager
 from funcgraph.numpy._manipulation import cross as _np_cross
 from funcgraph.numpy._products import tensordot as _np_tensordot, vecdot as _np_vecdot
 from funcgraph.numpy._types import result_type as _result_type
 from funcgraph.primitives import linalg as _prims
 from funcgraph.transforms.custom_derivatives import custom_jvp
-from funcgraph.transforms.jit import ShapeDtypeStruct as _ShapeDtypeStruct, jit
+from funcgraph.transforms.jit import ShapeDtypeStruct as _ShapeDtypeStruct, jit as _jit
 
 
 def _asarray(a):
@@ -50,10 +54,10 @@ def _asarray(a):
     return _to_array(a)
 
 
-EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
-SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
-QRResult = namedtuple("QRResult", ["Q", "R"])
+EighResult = _namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+SVDResult = _namedtuple("SVDResult", ["U", "S", "Vh"])
+SlogdetResult = _namedtuple("SlogdetResult", ["sign", "logabsdet"])
+QRResult = _namedtuple("QRResult", ["Q", "R"])
 
 _MAX_SWEEPS = 30
 
@@ -61,7 +65,7 @@ _MAX_SWEEPS = 30
 # --- helpers -------------------------------------------------------------------------
 
 def _square(name, a):
-    (a,) = promote_to_inexact(_asarray(a))
+    (a,) = _promote_to_inexact(_asarray(a))
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) square matrices "
                          f"(..., n, n), got shape {a.shape}")
@@ -69,7 +73,7 @@ def _square(name, a):
 
 
 def _matrix(name, a):
-    (a,) = promote_to_inexact(_asarray(a))
+    (a,) = _promote_to_inexact(_asarray(a))
     if a.ndim < 2:
         raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) matrices "
                          f"(..., m, n), got shape {a.shape}")
@@ -164,7 +168,7 @@ def _lu_factor_impl(a):
     return lax.fori_loop(0, min(m, n), step, (a.astype(dt), perm0, swaps0))
 
 
-_lu_factor = jit(_lu_factor_impl)
+_lu_factor = _jit(_lu_factor_impl)
 
 
 def _lu_solve(lu, perm, b):
@@ -254,8 +258,28 @@ def _det_jvp(primals, tangents):
     return det_a, det_a * _trace_solve(lu, perm, da)
 
 
+def _det_2x2(a):
+    return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+
+
+def _det_3x3(a):
+    """The rule of Sarrus (jax's closed form for 3 x 3, six products)."""
+    e = [[a[..., i, j] for j in range(3)] for i in range(3)]
+    return (e[0][0] * e[1][1] * e[2][2] + e[0][1] * e[1][2] * e[2][0]
+            + e[0][2] * e[1][0] * e[2][1] - e[0][2] * e[1][1] * e[2][0]
+            - e[0][0] * e[1][2] * e[2][1] - e[0][1] * e[1][0] * e[2][2])
+
+
+@_compiled_when_eager()
 def det(a):
-    return _det(_square("det", a))
+    """The determinant: a closed form for 2 x 2 and 3 x 3 matrices, else from LU (one
+    compiled program when eager, as jax's)."""
+    a = _square("det", a)
+    if a.shape[-1] == 2:
+        return _det_2x2(a)
+    if a.shape[-1] == 3:
+        return _det_3x3(a)
+    return _det(a)
 
 
 @custom_jvp
@@ -290,7 +314,7 @@ def _symmetrize(a):
 
 def _inexact_square(name, a):
     """a as a (batch of) square matrices of a real or complex floating dtype."""
-    (a,) = promote_to_inexact(_asarray(a))
+    (a,) = _promote_to_inexact(_asarray(a))
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"funcgraph.numpy.linalg.{name} needs a (batch of) square matrices "
                          f"(..., n, n), got shape {a.shape}")
@@ -341,7 +365,7 @@ def _householder_impl(a):
     return lax.fori_loop(0, min(m, n), step, (q0, a))
 
 
-_householder = jit(_householder_impl)
+_householder = _jit(_householder_impl)
 
 
 def _geqrf_impl(a):
@@ -379,7 +403,7 @@ def _geqrf_impl(a):
     return lax.fori_loop(0, k, step, (a, taus0))
 
 
-_geqrf = jit(_geqrf_impl)
+_geqrf = _jit(_geqrf_impl)
 
 
 def _host_qr(a, mode):
@@ -391,7 +415,7 @@ def _host_qr(a, mode):
     q = np.empty((flat.shape[0], m, k), a.dtype)
     r = np.empty((flat.shape[0], k, n), a.dtype)
     for i, x in enumerate(flat):
-        q[i], r[i] = _scipy_linalg.qr(x, mode=mode, check_finite=False)
+        q[i], r[i] = scipy_linalg().qr(x, mode=mode, check_finite=False)
     return q.reshape(a.shape[:-2] + (m, k)), r.reshape(a.shape[:-2] + (k, n))
 
 
@@ -552,7 +576,7 @@ def _eigh_jacobi_impl(a):
     return _diag(g)[..., :n], v[..., :n, :n]
 
 
-_eigh_jacobi = jit(_eigh_jacobi_impl)
+_eigh_jacobi = _jit(_eigh_jacobi_impl)
 
 
 def _sort_permutation(w, descending=False):
@@ -576,7 +600,7 @@ def _host_eigh(a, lower):
     v = np.empty(flat.shape, a.dtype)
     for i, m in enumerate(flat):
         try:
-            w[i], v[i] = _scipy_linalg.eigh(m, lower=lower, driver="evd", check_finite=False)
+            w[i], v[i] = scipy_linalg().eigh(m, lower=lower, driver="evd", check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
             w[i], v[i] = np.nan, np.nan  # as JAX: NaN where LAPACK fails
     return w.reshape(a.shape[:-1]), v.reshape(a.shape)
@@ -671,7 +695,7 @@ def _svd_tall_impl(a):
     return q, s, v
 
 
-_svd_tall = jit(_svd_tall_impl)
+_svd_tall = _jit(_svd_tall_impl)
 
 
 def _svd_full(a):
@@ -695,7 +719,7 @@ def _host_svd(a, full_matrices, compute_uv):
     vh = np.empty((flat.shape[0], kv, n), a.dtype)
     for i, x in enumerate(flat):
         try:
-            out = _scipy_linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
+            out = scipy_linalg().svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
                                     check_finite=False, lapack_driver="gesdd")
         except (np.linalg.LinAlgError, ValueError):
             out = (np.nan, np.nan, np.nan) if compute_uv else np.nan
@@ -856,9 +880,11 @@ def outer(x1, x2, /):
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"Input arrays must be one-dimensional, but they are "
                          f"x1.ndim={x1.ndim} and x2.ndim={x2.ndim}")
-    return x1[:, None] * x2[None, :]
+    shape = (x1.shape[0], x2.shape[0])
+    return lax.broadcast_in_dim(x1, shape, (0,)) * lax.broadcast_in_dim(x2, shape, (1,))
 
 
+@_compiled_when_eager(static_argnames=("axis",))
 def cross(x1, x2, /, *, axis=-1):
     x1, x2 = _asarray(x1), _asarray(x2)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
@@ -882,20 +908,29 @@ def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """JAX's numpy.linalg.norm; the matrix norms ord=2, -2 and 'nuc' from singular values."""
+    """JAX's numpy.linalg.norm; the matrix norms ord=2, -2 and 'nuc' from singular values.
+    One compiled program when eager (as jax's, which is jitted)."""
+    x = _asarray(x)
+    if isinstance(axis, list):  # static arguments must be hashable
+        axis = tuple(axis)
+    return _norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+@_compiled_when_eager(static_argnames=("ord", "axis", "keepdims"))
+def _norm(x, ord, axis, keepdims):
     x = _asarray(x)
     matrix_axes = (axis is None and x.ndim == 2) or \
         (isinstance(axis, (tuple, list)) and len(axis) == 2)
     if not (matrix_axes and ord in (2, -2, "nuc")):
         return _norm_by_reductions(x, ord=ord, axis=axis, keepdims=keepdims)
-    (x,) = promote_to_inexact(x)
+    (x,) = _promote_to_inexact(x)
     row, col = (a % x.ndim for a in (axis or (0, 1)))
     if row == col:
         raise ValueError(f"norm: duplicate axes given: {axis!r}")
     rest = [i for i in range(x.ndim) if i not in (row, col)]
     s = svd(x.transpose(rest + [row, col]), compute_uv=False)
-    out = _sum(s, axis=-1) if ord == "nuc" else _max(s, axis=-1) if ord == 2 else \
-        _min(s, axis=-1)
+    out = _sum(s, axis=-1) if ord == "nuc" else _max(s, axis=-1, initial=0) if ord == 2 \
+        else _min(s, axis=-1)
     if keepdims:
         out = out.reshape(tuple(1 if i in (row, col) else d for i, d in enumerate(x.shape)))
     return out
@@ -903,33 +938,19 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """The ord-norm of x over axis (an int, a tuple of ints, or None: all axes)."""
-    (x,) = promote_to_inexact(_asarray(x))
-    if axis is None:
-        out = norm(x.reshape(-1), ord=ord)
-        return out.reshape((1,) * x.ndim) if keepdims else out
-    if isinstance(axis, tuple):
-        axes = tuple(a % x.ndim for a in axis)
-        rest = [i for i in range(x.ndim) if i not in axes]
-        moved = x.transpose(rest + list(axes))
-        flat = moved.reshape(tuple(x.shape[i] for i in rest) + (-1,))
-        out = norm(flat, ord=ord, axis=-1)
-        if keepdims:
-            out = out.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
-        return out
-    return norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    return _vector_norm(_asarray(x), ord, axis, keepdims)
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """The matrix ord-norm over the last two axes ('nuc', 2 and -2 from singular values)."""
-    if ord not in ("nuc", 2, -2):
-        return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
-    s = svd(x, compute_uv=False)
-    out = _sum(s, axis=-1) if ord == "nuc" else s[..., 0] if ord == 2 else s[..., -1]
-    return out[..., None, None] if keepdims else out
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
+@_compiled_when_eager(static_argnames=("n",))
 def matrix_power(a, n):
-    """a to the integer power n by repeated squaring (n < 0 inverts a first)."""
+    """a to the integer power n by repeated squaring (n < 0 inverts a first); one
+    compiled program when eager, as jax's.  The products in jax's order: (a a) a for
+    n = 3, else result times the next square."""
     a = _asarray(a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise TypeError(f"matrix_power requires a square matrix, got shape {a.shape}")
@@ -941,6 +962,8 @@ def matrix_power(a, n):
         return _broadcast_to(_eye(a.shape[-1], dtype=a.dtype), a.shape)
     if n < 0:
         a, n = inv(a), -n
+    if n == 3:
+        return _matmul(_matmul(a, a), a)
     result = None
     power = a
     while n:
@@ -960,10 +983,17 @@ def multi_dot(arrays, *, precision=None):
     if arrays[0].ndim not in (1, 2) or arrays[-1].ndim not in (1, 2) or \
             any(a.ndim != 2 for a in arrays[1:-1]):
         raise ValueError("multi_dot: the first and last arrays must be 1D or 2D, the others 2D")
-    result = arrays[0]
-    for a in arrays[1:]:
-        result = _matmul(result, a, precision=precision)
-    return result
+    # einsum picks the cheapest order of the products (as jax's multi_dot)
+    letters = [chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26)
+               for i in range(len(arrays) + 1)]
+    terms = [letters[i] + letters[i + 1] for i in range(len(arrays))]
+    if arrays[0].ndim == 1:
+        terms[0] = terms[0][1:]
+    if arrays[-1].ndim == 1:
+        terms[-1] = terms[-1][:1]
+    out = (terms[0][:1] if arrays[0].ndim == 2 else "") + \
+        (terms[-1][-1:] if arrays[-1].ndim == 2 else "")
+    return _einsum(",".join(terms) + "->" + out, *arrays, precision=precision)
 
 
 def cond(x, p=None):
@@ -1046,7 +1076,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
 # host, here through SciPy's geev in a pure_callback.  eigvals has an analytic derivative;
 # eigenvectors of non-symmetric matrices have none (as in JAX).
 
-EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+EigResult = _namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 
 
 def _complex_dtype(dtype):
@@ -1063,7 +1093,7 @@ def _host_eig(a):
     w = np.empty(flat.shape[:-1], out)
     v = np.empty(flat.shape, out)
     for i, m in enumerate(flat):
-        w[i], v[i] = _scipy_linalg.eig(m)
+        w[i], v[i] = scipy_linalg().eig(m)
     return w.reshape(a.shape[:-1]), v.reshape(a.shape)
 
 

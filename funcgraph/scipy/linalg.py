@@ -4,11 +4,11 @@ Hessenberg, rsf2csf and sqrtm on the host, and the special matrices (_special_ma
 import functools
 
 import numpy as np
-import scipy.linalg
 
 import funcgraph.numpy as fnp
+from funcgraph.util import scipy_linalg
 from funcgraph import lax
-from funcgraph.callback import pure_callback
+from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy import linalg as _la
 from funcgraph.primitives import linalg as _prims
 from funcgraph.scipy._special_matrices import (  # noqa: F401  (public names)
@@ -41,14 +41,27 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     return x[..., 0] if vector else x
 
 
+def _mH(x):
+    return fnp.conj(fnp.swapaxes(x, -1, -2))
+
+
+def _cholesky(a, lower):
+    """The lower (or upper) Cholesky factor of a read from that triangle alone, as SciPy's
+    (no symmetrization: the other triangle has no effect, nor a derivative)."""
+    a = _square_inexact("cholesky", a)
+    if lower:
+        return _prims.cholesky(a)
+    return _mH(_prims.cholesky(_mH(a)))
+
+
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     del overwrite_a, check_finite
-    return _la.cholesky(a, upper=not lower)
+    return _cholesky(a, lower)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     del overwrite_a, check_finite
-    return _la.cholesky(a, upper=not lower), lower
+    return _cholesky(a, lower), lower
 
 
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
@@ -84,16 +97,20 @@ def _pivots_from_permutation(perm):
     return lax.fori_loop(0, n, step, (start, fnp.zeros(perm.shape, np.int32)))[1]
 
 
-def _permutation_from_pivots(piv):
-    n = piv.shape[-1]
-    idx = fnp.arange(n, dtype=np.int32)
+def _permutation_from_pivots(piv, size=None):
+    """The permutation of range(size) (default: piv's length) that LAPACK's row swaps piv
+    (..., k) make: for k in order, swap entries k and piv[k]."""
+    k_swaps = piv.shape[-1]
+    n = k_swaps if size is None else size
+    idx = fnp.arange(n, dtype=piv.dtype)
+    swaps = fnp.arange(k_swaps, dtype=piv.dtype)
 
     def step(k, perm):
-        j = fnp.sum(fnp.where(idx == k, piv, 0), axis=-1).astype(np.int32)[..., None]
-        at_k = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1).astype(np.int32)[..., None]
-        at_j = fnp.sum(fnp.where(idx == j, perm, 0), axis=-1).astype(np.int32)[..., None]
+        j = fnp.sum(fnp.where(swaps == k, piv, 0), axis=-1).astype(piv.dtype)[..., None]
+        at_k = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1).astype(piv.dtype)[..., None]
+        at_j = fnp.sum(fnp.where(idx == j, perm, 0), axis=-1).astype(piv.dtype)[..., None]
         return fnp.where(idx == k, at_j, fnp.where(idx == j, at_k, perm))
-    return lax.fori_loop(0, n, step, fnp.broadcast_to(idx, piv.shape))
+    return lax.fori_loop(0, k_swaps, step, fnp.broadcast_to(idx, piv.shape[:-1] + (n,)))
 
 
 def _square_inexact(name, a):
@@ -148,6 +165,21 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
 
 # --- solve, inv, det and the decompositions numpy.linalg has --------------------------------
 
+@functools.partial(custom_jvp, nondiff_argnums=(2,))
+def _solve_pos(a, b, lower):
+    return cho_solve(cho_factor(a, lower=lower), b)
+
+
+@_solve_pos.defjvp
+def _solve_pos_jvp(lower, primals, tangents):
+    """a dx = db - da x with the whole da (a is taken as the Hermitian matrix its triangle
+    names, as jax's), solved with a's Cholesky factor."""
+    (a, b), (da, db) = primals, tangents
+    factor = cho_factor(a, lower=lower)
+    x = cho_solve(factor, b)
+    return x, cho_solve(factor, db - fnp.matmul(da, x))
+
+
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
           check_finite=True, assume_a="gen"):
     """Solve a x = b; assume_a 'pos' uses a Cholesky factorization of the triangle lower
@@ -157,10 +189,9 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
         raise ValueError(f"Expected assume_a to be one of {{'gen', 'sym', 'her', 'pos'}}; "
                          f"got {assume_a!r}")
     if assume_a == "pos":
-        a = fnp.asarray(a)
-        tri = fnp.tril(a) if lower else fnp.triu(a)
-        full = tri + fnp.conj(fnp.swapaxes(tri, -1, -2)) - fnp.eye(a.shape[-1], dtype=a.dtype) * a
-        return cho_solve(cho_factor(full, lower=True), b)
+        a = _square_inexact("solve", a)
+        b = fnp.asarray(b)
+        return _solve_pos(a, b.astype(fnp.result_type(a, b)), lower)
     return _la.solve(a, b)
 
 
@@ -319,7 +350,7 @@ def expm_frechet(A, E, *, method=None, compute_expm=True):
 
 def _host(fn, a, out_dtypes):
     shapes = tuple(ShapeDtypeStruct(a.shape, d) for d in out_dtypes)
-    return pure_callback(fn, shapes, a, vmap_method="sequential")
+    return _pure_callback(fn, shapes, a, vmap_method="sequential")
 
 
 def schur(a, output="real"):
@@ -332,7 +363,7 @@ def schur(a, output="real"):
         dtype = np.dtype(np.complex128 if dtype in (np.float64, np.complex128) else np.complex64)
 
     def host(m):
-        t, z = scipy.linalg.schur(np.asarray(m), output=output)
+        t, z = scipy_linalg().schur(np.asarray(m), output=output)
         return t.astype(dtype), z.astype(dtype)
     return _host(host, a, (dtype, dtype))
 
@@ -346,7 +377,7 @@ def sqrtm(A, blocksize=1):
 
     def host(m):
         m = np.asarray(m).astype(dtype)
-        return (scipy.linalg.sqrtm(m).astype(dtype),)
+        return (scipy_linalg().sqrtm(m).astype(dtype),)
     return _host(host, A, (dtype,))[0]
 
 
@@ -361,10 +392,10 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
         flat = m.reshape((-1,) + m.shape[-2:])
         h, q = np.empty_like(flat), np.empty_like(flat)
         for i, x in enumerate(flat):
-            h[i], q[i] = scipy.linalg.hessenberg(x, calc_q=True, check_finite=False)
+            h[i], q[i] = scipy_linalg().hessenberg(x, calc_q=True, check_finite=False)
         return h.reshape(m.shape), q.reshape(m.shape)
     shapes = (ShapeDtypeStruct(a.shape, a.dtype),) * 2
-    h, q = pure_callback(host, shapes, a, vmap_method="expand_dims")
+    h, q = _pure_callback(host, shapes, a, vmap_method="expand_dims")
     return (h, q) if calc_q else h
 
 
@@ -380,10 +411,10 @@ def rsf2csf(T, Z, check_finite=True):
                          f"{T.shape} and {Z.shape}")
 
     def host(t, z):
-        t, z = scipy.linalg.rsf2csf(np.asarray(t), np.asarray(z), check_finite=False)
+        t, z = scipy_linalg().rsf2csf(np.asarray(t), np.asarray(z), check_finite=False)
         return t.astype(cdtype), z.astype(cdtype)
     shapes = (ShapeDtypeStruct(T.shape, cdtype),) * 2
-    return pure_callback(host, shapes, T.astype(dtype), Z.astype(dtype),
+    return _pure_callback(host, shapes, T.astype(dtype), Z.astype(dtype),
                          vmap_method="sequential")
 
 
@@ -510,24 +541,37 @@ def block_diag(*arrs):
     mats = [fnp.atleast_2d(fnp.asarray(a)) for a in arrs]
     dtype = fnp.result_type(*mats)
     cols = sum(m.shape[1] for m in mats)
+    zero = np.zeros((), dtype)
     rows, offset = [], 0
     for m in mats:
-        rows.append(fnp.pad(m.astype(dtype), ((0, 0), (offset, cols - offset - m.shape[1]))))
-        offset += m.shape[1]
+        width = m.shape[1]
+        rows.append(lax.pad(m.astype(dtype), zero,
+                            [(0, 0, 0), (offset, cols - offset - width, 0)]))
+        offset += width
     return fnp.concatenate(rows, axis=0)
 
 
 def toeplitz(c, r=None):
-    """The Toeplitz matrix with first column c and first row r (r = conj(c) when None)."""
-    c = fnp.asarray(c)
-    r = fnp.conj(c) if r is None else fnp.asarray(r)
-    c, r = c.reshape(-1), r.reshape(-1)
+    """The Toeplitz matrix with first column c and first row r (r = conj(c) when None);
+    leading axes of c and r are batch axes."""
+    c = fnp.atleast_1d(fnp.asarray(c))
+    r = fnp.conj(c) if r is None else fnp.atleast_1d(fnp.asarray(r))
     dtype = fnp.result_type(c, r)
-    vals = fnp.concatenate([r[1:][::-1], c]).astype(dtype)   # vals[len(r) - 1 + i - j]
-    i = fnp.arange(c.shape[0])[:, None]
-    j = fnp.arange(r.shape[0])[None, :]
-    return vals[r.shape[0] - 1 + i - j]
-
+    batch = np.broadcast_shapes(c.shape[:-1], r.shape[:-1])
+    c = fnp.broadcast_to(c.astype(dtype), batch + c.shape[-1:])
+    r = fnp.broadcast_to(r.astype(dtype), batch + r.shape[-1:])
+    m, n = c.shape[-1], r.shape[-1]
+    # t[i, j] = w[m - 1 - i + j]: row i is w[m - 1 - i:][:n].
+    w = fnp.concatenate([c[..., ::-1], r[..., 1:]], axis=-1)
+    if m == 1:
+        return w[..., None, :]
+    # In m copies of w laid end to end, row i starts at (m - 1) + i (len(w) - 1): a
+    # reshape to rows of len(w) - 1 (>= n) lines the rows up, without a gather.
+    size = w.shape[-1]
+    dims = tuple(range(len(batch))) + (len(batch) + 1,)
+    tiled = lax.broadcast_in_dim(w, batch + (m, size), dims).reshape(batch + (m * size,))
+    rows = tiled[..., m - 1:m - 1 + m * (size - 1)].reshape(batch + (m, size - 1))
+    return rows[..., :n]
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
            "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm",
