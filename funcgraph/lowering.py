@@ -219,16 +219,20 @@ class LoweringContext:
         outs = [avals_out] if single else list(avals_out)
         if name in _DYNAMIC_FORMS and not shape_poly.is_constant_shape(outs[0].shape):
             name, operands, avals_in = self._dynamic_form(name, operands, avals_in, outs[0])
-        result = self.fresh()
+        module = self.module
+        module.counter += 1
+        result = f"%{module.counter}"
         lhs = f"{result}:{len(outs)} = " if len(outs) > 1 else (f"{result} = " if outs else "")
         text = f'{lhs}"{name}"({", ".join(operands)})'
         if regions:
             text += " (" + ", ".join(regions) + ")"
         if attrs:
-            text += " {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}"
-        ins = ", ".join(tensor_type(a) for a in avals_in)
-        out_types = ", ".join(tensor_type(a) for a in outs)
-        text += f" : ({ins}) -> ({out_types})" if len(outs) != 1 else f" : ({ins}) -> {out_types}"
+            text += " {" + ", ".join([f"{k} = {v}" for k, v in attrs.items()]) + "}"
+        ins = ", ".join([tensor_type(a) for a in avals_in])
+        if len(outs) == 1:
+            text += f" : ({ins}) -> {tensor_type(outs[0])}"
+        else:
+            text += f" : ({ins}) -> ({', '.join([tensor_type(a) for a in outs])})"
         self.lines.append(self.indent + text + self.location)
         if single:
             return result
@@ -500,7 +504,8 @@ def lower_jaxpr_body(ctx, jaxpr, const_names, arg_names):
         finally:
             ctx.name_stack, ctx.location = enclosing, ""
         if not eqn.prim.multiple_results:
-            outs = [outs]
+            env[eqn.outvars[0]] = outs
+            continue
         for v, name in core.safe_zip(eqn.outvars, outs):
             env[v] = name
     return [read(x) for x in jaxpr.outvars]
