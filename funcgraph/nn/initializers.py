@@ -6,7 +6,7 @@ import typing
 import numpy as np
 
 from funcgraph import dtypes, random
-from funcgraph.lax._sharding import sharded_result
+from funcgraph.lax._sharding import sharded_result as _sharded_result
 import funcgraph.numpy as fnp
 
 __all__ = [
@@ -35,16 +35,16 @@ def _shape(shape):
 
 
 def zeros(key, shape, dtype=None, out_sharding=None):
-    return sharded_result(fnp.zeros(_shape(shape), _dtype(dtype)), out_sharding)
+    return _sharded_result(fnp.zeros(_shape(shape), _dtype(dtype)), out_sharding)
 
 
 def ones(key, shape, dtype=None, out_sharding=None):
-    return sharded_result(fnp.ones(_shape(shape), _dtype(dtype)), out_sharding)
+    return _sharded_result(fnp.ones(_shape(shape), _dtype(dtype)), out_sharding)
 
 
 def constant(value, dtype=None):
     def init(key, shape, dtype=dtype, out_sharding=None):
-        return sharded_result(fnp.full(_shape(shape), value, _dtype(dtype)), out_sharding)
+        return _sharded_result(fnp.full(_shape(shape), value, _dtype(dtype)), out_sharding)
     return init
 
 
@@ -52,24 +52,24 @@ def uniform(scale=1e-2, dtype=None):
     """Uniform on [0, scale)."""
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        return sharded_result(random.uniform(key, _shape(shape), dtype)
-                              * fnp.array(scale, dtype), out_sharding)
+        return _sharded_result(random.uniform(key, _shape(shape), dtype)
+                               * fnp.array(scale, dtype), out_sharding)
     return init
 
 
 def normal(stddev=1e-2, dtype=None):
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        return sharded_result(random.normal(key, _shape(shape), dtype)
-                              * fnp.array(stddev, dtype), out_sharding)
+        return _sharded_result(random.normal(key, _shape(shape), dtype)
+                               * fnp.array(stddev, dtype), out_sharding)
     return init
 
 
 def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        return sharded_result(random.truncated_normal(key, lower, upper, _shape(shape), dtype)
-                              * fnp.array(stddev, dtype), out_sharding)
+        return _sharded_result(random.truncated_normal(key, lower, upper, _shape(shape), dtype)
+                               * fnp.array(stddev, dtype), out_sharding)
     return init
 
 
@@ -96,7 +96,7 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
     """Samples with variance scale / fan (fan_in, fan_out, fan_avg or fan_geo_avg), from a
     truncated normal, a normal or a uniform distribution (real dtypes)."""
     def init(key, shape, dtype=dtype, out_sharding=None):
-        return sharded_result(draw(key, shape, dtype), out_sharding)
+        return _sharded_result(draw(key, shape, dtype), out_sharding)
 
     def draw(key, shape, dtype):
         shape = _shape(shape)

@@ -94,24 +94,26 @@ def bessel_jn(z, *, v, n_iter=50):
     v = int(v)
     start = 2 * ((v + n_iter) // 2 + 1)
     safe = fnp.where(z == 0, 1, z)
-    upper, current = fnp.zeros_like(z), fnp.full_like(z, 1e-30)
-    orders = {start: current}
-    even_sum = fnp.zeros_like(z)
-    for k in range(start, 0, -1):
-        lower = 2 * k / safe * current - upper
+    # J_0 .. J_v as they are reached, on a leading axis
+    orders = lax.broadcasted_iota(np.int32, (v + 1,) + z.shape, 0)
+
+    def step(i, state):
+        upper, current, even_sum, kept = state
+        k = start - i
+        lower = (2 * k).astype(z.dtype) / safe * current - upper
         upper, current = current, lower
         # Rescale all kept orders together when the recurrence grows large.
         scale = fnp.where(fnp.abs(current) > 1e10, 1e-10, 1.0).astype(z.dtype)
         upper, current, even_sum = upper * scale, current * scale, even_sum * scale
-        orders = {order: value * scale for order, value in orders.items()}
-        orders[k - 1] = current
-        if (k - 1) % 2 == 0 and k - 1 > 0:
-            even_sum = even_sum + current
-    norm = orders[0] + 2 * even_sum
-    values = fnp.stack([orders[k] / norm for k in range(v + 1)])
-    at_zero = fnp.stack([fnp.where(z == 0, 1.0 if k == 0 else 0.0, 0.0).astype(z.dtype)
-                         for k in range(v + 1)])
-    return fnp.where(z == 0, at_zero, values)
+        kept = fnp.where(orders == k - 1, current, kept * scale)
+        even_sum = even_sum + fnp.where((k % 2 == 1) & (k > 1), current, 0).astype(z.dtype)
+        return upper, current, even_sum, kept
+
+    state = (fnp.zeros_like(z), fnp.full_like(z, 1e-30), fnp.zeros_like(z),
+             fnp.zeros(orders.shape, z.dtype))
+    _, _, even_sum, kept = lax.fori_loop(0, start, step, state)
+    values = kept / (kept[0] + 2 * even_sum)
+    return fnp.where(z == 0, (orders == 0).astype(z.dtype), values)
 
 
 # ----------------------------------------------------------------------------- wofz

@@ -11,7 +11,7 @@ import numpy as np
 
 from funcgraph import dtypes, lax
 import funcgraph.numpy as fnp
-from funcgraph.numpy._core import check_axis, promote_to_inexact
+from funcgraph.numpy import _core
 
 __all__ = ["dct", "dctn", "idct", "idctn"]
 
@@ -54,7 +54,7 @@ def _twiddle(n, dtype):
 
 
 def _dct1(x, n, axis, norm):
-    axis = check_axis(axis, x.ndim)
+    axis = _core.check_axis(axis, x.ndim)
     x = _resized(x, n, axis)
     length = x.shape[axis]
     evens = lax.slice_in_dim(x, 0, None, 2, axis)
@@ -68,8 +68,8 @@ def _dct1(x, n, axis, norm):
 
 
 def _idct1(x, n, axis, norm):
-    axis = check_axis(axis, x.ndim)
-    x, = promote_to_inexact(_resized(x, n, axis))
+    axis = _core.check_axis(axis, x.ndim)
+    x, = _core.promote_to_inexact(_resized(x, n, axis))
     length = x.shape[axis]
     real_dtype = fnp.real(x).dtype
     if norm == "ortho":
@@ -80,9 +80,23 @@ def _idct1(x, n, axis, norm):
     weights[0] *= 0.5
     v = fnp.real(fnp.fft.ifft(x * _along(weights, axis, x.ndim), axis=axis))
     # v = (x0, x2, ..., x3, x1): x_{2m} = v_m and x_{2m+1} = v_{N-1-m}.
-    order = np.arange(length)
-    order = np.where(order % 2 == 0, order // 2, length - 1 - order // 2)
-    return fnp.take(v, order, axis=axis)
+    half = (length + 1) // 2
+    evens = lax.slice_in_dim(v, 0, half, axis=axis)
+    odds = lax.rev(lax.slice_in_dim(v, half, length, axis=axis), (axis,))
+    if length % 2:
+        odds = lax.concatenate([odds, fnp.zeros_like(lax.slice_in_dim(v, 0, 1, axis=axis))],
+                               axis)
+    return _interleaved(evens, odds, axis, length)
+
+
+def _interleaved(evens, odds, axis, length):
+    """(e0, o0, e1, o1, ...) along axis, cut to `length`: the two stacked on a new axis
+    after `axis`, then merged into it."""
+    pairs = lax.concatenate([fnp.expand_dims(evens, axis + 1), fnp.expand_dims(odds, axis + 1)],
+                            axis + 1)
+    shape = list(evens.shape)
+    shape[axis] *= 2
+    return lax.slice_in_dim(fnp.reshape(pairs, shape), 0, length, axis=axis)
 
 
 def _split_complex(fun, x, *args):
@@ -115,7 +129,7 @@ def _axes_and_sizes(x, s, axes):
     if axes is None:
         axes = tuple(range(x.ndim - len(s), x.ndim)) if s is not None else tuple(range(x.ndim))
     else:
-        axes = tuple(check_axis(a, x.ndim) for a in axes)
+        axes = tuple(_core.check_axis(a, x.ndim) for a in axes)
         if len(set(axes)) != len(axes):
             raise ValueError(f"repeated axis in axes: {axes}")
     sizes = [None] * len(axes) if s is None else s

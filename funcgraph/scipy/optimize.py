@@ -9,31 +9,31 @@ or bisection interpolation), and updates H with the BFGS formula.  Everything is
 not used (options["gtol"] sets the gradient tolerance), x0 is a 1-d array, the gradient
 comes from funcgraph's reverse mode, and the statuses are JAX's: 0 converged, 1 maxiter
 reached, 3 zoom failed, 5 the line search reached its maxiter, -1 undefined."""
-from typing import Any, NamedTuple
+import typing
 
 import numpy as np
 
 from funcgraph import dtypes, lax
 import funcgraph.numpy as fnp
-from funcgraph.numpy._core import promote_to_inexact
-from funcgraph.transforms.ad import value_and_grad
+from funcgraph.numpy import _core
+from funcgraph.transforms import ad
 
 __all__ = ["minimize", "OptimizeResults"]
 
 
-class OptimizeResults(NamedTuple):
+class OptimizeResults(typing.NamedTuple):
     """What `minimize` returns: the solution `x`, whether it succeeded, the solver's
     status code, the final function value `fun` and gradient `jac`, the final inverse
     Hessian estimate, the counts of function and gradient evaluations and iterations."""
-    x: Any
-    success: Any
-    status: Any
-    fun: Any
-    jac: Any
-    hess_inv: Any
-    nfev: Any
-    njev: Any
-    nit: Any
+    x: typing.Any
+    success: typing.Any
+    status: typing.Any
+    fun: typing.Any
+    jac: typing.Any
+    hess_inv: typing.Any
+    nfev: typing.Any
+    njev: typing.Any
+    nit: typing.Any
 
 
 def minimize(fun, x0, args=(), *, method, tol=None, options=None):
@@ -68,12 +68,12 @@ def _pick(flag, new, old):
 
 
 def _bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_maxiter=10):
-    x0, = promote_to_inexact(fnp.asarray(x0))
+    x0, = _core.promote_to_inexact(fnp.asarray(x0))
     if maxiter is None:
         maxiter = np.size(x0) * 200
     n = x0.shape[0]
     dtype = x0.dtype
-    value_grad = value_and_grad(fun)
+    value_grad = ad.value_and_grad(fun)
     f0, g0 = value_grad(x0)
     state = dict(
         converged=fnp.linalg.norm(g0, ord=norm) < gtol, failed=fnp.asarray(False),

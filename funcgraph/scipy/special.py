@@ -13,7 +13,7 @@ from funcgraph.scipy import _special_integrals
 from funcgraph.scipy._special_integrals import (
     dawsn, exp1, expi, expn, fresnel, sici, spence)
 from funcgraph.scipy._special_series import bessel_jn, hyp1f1, hyp2f1, sph_harm_y, wofz
-from funcgraph.transforms.ad import jvp
+from funcgraph.transforms import ad
 from funcgraph.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
@@ -27,8 +27,15 @@ __all__ = [
 ]
 
 logsumexp = nn.logsumexp
-softmax = nn.softmax
-log_softmax = nn.log_softmax
+def softmax(x, /, *, axis=None):
+    """scipy.special.softmax: over every axis unless `axis` says otherwise (nn.softmax
+    defaults to the last axis)."""
+    return nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """scipy.special.log_softmax: over every axis unless `axis` says otherwise."""
+    return nn.log_softmax(x, axis=axis)
 
 
 def _inexact(*args):
@@ -184,7 +191,8 @@ def multigammaln(a, d):
     d = int(d)
     offsets = fnp.asarray(np.arange(d, dtype=a.dtype) / 2)
     terms = lax.lgamma(fnp.expand_dims(a, -1) - offsets)
-    return fnp.sum(terms, -1) + _c(a, d * (d - 1) / 4 * np.log(np.pi))
+    # log(pi) in a's dtype, as jax computes it (XLA folds it in a jitted program)
+    return fnp.sum(terms, -1) + _c(a, d * (d - 1) / 4) * fnp.log(_c(a, np.pi))
 
 
 def factorial(n, exact=False):
@@ -202,7 +210,7 @@ def comb(N, k, *, repetition=False):
     if repetition:
         return comb(N + k - 1, k)
     value = fnp.exp(lax.lgamma(N + 1) - lax.lgamma(k + 1) - lax.lgamma(N - k + 1))
-    return fnp.where((k < 0) | (k > N) | (N < 0), _c(N, 0), value)
+    return fnp.where((k >= 0) & (k <= N) & (N >= 0), value, _c(N, 0))
 
 
 def poch(z, m):
@@ -286,23 +294,26 @@ def kl_div(p, q):
 def boxcox(x, lmbda):
     """The Box-Cox transform: (x^lmbda - 1) / lmbda, log(x) at lmbda == 0."""
     x, lmbda = _inexact(x, lmbda)
-    safe = fnp.where(lmbda == 0, _c(lmbda, 1), lmbda)
-    power = fnp.expm1(safe * fnp.log(x)) / safe
-    return fnp.where(lmbda == 0, fnp.log(x), power)
+    return _boxcox(fnp.log(x), lmbda)
 
 
 def boxcox1p(x, lmbda):
     """boxcox(1 + x, lmbda), accurate for small x."""
     x, lmbda = _inexact(x, lmbda)
-    safe = fnp.where(lmbda == 0, _c(lmbda, 1), lmbda)
-    power = fnp.expm1(safe * fnp.log1p(x)) / safe
-    return fnp.where(lmbda == 0, fnp.log1p(x), power)
+    return _boxcox(fnp.log1p(x), lmbda)
+
+
+def _boxcox(log_x, lmbda):
+    """expm1(lmbda log x) / lmbda, and log x itself at lmbda == 0."""
+    zero = lmbda == 0
+    safe = fnp.where(zero, _c(lmbda, 1), lmbda)
+    return fnp.where(zero, log_x, fnp.expm1(safe * log_x) / safe)
 
 
 def ndtr(x):
     """The standard normal CDF: 1 + erf near 0, erfc in the tails (accurate in both)."""
     x = _inexact(x)
-    w = x / _c(x, np.sqrt(2))
+    w = x * _c(x, np.sqrt(0.5))
     z = fnp.abs(w)
     tails = fnp.where(w > 0, 2 - erfc(z), erfc(z))
     return _c(x, 0.5) * fnp.where(z < _c(x, np.sqrt(0.5)), 1 + lax.erf(w), tails)
@@ -352,11 +363,12 @@ def log_ndtr(x, series_order=3):
     series on the far left."""
     x = _inexact(x)
     lower, upper = (-20.0, 8.0) if x.dtype == np.float64 else (-10.0, 5.0)
-    right = fnp.maximum(x, _c(x, upper))
-    middle = fnp.clip(x, _c(x, lower), _c(x, upper))
+    right = x > upper
+    # one ndtr: of -x on the right (log ndtr(x) ~ -ndtr(-x) there), of x in the middle;
+    # the log only of the middle's (ndtr(-x) may underflow to 0: no nan gradients)
+    cdf = ndtr(fnp.where(right, -x, fnp.maximum(x, _c(x, lower))))
+    not_left_value = fnp.where(right, -cdf, fnp.log(fnp.where(right, _c(x, 1), cdf)))
     left = fnp.minimum(x, _c(x, lower))
-    right_value = -ndtr(-right)
-    middle_value = fnp.log(ndtr(middle))
     # log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 + sum_n (-1)^n (2n-1)!! / x^2n)
     x_sq = left * left
     total, term = fnp.ones_like(left), fnp.ones_like(left)
@@ -364,7 +376,7 @@ def log_ndtr(x, series_order=3):
         term = term * _c(x, -(2 * n - 1)) / x_sq
         total = total + term
     left_value = -x_sq / 2 - fnp.log(-left) - _c(x, 0.5 * np.log(2 * np.pi)) + fnp.log(total)
-    return fnp.where(x > upper, right_value, fnp.where(x > lower, middle_value, left_value))
+    return fnp.where(x > lower, not_left_value, left_value)
 
 
 # ----------------------------------------------------------------------------- zeta
@@ -389,7 +401,7 @@ def _zeta(x, q):
 
 @_zeta.defjvp
 def _zeta_jvp(primals, tangents):
-    return _zeta(*primals), jvp(_zeta_series, primals, tangents)[1]
+    return _zeta(*primals), ad.jvp(_zeta_series, primals, tangents)[1]
 
 
 def _zeta_series(x, q):

@@ -92,7 +92,7 @@ def _check_x0(x0, b):
 
 def _tolerance2(b, tol, atol):
     """The squared residual norm at which cg and bicgstab stop."""
-    return fnp.maximum(fnp.square(tol) * _vdot_real_tree(b, b), fnp.square(atol))
+    return fnp.maximum(tol * tol * _vdot_real_tree(b, b), atol * atol)
 
 
 # --- conjugate gradients -----------------------------------------------------------------
@@ -288,7 +288,8 @@ def _apply_givens(H_row, givens, k):
 
 def _krylov_basis(unit_residual, restart):
     return tree_util.tree_map(
-        lambda x: fnp.pad(x[..., None], ((0, 0),) * x.ndim + ((0, restart),)), unit_residual)
+        lambda x: lax.pad(x[..., None], np.zeros((), x.dtype),
+                          ((0, 0, 0),) * x.ndim + ((0, restart, 0),)), unit_residual)
 
 
 def _finish_cycle(A, M, b, x0, V, y):

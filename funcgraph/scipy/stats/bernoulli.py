@@ -3,14 +3,14 @@ import numpy as np
 
 from funcgraph import numpy as fnp
 from funcgraph.scipy import special
-from funcgraph.scipy.stats._util import const, promote
+from funcgraph.scipy.stats import _util
 
 
 def logpmf(k, p, loc=0):
-    k, p, loc = promote(k, p, loc)
+    k, p, loc = _util.promote(k, p, loc)
     x = k - loc
     value = special.xlogy(x, p) + special.xlog1py(1 - x, -p)
-    return fnp.where((x < 0) | (x > 1), const(x, -np.inf), value)
+    return fnp.where((x < 0) | (x > 1), _util.const(x, -np.inf), value)
 
 
 def pmf(k, p, loc=0):
@@ -18,11 +18,11 @@ def pmf(k, p, loc=0):
 
 
 def cdf(k, p):
-    k, p = promote(k, p)
-    return fnp.where(k < 0, const(k, 0), fnp.where(k >= 1, const(k, 1), 1 - p))
+    k, p = _util.promote(k, p)
+    return fnp.where(k < 0, _util.const(k, 0), fnp.where(k >= 1, _util.const(k, 1), 1 - p))
 
 
 def ppf(q, p):
-    q, p = promote(q, p)
-    return fnp.where((q < 0) | (q > 1), const(q, np.nan),
-                     fnp.where(q <= 1 - p, const(q, 0), const(q, 1)))
+    q, p = _util.promote(q, p)
+    return fnp.where((q < 0) | (q > 1), _util.const(q, np.nan),
+                     fnp.where(q <= 1 - p, _util.const(q, 0), _util.const(q, 1)))

@@ -1,10 +1,10 @@
 """The chi-square distribution (as JAX's scipy.stats.chi2): gamma(df / 2, scale 2)."""
 from funcgraph.scipy.stats import gamma as _gamma
-from funcgraph.scipy.stats._util import log_of_pdf, promote
+from funcgraph.scipy.stats import _util
 
 
 def _args(x, df, loc, scale):
-    x, df, loc, scale = promote(x, df, loc, scale)
+    x, df, loc, scale = _util.promote(x, df, loc, scale)
     return x, df / 2, loc, 2 * scale
 
 
@@ -12,7 +12,7 @@ def logpdf(x, df, loc=0, scale=1):
     return _gamma.logpdf(*_args(x, df, loc, scale))
 
 
-pdf = log_of_pdf(logpdf)
+pdf = _util.log_of_pdf(logpdf)
 
 
 def cdf(x, df, loc=0, scale=1):

@@ -4,7 +4,7 @@ import numpy as np
 from funcgraph import lax
 from funcgraph import numpy as fnp
 from funcgraph.scipy import special
-from funcgraph.scipy.stats._util import const
+from funcgraph.scipy.stats import _util
 
 
 def logpdf(x, alpha):
@@ -25,8 +25,8 @@ def logpdf(x, alpha):
     normalizer = fnp.sum(lax.lgamma(alpha), 0) - lax.lgamma(fnp.sum(alpha, 0))
     value = fnp.sum(special.xlogy(alpha - 1, x), 0) - normalizer
     on_simplex = fnp.all(x >= 0, 0) & (fnp.abs(fnp.sum(x, 0) - 1)
-                                        < const(x, 100 * np.finfo(dtype).eps))
-    return fnp.where(on_simplex, value, const(value, -np.inf))
+                                        < _util.const(x, 100 * np.finfo(dtype).eps))
+    return fnp.where(on_simplex, value, _util.const(value, -np.inf))
 
 
 def pdf(x, alpha):

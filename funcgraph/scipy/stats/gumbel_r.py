@@ -2,16 +2,16 @@
 import numpy as np
 
 from funcgraph import numpy as fnp
-from funcgraph.scipy.stats._util import const, log_of_pdf, promote
+from funcgraph.scipy.stats import _util
 
 
 def _z(x, loc, scale):
-    x, loc, scale = promote(x, loc, scale)
+    x, loc, scale = _util.promote(x, loc, scale)
     return (x - loc) / scale, scale
 
 
 def _valid(scale, value):
-    return fnp.where(scale > 0, value, const(value, np.nan))
+    return fnp.where(scale > 0, value, _util.const(value, np.nan))
 
 
 def logpdf(x, loc=0, scale=1):
@@ -19,7 +19,7 @@ def logpdf(x, loc=0, scale=1):
     return _valid(scale, -fnp.log(scale) - (z + fnp.exp(-z)))
 
 
-pdf = log_of_pdf(logpdf)
+pdf = _util.log_of_pdf(logpdf)
 
 
 def logcdf(x, loc=0, scale=1):
@@ -42,8 +42,8 @@ def logsf(x, loc=0, scale=1):
 
 
 def ppf(p, loc=0, scale=1):
-    p, loc, scale = promote(p, loc, scale)
+    p, loc, scale = _util.promote(p, loc, scale)
     quantile = loc - scale * fnp.log(-fnp.log(p))
-    return fnp.where((p > 0) & (p < 1), quantile, const(p, np.nan))
+    return fnp.where((p > 0) & (p < 1), quantile, _util.const(p, np.nan))
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]

@@ -4,7 +4,7 @@ import numpy as np
 from funcgraph import numpy as fnp
 from funcgraph.numpy import linalg as fla
 from funcgraph.scipy import linalg as fsla
-from funcgraph.scipy.stats._util import const
+from funcgraph.scipy.stats import _util
 
 
 def logpdf(x, mean, cov, allow_singular=None):
@@ -17,7 +17,7 @@ def logpdf(x, mean, cov, allow_singular=None):
         dtype = fnp.float32
     x, mean, cov = x.astype(dtype), mean.astype(dtype), cov.astype(dtype)
     if mean.ndim == 0 or cov.ndim == 0:
-        return (-((x - mean) ** 2) / cov - fnp.log(2 * const(x, np.pi) * cov)) / 2
+        return (-((x - mean) ** 2) / cov - fnp.log(2 * _util.const(x, np.pi) * cov)) / 2
     n = mean.shape[-1]
     if cov.ndim < 2 or cov.shape[-2:] != (n, n):
         raise ValueError(f"multivariate_normal.logpdf got incompatible shapes: mean "
@@ -29,7 +29,7 @@ def logpdf(x, mean, cov, allow_singular=None):
     diff = fnp.broadcast_to(diff, batch + (n,))
     y = fsla.solve_triangular(factor, diff[..., None], lower=True)[..., 0]
     log_det = fnp.sum(fnp.log(fnp.diagonal(factor, axis1=-2, axis2=-1)), -1)
-    return -fnp.sum(y * y, -1) / 2 - log_det - const(x, n / 2 * np.log(2 * np.pi))
+    return -fnp.sum(y * y, -1) / 2 - log_det - _util.const(x, n / 2 * np.log(2 * np.pi))
 
 
 def pdf(x, mean, cov):

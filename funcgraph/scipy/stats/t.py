@@ -3,15 +3,16 @@ import numpy as np
 
 from funcgraph import lax
 from funcgraph import numpy as fnp
-from funcgraph.scipy.stats._util import const, log_of_pdf, promote
+from funcgraph.scipy.stats import _util
 
 
 def logpdf(x, df, loc=0, scale=1):
-    x, df, loc, scale = promote(x, df, loc, scale)
+    x, df, loc, scale = _util.promote(x, df, loc, scale)
     z = (x - loc) / scale
-    normalizer = (lax.lgamma((df + 1) / 2) - lax.lgamma(df / 2)
-                  - fnp.log(df * const(z, np.pi)) / 2 - fnp.log(scale))
-    return normalizer - (df + 1) / 2 * fnp.log1p(z * z / df)
+    half_df_plus_half = (df + 1) / 2
+    normalizer = (lax.lgamma(half_df_plus_half) - lax.lgamma(df / 2)
+                  - fnp.log(df * _util.const(z, np.pi) * scale * scale) / 2)
+    return normalizer - half_df_plus_half * fnp.log1p(z * z / df)
 
 
-pdf = log_of_pdf(logpdf)
+pdf = _util.log_of_pdf(logpdf)

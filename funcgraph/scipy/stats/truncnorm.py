@@ -5,7 +5,7 @@ import numpy as np
 from funcgraph import numpy as fnp
 from funcgraph.scipy import special
 from funcgraph.scipy.stats import norm
-from funcgraph.scipy.stats._util import const, promote
+from funcgraph.scipy.stats import _util
 
 
 def _log_mass(a, b):
@@ -18,10 +18,10 @@ def _log_mass(a, b):
 
 
 def logpdf(x, a, b, loc=0, scale=1):
-    x, a, b, loc, scale = promote(x, a, b, loc, scale)
+    x, a, b, loc, scale = _util.promote(x, a, b, loc, scale)
     z = (x - loc) / scale
     value = norm.logpdf(z) - _log_mass(a, b) - fnp.log(scale)
-    return fnp.where((z < a) | (z > b), const(z, -np.inf), value)
+    return fnp.where((z < a) | (z > b), _util.const(z, -np.inf), value)
 
 
 def pdf(x, a, b, loc=0, scale=1):
@@ -29,11 +29,11 @@ def pdf(x, a, b, loc=0, scale=1):
 
 
 def logcdf(x, a, b, loc=0, scale=1):
-    x, a, b, loc, scale = promote(x, a, b, loc, scale)
+    x, a, b, loc, scale = _util.promote(x, a, b, loc, scale)
     z = fnp.clip((x - loc) / scale, a, b)
     value = _log_mass(a, z) - _log_mass(a, b)
-    value = fnp.where(z <= a, const(z, -np.inf), value)
-    return fnp.where(z >= b, const(z, 0), value)
+    value = fnp.where(z <= a, _util.const(z, -np.inf), value)
+    return fnp.where(z >= b, _util.const(z, 0), value)
 
 
 def cdf(x, a, b, loc=0, scale=1):
@@ -41,11 +41,11 @@ def cdf(x, a, b, loc=0, scale=1):
 
 
 def logsf(x, a, b, loc=0, scale=1):
-    x, a, b, loc, scale = promote(x, a, b, loc, scale)
+    x, a, b, loc, scale = _util.promote(x, a, b, loc, scale)
     z = fnp.clip((x - loc) / scale, a, b)
     value = _log_mass(z, b) - _log_mass(a, b)
-    value = fnp.where(z >= b, const(z, -np.inf), value)
-    return fnp.where(z <= a, const(z, 0), value)
+    value = fnp.where(z >= b, _util.const(z, -np.inf), value)
+    return fnp.where(z <= a, _util.const(z, 0), value)
 
 
 def sf(x, a, b, loc=0, scale=1):

@@ -3,13 +3,13 @@ import numpy as np
 
 from funcgraph import numpy as fnp
 from funcgraph.scipy import special
-from funcgraph.scipy.stats._util import const, promote
+from funcgraph.scipy.stats import _util
 
 
 def logpdf(x, kappa):
-    x, kappa = promote(x, kappa)
-    value = kappa * (fnp.cos(x) - 1) - fnp.log(2 * const(x, np.pi) * special.i0e(kappa))
-    return fnp.where(kappa > 0, value, const(x, np.nan))
+    x, kappa = _util.promote(x, kappa)
+    value = kappa * (fnp.cos(x) - 1) - fnp.log(2 * _util.const(x, np.pi) * special.i0e(kappa))
+    return fnp.where(kappa > 0, value, _util.const(x, np.nan))
 
 
 def pdf(x, kappa):
