@@ -9,20 +9,33 @@ primitive, the same function rounds otherwise.  A function decorated here runs t
 traced inline otherwise, so programs stay flat.
 """
 import functools
+import inspect
 
 from funcgraph.interpreters.eval import is_eager
 from funcgraph.transforms.jit import jit
 
 
 def compiled_when_eager(static_argnames=()):
-    """Decorator: run the function through jit(fn, static_argnames=...) when eager."""
+    """Decorator: run the function through jit(fn, static_argnames=...) when eager.  A
+    static argument given as a list (axis=[0, 2]) is passed as a tuple, hashable as
+    jit's static arguments must be, as jax's wrappers do before their jitted bodies."""
+    static = frozenset(static_argnames)
+
     def decorate(fn):
         jitted = jit(fn, static_argnames=static_argnames)
+        signature = inspect.signature(fn)
 
         @functools.wraps(fn)
         def call(*args, **kwargs):
-            if is_eager():
-                return jitted(*args, **kwargs)
-            return fn(*args, **kwargs)
+            if not is_eager():
+                return fn(*args, **kwargs)
+            if static and (any(type(v) is list for v in args)
+                           or any(type(v) is list for v in kwargs.values())):
+                bound = signature.bind(*args, **kwargs)
+                for name in static & bound.arguments.keys():
+                    if type(bound.arguments[name]) is list:
+                        bound.arguments[name] = tuple(bound.arguments[name])
+                args, kwargs = bound.args, bound.kwargs
+            return jitted(*args, **kwargs)
         return call
     return decorate

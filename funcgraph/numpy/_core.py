@@ -138,15 +138,12 @@ def broadcast_to_shape(x, shape):
     lead = len(shape) - aval.ndim
     if lead < 0:
         raise ValueError(f"cannot broadcast an array of shape {aval.shape} to shape {shape}")
-    kept = [i for i, d in enumerate(aval.shape) if d == shape[lead + i]]
-    squeezed = tuple(aval.shape[i] for i in kept)
     for i, d in enumerate(aval.shape):
         if d != 1 and d != shape[lead + i]:
             raise ValueError(f"cannot broadcast an array of shape {aval.shape} to shape {shape}")
-    if len(kept) != aval.ndim:
-        x = st.reshape_p.bind(x, new_sizes=squeezed, dimensions=None)
+    # broadcast_in_dim stretches size-1 dimensions itself
     return st.broadcast_in_dim_p.bind(x, shape=shape,
-                                      broadcast_dimensions=tuple(lead + i for i in kept))
+                                      broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
 def promote_dtypes(*args):

@@ -93,13 +93,20 @@ def arange(start, stop=None, step=None, dtype=None):
     step = None if step is None else _static_number(step, "arange step")
     if stop is None:
         start, stop = 0, start
+    step_given = step is not None
     step = 1 if step is None else step
     if shape_poly.is_symbolic_dim(stop):
         return _symbolic_arange(start, stop, step, dtype)
     value = np.arange(start, stop, step)
     if dtype is None:
         dtype = dtypes.default_int() if value.dtype.kind in "iu" else dtypes.default_float()
-    value = value.astype(dtypes.canonicalize(np.dtype(dtype)))
+    dtype = dtypes.canonicalize(np.dtype(dtype))
+    if step_given and dtypes.is_float(dtype):
+        # as jax: start + step * i, each rounded in the dtype (float32 at least)
+        work = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+        i = np.arange(value.shape[0], dtype=work)
+        value = np.asarray(start, work) + np.asarray(step, work) * i
+    value = value.astype(dtype)
     return Array(value, core.aval_of_numpy(value))
 
 

@@ -1,10 +1,12 @@
 """Diagonals and triangles: diagonal, trace, diag, tri, tril, triu."""
 import builtins
 
+import numpy as np
+
 from funcgraph import dtypes, lax
 from funcgraph.numpy._core import asarray_operand, astype, aval_of, canonical_dtype, check_axis
 from funcgraph.numpy._creation import zeros, zeros_like
-from funcgraph.numpy._joining import concatenate, slice_axis
+from funcgraph.numpy._joining import slice_axis
 from funcgraph.numpy._reductions import sum
 from funcgraph.numpy._shapes import expand_dims, moveaxis, ndim, reshape, shape
 from funcgraph.numpy._ufuncs import equal, greater_equal, where_values
@@ -75,10 +77,9 @@ def diag(v, k=0):
     if ndim(v) != 1:
         raise ValueError(f"diag: input must be 1-d or 2-d, got shape {shape(v)}")
     n = shape(v)[0] + builtins.abs(k)
-    padding = zeros((builtins.abs(k),), aval_of(v).dtype)
-    line = concatenate([v, padding]) if k else v
+    line = lax.pad(v, np.zeros((), aval_of(v).dtype), [(0, builtins.abs(k), 0)]) if k else v
     rows = lax.broadcasted_iota(dtypes.default_int(), (n, n), 0)
     cols = lax.broadcasted_iota(dtypes.default_int(), (n, n), 1)
-    on_diagonal = equal(cols - rows, k)
+    on_diagonal = equal(cols, rows + k)
     values = expand_dims(line, 1) if k >= 0 else expand_dims(line, 0)
     return where_values(on_diagonal, values, zeros((), aval_of(v).dtype))

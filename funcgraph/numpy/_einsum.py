@@ -6,6 +6,7 @@ import collections
 import numpy as np
 import opt_einsum
 
+from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph import core, dtypes, lax
 from funcgraph.lax._sharding import sharded_result
 from funcgraph.numpy._core import asarray_operand, aval_of, convert
@@ -17,8 +18,15 @@ def einsum(subscripts, *operands, optimize="auto", precision=None,
            preferred_element_type=None, _dot_general=None, out_sharding=None):
     """JAX's einsum; `_dot_general` (jax's private hook, which flax uses) replaces
     lax.dot_general in the pairwise contractions."""
-    return sharded_result(_einsum(subscripts, operands, optimize, precision,
-                                  preferred_element_type, _dot_general), out_sharding)
+    einsum_fn = _einsum
+    if isinstance(subscripts, str):
+        try:
+            hash((optimize, precision, preferred_element_type, _dot_general))
+            einsum_fn = _einsum_program  # one compiled program when eager, as jax's
+        except TypeError:
+            pass
+    return sharded_result(einsum_fn(subscripts, operands, optimize, precision,
+                                    preferred_element_type, _dot_general), out_sharding)
 
 
 def _einsum(subscripts, operands, optimize, precision, preferred_element_type,
@@ -136,9 +144,11 @@ def _delta(shape, axes):
     return mask
 
 
-def _take_diagonals(x, names):
-    """Collapse every name repeated within one operand onto its diagonal."""
+def _mask_diagonals(x, names):
+    """Zero x off the diagonals of every name repeated within one operand; returns the
+    masked x and the repeats' axes (all but each name's first), still to be summed."""
     counts = collections.Counter(names)
+    repeats = []
     for name, count in counts.items():
         if count < 2:
             continue
@@ -146,16 +156,22 @@ def _take_diagonals(x, names):
         aval = aval_of(x)
         zero = lax.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
         x = ew.select_n_p.bind(_delta(aval.shape, axes), zero, x)
-        x = _sum(x, axes[1:])
-        names = "".join(c for i, c in enumerate(names) if i not in axes[1:])
-    return x, names
+        repeats.extend(axes[1:])
+    return x, repeats
+
+
+def _take_diagonals(x, names):
+    """Collapse every name repeated within one operand onto its diagonal."""
+    x, repeats = _mask_diagonals(x, names)
+    return _sum(x, repeats), "".join(c for i, c in enumerate(names) if i not in repeats)
 
 
 def _unary(x, names, keep):
-    x, names = _take_diagonals(x, names)
-    summed = [i for i, c in enumerate(names) if c not in keep]
+    """The diagonals and the sums over names not kept, in one reduction."""
+    x, repeats = _mask_diagonals(x, names)
+    summed = [i for i, c in enumerate(names) if i in repeats or c not in keep]
     x = _sum(x, summed)
-    return x, "".join(c for c in names if c in keep)
+    return x, "".join(c for i, c in enumerate(names) if i not in summed)
 
 
 def _drop_broadcast_ones(x, names, other_shape, other_names):
@@ -206,3 +222,7 @@ def _same_dtype(lhs, rhs):
         return lhs, rhs
     dtype, _ = dtypes.promote_weak((a.dtype, False), (b.dtype, False))
     return convert(lhs, dtype), convert(rhs, dtype)
+
+
+_einsum_program = compiled_when_eager(static_argnames=(
+    "subscripts", "optimize", "precision", "preferred_element_type", "dot_general"))(_einsum)

@@ -4,7 +4,9 @@ import numpy as np
 
 from funcgraph import core, lax
 from funcgraph.array import Array
-from funcgraph.numpy._core import asarray, asarray_operand, broadcast_shapes, promote_dtypes
+from funcgraph.numpy._compiled import compiled_when_eager
+from funcgraph.numpy._core import (
+    asarray, asarray_operand, broadcast_shapes, promote_dtypes, promote_to_inexact)
 from funcgraph.numpy._creation import zeros_like
 from funcgraph.numpy._joining import concatenate
 from funcgraph.numpy._manipulation import diff
@@ -67,15 +69,23 @@ def lexsort(keys, axis=-1):
     return ordered[-1]
 
 
+@compiled_when_eager(static_argnames=("axis",))
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """Integral of y by the trapezoidal rule along axis (samples at x, or spaced dx)."""
-    y = moveaxis(asarray(y), axis, -1)
+    """Integral of y by the trapezoidal rule along axis (samples at x, or spaced dx), in
+    jax's arrangement: with one spacing, dx * (the sum less half the end values)."""
     if x is None:
-        widths = dx
+        (y,) = promote_to_inexact(asarray(y))
+        dx = asarray(dx)
+        if dx.ndim > 0:
+            dx = moveaxis(reshape(dx, (1,) * (y.ndim - dx.ndim) + dx.shape), axis, -1)
     else:
-        x = asarray(x)
-        widths = diff(x if x.ndim == 1 else moveaxis(x, axis, -1), axis=-1)
-    return sum(widths * (y[..., 1:] + y[..., :-1]) * 0.5, axis=-1)
+        y, x = promote_to_inexact(asarray(y), asarray(x))
+        dx = diff(x) if x.ndim == 1 else moveaxis(diff(x, axis=axis), axis, -1)
+    y = moveaxis(y, axis, -1)
+    if dx.ndim == 0 or dx.shape[-1] == 1:
+        step = dx if dx.ndim == 0 else dx[..., 0]
+        return step * (sum(y, axis=-1) - 0.5 * (y[..., 0] + y[..., -1]))
+    return 0.5 * sum(dx * (y[..., 1:] + y[..., :-1]), axis=-1)
 
 
 def block(arrays):

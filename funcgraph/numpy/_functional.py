@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from funcgraph.transforms.vmap import vmap
+from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph.numpy._core import asarray, aval_of
 from funcgraph.numpy._creation import arange, zeros_like
 from funcgraph.numpy._shapes import expand_dims, squeeze
@@ -130,6 +131,16 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """funclist[k](x) (or the constant funclist[k]) where condlist[k] holds, the last true
     condition winning; where none holds, 0, or funclist[-1] given one function more than
     conditions.  The result has x's dtype."""
+    funclist = tuple(funclist)
+    try:
+        hash(funclist)
+    except TypeError:  # array constants among the functions: traced inline
+        return _piecewise(x, condlist, funclist, args, kw)
+    # one compiled program when eager, as jax's (the functions static)
+    return _piecewise_program(x, condlist, funclist, args, kw)
+
+
+def _piecewise(x, condlist, funclist, args, kw):
     x = asarray(x)
     dtype = aval_of(x).dtype
     conds = asarray(condlist, dtype=bool)
@@ -148,6 +159,9 @@ def piecewise(x, condlist, funclist, *args, **kw):
     # select() takes the first true condition: reversed, the last one given wins.
     order = range(count - 1, -1, -1)
     return select([conds[k] for k in order], [value(funclist[k]) for k in order], default)
+
+
+_piecewise_program = compiled_when_eager(static_argnames=("funclist",))(_piecewise)
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):

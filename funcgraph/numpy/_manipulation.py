@@ -7,12 +7,16 @@ import numpy as np
 
 from funcgraph import core, dtypes, lax
 from funcgraph.array import Array
+from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph.numpy._core import asarray_operand, astype, aval_of, check_axis, promote_dtypes
-from funcgraph.numpy._creation import full, zeros_like
+from funcgraph.numpy._creation import zeros_like
 from funcgraph.numpy._joining import concatenate, flip, stack
 from funcgraph.numpy._shapes import broadcast_to, moveaxis, ravel, reshape, transpose
 from funcgraph.numpy._taking import take
 from funcgraph.numpy._ufuncs import not_equal, remainder, subtract
+
+# delete and pad take at most this many runs of elements as slices (more: one gather)
+_MAX_SLICES = 8
 
 
 def _index_arg(value, name):
@@ -77,10 +81,10 @@ def tile(A, reps):
     nd = builtins.max(len(shape), len(reps))
     shape = (1,) * (nd - len(shape)) + shape
     reps = (1,) * (nd - len(reps)) + reps
-    A = reshape(A, shape)
-    # A as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged pairwise
-    spread = reshape(A, tuple(d for s in shape for d in (1, s)))
-    wide = broadcast_to(spread, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    # A broadcast to (r0, s0, r1, s1, ...), then merged pairwise
+    lead = nd - aval_of(A).ndim
+    wide = lax.broadcast_in_dim(A, tuple(d for r, s in zip(reps, shape) for d in (r, s)),
+                                tuple(2 * i + 1 for i in range(lead, nd)))
     return reshape(wide, tuple(r * s for r, s in zip(reps, shape)))
 
 
@@ -197,9 +201,43 @@ def pad(array, pad_width, mode="constant", **kwargs):
             raise ValueError(f"pad: can't extend empty axis {axis} using modes other than "
                              f"'constant' or 'empty'")
         # NumPy's own pad of the positions gives the source of every output position
-        source = np.pad(np.arange(n), (before, after), mode=mode).astype(np.int32)
-        array = take(array, source, axis=axis, mode="promise_in_bounds")
+        source = np.pad(np.arange(n), (before, after), mode=mode)
+        left, right = _runs(source[:before]), _runs(source[before + n:])
+        if len(left) + len(right) > _MAX_SLICES:  # many short runs: one gather
+            array = take(array, source.astype(np.int32), axis=axis, mode="promise_in_bounds")
+            continue
+        array = concatenate([_run_values(array, run, axis) for run in left] + [array]
+                            + [_run_values(array, run, axis) for run in right], axis=axis)
     return array
+
+
+def _runs(source):
+    """Source positions as runs (first, length, step) of steps 1, -1 or 0."""
+    runs, i = [], 0
+    while i < len(source):
+        j, step = i + 1, 1
+        if j < len(source) and source[j] - source[i] in (1, -1, 0):
+            step = int(source[j] - source[i])
+            while j < len(source) and source[j] - source[j - 1] == step:
+                j += 1
+        runs.append((int(source[i]), j - i, step))
+        i = j
+    return runs
+
+
+def _run_values(array, run, axis):
+    """The elements of a run of source positions along axis: a slice, reversed for a
+    descending run, broadcast for a repeated position."""
+    first, length, step = run
+    if step == 1:
+        return lax.slice_in_dim(array, first, first + length, axis=axis)
+    if step == -1:
+        return lax.rev(lax.slice_in_dim(array, first - length + 1, first + 1, axis=axis),
+                       (axis,))
+    one = lax.slice_in_dim(array, first, first + 1, axis=axis)
+    shape = list(aval_of(one).shape)
+    shape[axis] = length
+    return lax.broadcast_in_dim(one, tuple(shape), tuple(range(len(shape))))
 
 
 def _pad_constant(array, widths, constant_values):
@@ -210,22 +248,24 @@ def _pad_constant(array, widths, constant_values):
         values = [(constant_values, constant_values)] * nd
     else:
         values = _pairs(constant_values, nd, "constant_values", False)
-    # axis by axis: the corners get the values of the last axis, as in NumPy
+    if _all_same(values):  # one value: one pad
+        return lax.pad(array, astype(values[0][0], dtype), [(b, a, 0) for b, a in widths])
+    # axis by axis and side by side: the corners get the values of the last axis, as in
+    # NumPy
     for axis in range(nd):
-        (before, after), (v_before, v_after) = widths[axis], values[axis]
-        if before == after == 0:
-            continue
-        shape = list(aval_of(array).shape)
-        pieces = []
-        if before:
-            shape[axis] = before
-            pieces.append(full(tuple(shape), astype(v_before, dtype), dtype))
-        pieces.append(array)
-        if after:
-            shape[axis] = after
-            pieces.append(full(tuple(shape), astype(v_after, dtype), dtype))
-        array = concatenate(pieces, axis=axis)
+        for side, value in enumerate(values[axis]):
+            if widths[axis][side]:
+                config = [(0, 0, 0)] * nd
+                config[axis] = (widths[axis][0], 0, 0) if side == 0 else (0, widths[axis][1], 0)
+                array = lax.pad(array, astype(value, dtype), config)
     return array
+
+
+def _all_same(values):
+    first = values[0][0]
+    if isinstance(first, (core.Tracer, Array)):
+        return builtins.all(v is first for pair in values for v in pair)
+    return builtins.all(v == first for pair in values for v in pair)
 
 
 # --- products ------------------------------------------------------------------------------------
@@ -235,11 +275,14 @@ def kron(a, b):
     sa, sb = aval_of(a).shape, aval_of(b).shape
     nd = builtins.max(len(sa), len(sb))
     sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
-    a = reshape(a, tuple(d for s in sa for d in (s, 1)))
-    b = reshape(b, tuple(d for s in sb for d in (1, s)))
+    # a and b broadcast to (a0, b0, a1, b1, ...), multiplied, then merged pairwise
+    wide = tuple(d for x, y in zip(sa, sb) for d in (x, y))
+    a = lax.broadcast_in_dim(a, wide, tuple(2 * i for i in range(nd - aval_of(a).ndim, nd)))
+    b = lax.broadcast_in_dim(b, wide, tuple(2 * i + 1 for i in range(nd - aval_of(b).ndim, nd)))
     return reshape(a * b, tuple(x * y for x, y in zip(sa, sb)))
 
 
+@compiled_when_eager(static_argnames=("axisa", "axisb", "axisc", "axis"))
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -292,8 +335,14 @@ def delete(arr, obj, axis=None):
         raise IndexError(f"delete: index out of bounds for axis {axis} with size {n}")
     keep = np.ones(n, bool)
     keep[pos % n if n else pos] = False
-    return take(arr, np.flatnonzero(keep).astype(np.int32), axis=axis,
-                mode="promise_in_bounds")
+    kept = np.flatnonzero(keep)
+    # the kept runs of consecutive positions: a few slices, else one gather
+    starts = kept[np.flatnonzero(np.diff(kept, prepend=-2) != 1)]
+    ends = kept[np.flatnonzero(np.diff(kept, append=n + 2) != 1)] + 1
+    if 0 < len(starts) <= _MAX_SLICES:
+        runs = [lax.slice_in_dim(arr, int(b), int(e), axis=axis) for b, e in zip(starts, ends)]
+        return runs[0] if len(runs) == 1 else concatenate(runs, axis=axis)
+    return take(arr, kept.astype(np.int32), axis=axis, mode="promise_in_bounds")
 
 
 def insert(arr, obj, values, axis=None):

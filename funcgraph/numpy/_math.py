@@ -2,33 +2,38 @@
 functions (so every transformation applies to them unchanged)."""
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import dtypes, lax
+import functools
+
 from funcgraph.transforms.custom_derivatives import custom_jvp
+from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph.numpy._core import (
-    asarray, asarray_operand, astype, aval_of, broadcast_shapes, promote_dtypes,
-    promote_to_inexact)
+    asarray, asarray_operand, astype, aval_of, broadcast_shapes, promote_and_broadcast,
+    promote_dtypes, promote_to_inexact)
 from funcgraph.numpy._creation import arange, ones_like, zeros_like
 from funcgraph.numpy._joining import concatenate
 from funcgraph.numpy._reductions import all, sum
 from funcgraph.numpy._setops import searchsorted
-from funcgraph.numpy._shapes import expand_dims
-from funcgraph.numpy._sorting import argsort, where
+from funcgraph.numpy._sorting import where
 from funcgraph.numpy._ufuncs import (
-    abs, clip, equal, exp, exp2, logical_and, floor_divide, greater, imag, isinf, isnan, less, less_equal,
-    log1p, maximum, minimum, not_equal, power, real, remainder, sin, trunc)
+    abs, ceil, clip, equal, exp, exp2, float_divmod, floor, logical_and, floor_divide, greater,
+    imag, isfinite, isinf, isnan, less, less_equal, log1p, maximum, minimum, not_equal, power,
+    real, remainder, sin, trunc)
 
 
 def _is_inexact(x):
     return dtypes.is_inexact(aval_of(x).dtype)
 
 
+@compiled_when_eager()
 def logaddexp(x1, x2, /):
-    x1, x2 = promote_to_inexact(x1, x2)
+    x1, x2 = promote_and_broadcast(*promote_to_inexact(x1, x2))
     return _logaddexp(x1, x2)
 
 
+@compiled_when_eager()
 def logaddexp2(x1, x2, /):
-    x1, x2 = promote_to_inexact(x1, x2)
+    x1, x2 = promote_and_broadcast(*promote_to_inexact(x1, x2))
     return _logaddexp2(x1, x2)
 
 
@@ -44,9 +49,8 @@ def _log_add(exp_fn, log1p_of_exp):
     def log_add(x1, x2):
         amax = maximum(x1, x2)
         delta = x1 - x2
-        # the tie of infinities of one sign gives a nan delta: amax is then the answer
-        safe = where(isnan(delta), 0, delta)
-        return where(isnan(delta), x1 + x2, amax + log1p_of_exp(-abs(safe)))
+        # the tie of infinities of one sign gives a nan delta: x1 + x2 is then the answer
+        return where(isnan(delta), x1 + x2, amax + log1p_of_exp(-abs(delta)))
 
     @log_add.defjvp
     def log_add_jvp(primals, tangents):
@@ -63,7 +67,7 @@ def _log_add(exp_fn, log1p_of_exp):
 
 
 _logaddexp = _log_add(exp, lambda d: log1p(exp(d)))
-_logaddexp2 = _log_add(exp2, lambda d: log1p(exp2(d)) / np.log(2))
+_logaddexp2 = _log_add(exp2, lambda d: log1p(exp2(d)) * (1 / np.log(2)))
 
 
 def sinc(x, /):
@@ -97,7 +101,10 @@ def heaviside(x1, x2, /):
 
 
 def divmod(x1, x2, /):
-    return floor_divide(x1, x2), remainder(x1, x2)
+    x1, x2 = promote_and_broadcast(x1, x2)
+    if dtypes.is_int(aval_of(x1).dtype):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    return float_divmod(x1, x2)
 
 
 def fix(x, out=None):
@@ -106,7 +113,7 @@ def fix(x, out=None):
 
 def modf(x, /, out=None):
     (x,) = promote_to_inexact(x)
-    whole = trunc(x)
+    whole = where(x >= 0, floor(x), ceil(x))
     return x - whole, whole
 
 
@@ -125,18 +132,22 @@ def fmin(x1, x2):
     return where(less(x1, x2) | isnan(x2), x1, x2)  # as fmax
 
 
-def isposinf(x, /, out=None):
+def _is_infinity(x, infinity, name):
     x = asarray_operand(x)
-    if dtypes.is_complex(aval_of(x).dtype):
-        raise ValueError("isposinf is not defined for complex inputs")
-    return isinf(x) & greater(x, 0)
+    dtype = aval_of(x).dtype
+    if dtypes.is_complex(dtype):
+        raise ValueError(f"{name} is not defined for complex inputs")
+    if not dtypes.is_float(dtype):
+        return zeros_like(x, dtype=bool)
+    return equal(x, infinity)
+
+
+def isposinf(x, /, out=None):
+    return _is_infinity(x, np.inf, "isposinf")
 
 
 def isneginf(x, /, out=None):
-    x = asarray_operand(x)
-    if dtypes.is_complex(aval_of(x).dtype):
-        raise ValueError("isneginf is not defined for complex inputs")
-    return isinf(x) & less(x, 0)
+    return _is_infinity(x, -np.inf, "isneginf")
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -163,22 +174,18 @@ def _complex(re, im, dtype):
 # --- comparisons of whole arrays ------------------------------------------------------------
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|a - b| <= atol + rtol * |b| for finite b, else a == b (jax's and NumPy's test)."""
     a, b = promote_dtypes(a, b)
-    dtype = aval_of(a).dtype
-    if not dtypes.is_inexact(dtype):
+    if dtypes.is_extended(aval_of(a).dtype):
         return equal(a, b)
-    real_dtype = real(a).dtype if dtypes.is_complex(dtype) else dtype
+    a, b = promote_to_inexact(a, b)
+    dtype = aval_of(a).dtype
+    real_dtype = aval_of(real(a)).dtype if dtypes.is_complex(dtype) else dtype
     rtol = asarray(rtol).astype(real_dtype)
     atol = asarray(atol).astype(real_dtype)
-    out = less_equal(abs(a - b), atol + rtol * abs(b))
-    a_inf, b_inf = isinf(a), isinf(b)
-    out = where(a_inf | b_inf, False, out)
-    out = where(a_inf & b_inf, equal(a, b), out)
-    a_nan, b_nan = isnan(a), isnan(b)
-    out = where(a_nan | b_nan, False, out)
-    if equal_nan:
-        out = where(a_nan & b_nan, True, out)
-    return out
+    in_range = less_equal(abs(a - b), atol + rtol * abs(b))
+    out = equal(a, b) | (isfinite(b) & in_range)
+    return out | (isnan(a) & isnan(b)) if equal_nan else out
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -231,6 +238,19 @@ def select(condlist, choicelist, default=0):
 # --- interpolation and ranges -----------------------------------------------------------------
 
 def interp(x, xp, fp, left=None, right=None, period=None):
+    # as jax: one compiled program when eager, left/right/period static where None (or a
+    # string), traced otherwise
+    static = tuple(name for name, v in (("left", left), ("right", right), ("period", period))
+                   if v is None or isinstance(v, str))
+    return _interp_program(static)(x, xp, fp, left, right, period)
+
+
+@functools.lru_cache(maxsize=None)
+def _interp_program(static_argnames):
+    return compiled_when_eager(static_argnames=static_argnames)(_interp)
+
+
+def _interp(x, xp, fp, left=None, right=None, period=None):
     xp, fp = asarray_operand(xp), asarray_operand(fp)
     if aval_of(xp).ndim != 1 or aval_of(fp).ndim != 1:
         raise ValueError(f"interp: xp and fp must be one-dimensional, got shapes "
@@ -247,8 +267,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         period = abs(asarray(period).astype(aval_of(x).dtype))
         x = remainder(x, period)
         xp = remainder(xp, period)
-        order = argsort(xp)
-        xp, fp = xp[order], fp[order]
+        xp, fp = lax.sort_key_val(xp, fp)
         xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
         fp = concatenate([fp[-1:], fp, fp[:1]])
     n = aval_of(xp).shape[0]
@@ -274,7 +293,9 @@ def vander(x, N=None, increasing=False):
     n = aval_of(x).shape[0] if N is None else int(N)
     if n < 0:
         raise ValueError(f"vander: N must be non-negative, got {n}")
-    powers = arange(n)
-    if not increasing:
-        powers = powers[::-1]
-    return power(expand_dims(x, 1), powers)
+    if not _is_inexact(x):
+        x = astype(x, dtypes.default_int() if aval_of(x).dtype == np.bool_ else aval_of(x).dtype)
+    dtype = aval_of(x).dtype
+    powers = arange(n, dtype=dtype) if increasing else arange(n - 1, -1, -1, dtype=dtype)
+    shape = (aval_of(x).shape[0], n)
+    return power(lax.broadcast_in_dim(x, shape, (0,)), lax.broadcast_in_dim(powers, shape, (1,)))

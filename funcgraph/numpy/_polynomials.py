@@ -150,19 +150,19 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 
 def roots(p, *, strip_zeros=True):
     """Roots of the polynomial p: the eigenvalues of its companion matrix (complex).
-    Leading zeros are stripped, so p must be concrete (strip_zeros=False is not supported)."""
-    if not strip_zeros:
-        raise NotImplementedError("roots: strip_zeros=False is not supported by funcgraph yet")
+    Leading zeros are stripped, so p must be concrete, unless strip_zeros=False (then a
+    leading zero gives NaN roots, as in jax)."""
     (p,) = promote_to_inexact(asarray(p))
     p = p.reshape(-1) if p.ndim == 0 else p
     if p.ndim != 1:
         raise ValueError("Input must be a rank-1 array.")
     complex_dtype = np.result_type(p.dtype, np.complex64)
-    if isinstance(p, core.Tracer):
-        raise core.ConcretizationTypeError(
-            "roots strips leading zeros, which needs concrete coefficients (as in jnp)")
-    nonzero_at = np.flatnonzero(np.asarray(p))
-    p = p[nonzero_at[0]:] if nonzero_at.size else p[p.shape[0]:]
+    if strip_zeros:
+        if isinstance(p, core.Tracer):
+            raise core.ConcretizationTypeError(
+                "roots strips leading zeros, which needs concrete coefficients (as in jnp)")
+        nonzero_at = np.flatnonzero(np.asarray(p))
+        p = p[nonzero_at[0]:] if nonzero_at.size else p[p.shape[0]:]
     if p.shape[0] < 2:
         return zeros(0, complex_dtype)
     n = p.shape[0] - 1

@@ -112,6 +112,9 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
     if dtypes.is_complex(aval_of(x1).dtype):
         x1 = conjugate(x1)
+    if ndim(x1) == 1 or ndim(x2) == 1:  # a lone vector: contracted as it is
+        return lax.dot_general(x1, x2, (((ndim(x1) - 1,), (ndim(x2) - 1,)), ((), ())),
+                               precision, preferred_element_type=preferred_element_type)
     batch = broadcast_shapes(shape(x1)[:-1], shape(x2)[:-1])
     x1, x2 = (x if shape(x)[:-1] == batch else broadcast_to(x, batch + shape(x)[-1:])
               for x in (x1, x2))

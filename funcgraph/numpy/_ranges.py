@@ -3,8 +3,9 @@ import builtins
 
 import numpy as np
 
-from funcgraph import dtypes
+from funcgraph import core, dtypes, lax
 from funcgraph.array import Array
+from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph.numpy._core import (
     asarray_operand, astype, aval_of, broadcast_shapes, canonical_dtype, promote_to_inexact)
 from funcgraph.numpy._creation import arange
@@ -15,20 +16,53 @@ from funcgraph.numpy._ufuncs import log10, power, sign
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    return _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+
+
+@compiled_when_eager(static_argnames=("num", "endpoint", "retstep", "dtype", "axis"))
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
+    """jax's arrangement: start * (1 - t) + stop * t for t = i / div, computed in the
+    inexact counterpart of dtype (integer results are floored)."""
     dtype = canonical_dtype(dtype) or dtypes.default_float()
-    start, stop = asarray_operand(start), asarray_operand(stop)
-    start, stop = promote_to_inexact(start, stop)
-    shape = broadcast_shapes(aval_of(start).shape, aval_of(stop).shape)
+    computation = dtypes.to_inexact(dtype)
+    start, stop = promote_to_inexact(asarray_operand(start), asarray_operand(stop))
+    start, stop = astype(start, computation), astype(stop, computation)
+    bounds = list(broadcast_shapes(aval_of(start).shape, aval_of(stop).shape))
+    start, stop = broadcast_to(start, tuple(bounds)), broadcast_to(stop, tuple(bounds))
+    axis = len(bounds) + axis + 1 if axis < 0 else axis
+    shape_with_axis = bounds[:axis] + [1] + bounds[axis:]
     div = (num - 1) if endpoint else num
-    steps = arange(num, dtype=aval_of(start).dtype)
-    steps = reshape(steps, (num,) + (1,) * len(shape))
-    delta = (stop - start) / builtins.max(div, 1)
-    out = start + steps * delta
-    if endpoint and num > 1:
-        out = concatenate([out[:-1], expand_dims(broadcast_to(stop, shape), 0)], axis=0)
-    out = moveaxis(out, 0, axis) if axis != 0 else out
+    if num > 1:
+        real = dtypes.real_dtype(computation)
+        delta = (stop - start) / _constant(div, computation)
+        out_shape = tuple(bounds[:axis] + [div] + bounds[axis:])
+        others = tuple(i for i in range(len(out_shape)) if i != axis)
+        t = astype(lax.iota(real, div) / _constant(div, real), computation)
+        if len(out_shape) > 1:
+            t = lax.broadcast_in_dim(t, out_shape, (axis,))
+        out = (lax.broadcast_in_dim(start, out_shape, others) * (1 - t)
+               + lax.broadcast_in_dim(stop, out_shape, others) * t)
+        if endpoint:
+            out = concatenate([out, expand_dims(stop, axis)], axis=axis)
+    elif num == 1:
+        delta = (astype(_constant(np.nan, computation), computation) if endpoint
+                 else stop - start)
+        out = reshape(start, tuple(shape_with_axis))
+    else:
+        delta = _constant(np.nan, computation)
+        out = reshape(start, tuple(shape_with_axis))[tuple(
+            slice(0, 0) if i == axis else slice(None) for i in range(len(shape_with_axis)))]
+    if dtypes.is_int(dtype):
+        out = lax.floor(out)
     out = astype(out, dtype)
     return (out, delta) if retstep else out
+
+
+def _constant(value, dtype):
+    v = np.asarray(value, dtype)
+    return Array(v, core.aval_of_numpy(v))
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
@@ -44,10 +78,12 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         dim = i
         if indexing == "xy" and n >= 2 and i < 2:
             dim = 1 - i
-        lone = [1] * n
-        lone[dim] = shape(x)[0]
-        x = reshape(x, lone)
-        out.append(x if sparse else broadcast_to(x, out_shape))
+        if sparse:
+            lone = [1] * n
+            lone[dim] = shape(x)[0]
+            out.append(reshape(x, lone))
+        else:
+            out.append(lax.broadcast_in_dim(x, tuple(out_shape), (dim,)))
     return out
 
 

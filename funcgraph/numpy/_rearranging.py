@@ -1,19 +1,20 @@
 """Index and rearranging functions of jnp built from other funcgraph.numpy functions:
 matrix_transpose, rollaxis, unstack, resize, diagflat, (diag_)indices, fill_diagonal, put,
 put_along_axis, place, compress, extract, choose, partition, apply_along_axis, ravel_multi_index,
-and the concrete-only helpers trim_zeros, setxor1d, mask_indices."""
+trim_zeros (concrete only), setxor1d and mask_indices (concrete unless a size is given)."""
 import numpy as np
 
 from funcgraph import core, dtypes, lax
 from funcgraph.array import Array
 from funcgraph.transforms.vmap import vmap
-from funcgraph.numpy._core import asarray, aval_of, check_axis, promote_dtypes
+from funcgraph.numpy._core import asarray, astype, aval_of, check_axis, promote_dtypes
 from funcgraph.numpy._creation import arange, ones, zeros
 from funcgraph.numpy._diagonals import diag
-from funcgraph.numpy._joining import concatenate, stack
-from funcgraph.numpy._setops import unique
-from funcgraph.numpy._shapes import expand_dims, moveaxis, ravel, reshape, swapaxes
-from funcgraph.numpy._sorting import nonzero, sort, where
+from funcgraph.numpy._joining import concatenate
+from funcgraph.numpy._setops import _masked_unique, isin, unique
+from funcgraph.numpy._shapes import (
+    broadcast_to, expand_dims, moveaxis, ravel, reshape, swapaxes)
+from funcgraph.numpy._sorting import argsort, nonzero, sort, where
 from funcgraph.numpy._taking import take
 
 
@@ -52,7 +53,8 @@ def resize(a, new_shape):
     if a.size == 0 or total == 0:
         return zeros(new_shape, a.dtype)
     repeats = -(-total // a.size)
-    return reshape(concatenate([a] * repeats)[:total], new_shape)
+    tiled = reshape(lax.broadcast_in_dim(a, (repeats, a.size), (1,)), (repeats * a.size,))
+    return reshape(tiled[:total], new_shape)
 
 
 def diagflat(v, k=0):
@@ -84,11 +86,16 @@ def indices(dimensions, dtype=None, sparse=False):
     dimensions = tuple(dimensions)
     grids = []
     for i, d in enumerate(dimensions):
-        shape = [1] * len(dimensions)
-        shape[i] = d
-        axis_range = reshape(arange(d, dtype=dtype), shape)
-        grids.append(axis_range if sparse else axis_range + zeros(dimensions, dtype))
-    return tuple(grids) if sparse else stack(grids) if grids else zeros((0,), dtype)
+        if sparse:
+            shape = [1] * len(dimensions)
+            shape[i] = d
+            grids.append(reshape(arange(d, dtype=dtype), shape))
+        else:  # a (1, *dimensions) slice of the result
+            grids.append(lax.broadcast_in_dim(arange(d, dtype=dtype), (1,) + dimensions,
+                                              (i + 1,)))
+    if sparse:
+        return tuple(grids)
+    return concatenate(grids, 0) if grids else zeros((0,), dtype)
 
 
 def _require_not_inplace(name, inplace):
@@ -154,24 +161,46 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
                          f"arr ({arr.ndim}), got {indices.ndim}")
     index_shape = tuple(i if n == axis else max(i, s) if i == 1 or s == 1 else i
                         for n, (i, s) in enumerate(zip(indices.shape, arr.shape, strict=True)))
+    values = broadcast_to(asarray(values, dtype=arr.dtype), index_shape)
+    others = tuple(n for n in range(arr.ndim) if n != axis)
+    if all(index_shape[n] == arr.shape[n] for n in others):
+        # the other axes pair up as scatter batch axes: one scatter, no index grid
+        indices = broadcast_to(indices, index_shape)
+        if not dtypes.is_unsigned(indices.dtype):  # negatives count from the end
+            indices = astype(indices, dtypes.default_int())
+            indices = where(indices < 0, indices + arr.shape[axis], indices)
+        dnums = lax.ScatterDimensionNumbers(
+            update_window_dims=(), inserted_window_dims=(axis,),
+            scatter_dims_to_operand_dims=(axis,), operand_batching_dims=others,
+            scatter_indices_batching_dims=others)
+        return lax.scatter(arr, expand_dims(indices, -1), values, dnums,
+                           mode=lax.GatherScatterMode.FILL_OR_DROP if mode is None else mode)
     grid = []
     for n in range(arr.ndim):
         if n == axis:
-            grid.append(indices + zeros(index_shape, indices.dtype))
-        else:
+            grid.append(broadcast_to(indices, index_shape))
+        else:  # a constant: the position along axis n
             shape = [1] * arr.ndim
             shape[n] = index_shape[n]
-            grid.append(reshape(arange(index_shape[n]), shape) + zeros(index_shape, np.int32))
-    values = asarray(values, dtype=arr.dtype) + zeros(index_shape, arr.dtype)
+            positions = np.arange(index_shape[n], dtype=np.int32).reshape(shape)
+            grid.append(np.broadcast_to(positions, index_shape))
     return arr.at[tuple(grid)].set(values, mode=mode)
 
 
 def place(arr, mask, vals, *, inplace=True):
     _require_not_inplace("place", inplace)
     arr = asarray(arr)
+    vals = ravel(asarray(vals, dtype=arr.dtype))
+    if isinstance(mask, core.Tracer):
+        if vals.size == 0:
+            raise ValueError("place: cannot place values from an empty vals")
+        # the masked positions first, then out-of-bounds ones that the scatter drops
+        size = mask.size
+        (positions,) = nonzero(ravel(mask), size=size, fill_value=size)
+        return reshape(ravel(arr).at[positions].set(resize(vals, (size,)), mode="drop"),
+                       arr.shape)
     mask = np.asarray(mask, bool)
     positions = np.flatnonzero(mask)
-    vals = ravel(asarray(vals, dtype=arr.dtype))
     if positions.size == 0:
         return arr
     if vals.size == 0:
@@ -195,14 +224,24 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
         raise ValueError("compress: condition contains True entries beyond the size of the axis")
     condition = condition[:n]
     a = lax.slice_in_dim(a, 0, n, axis=axis)
-    (kept,) = nonzero(condition, size=size, fill_value=n)
     if size is None:
+        (kept,) = nonzero(condition)
         return take(a, kept, axis=axis)
-    return take(a, kept, axis=axis, mode="fill", fill_value=fill_value)
+    # the kept slices first, in order (a stable descending sort of the condition), the
+    # others filled: past the kept ones come the fill values
+    condition = astype(condition, bool)
+    order = argsort(condition, stable=True, descending=True)
+    shape = [1] * a.ndim
+    shape[axis] = n
+    a = where(reshape(condition, shape), a, astype(fill_value, a.dtype))
+    if size <= n:
+        return take(a, order[:size], axis=axis, mode="promise_in_bounds")
+    order = concatenate([order, np.full(size - n, n, order.dtype)])
+    return take(a, order, axis=axis, mode="fill", fill_value=fill_value)
 
 
 def extract(condition, arr, *, size=None, fill_value=0):
-    return compress(ravel(asarray(condition)) != 0, ravel(asarray(arr)), size=size,
+    return compress(astype(ravel(asarray(condition)), bool), ravel(asarray(arr)), size=size,
                     fill_value=fill_value)
 
 
@@ -249,8 +288,8 @@ def argpartition(a, kth, axis=-1):
     n = last.shape[-1]
     bottom = lax.top_k(_flipped(last), kth + 1)[1]
     # the rest: 1 where not among the bottom, so top_k takes them by increasing index
-    chosen = (bottom[..., :, None] == lax.broadcasted_iota(bottom.dtype, (n,), 0)).any(-2)
-    top = lax.top_k(1.0 - chosen.astype(np.float32), n - kth - 1)[1]
+    rest = put_along_axis(ones(last.shape, np.float32), bottom, 0.0, -1, inplace=False)
+    top = lax.top_k(rest, n - kth - 1)[1]
     return moveaxis(concatenate([bottom, top], axis=-1), -1, axis)
 
 
@@ -360,6 +399,11 @@ def trim_zeros(filt, trim="fb"):
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """Sorted values in exactly one of ar1 and ar2 (concrete inputs unless size is given)."""
     ar1, ar2 = ravel(asarray(ar1)), ravel(asarray(ar2))
+    if size is not None and not assume_unique:
+        # the values in one of the arrays only, unique (padded with the smallest, as jax)
+        values = concatenate([ar1, ar2])
+        keep = isin(values, ar1) != isin(values, ar2)
+        return _masked_unique(values, keep, size, fill_value, "setxor1d")
     if not assume_unique:
         ar1, ar2 = unique(ar1), unique(ar2)
     aux = sort(concatenate([ar1, ar2]))
@@ -375,8 +419,10 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
 
 
 def mask_indices(n, mask_func, k=0, *, size=None):
-    mask = _concrete(mask_func(ones((n, n), np.int32), k), "mask_indices") != 0
-    rows, cols = np.nonzero(mask)
+    mask = mask_func(ones((n, n), np.int32), k)
+    if size is not None:  # as jax: a static size traces (the mask need not be concrete)
+        return nonzero(mask, size=size)
+    rows, cols = np.nonzero(_concrete(mask, "mask_indices") != 0)
     return _index_array(rows), _index_array(cols)
 
 
@@ -385,10 +431,11 @@ def _check_bitorder(bitorder):
         raise ValueError(f"bitorder must be 'big' or 'little', got {bitorder!r}")
 
 
-def _bit_weights(bitorder, dtype):
+def _bit_shifts(bitorder):
+    """The place of each of 8 bits in a uint8, most significant first when big."""
     _check_bitorder(bitorder)
-    weights = 2 ** np.arange(8)
-    return (weights[::-1] if bitorder == "big" else weights).astype(dtype)
+    shifts = np.arange(8, dtype=np.uint8)
+    return shifts[::-1].copy() if bitorder == "big" else shifts
 
 
 def packbits(a, axis=None, bitorder="big"):
@@ -404,9 +451,11 @@ def packbits(a, axis=None, bitorder="big"):
     n = bits.shape[-1]
     padded = -(-n // 8) * 8
     if padded != n:
-        bits = concatenate([bits, zeros((*bits.shape[:-1], padded - n), np.uint8)], axis=-1)
+        bits = lax.pad(bits, np.uint8(0), [(0, 0, 0)] * (bits.ndim - 1) + [(0, padded - n, 0)])
     bits = reshape(bits, (*bits.shape[:-1], padded // 8, 8))
-    packed = lax.reduce_sum(bits * _bit_weights(bitorder, np.uint8), (bits.ndim - 1,))
+    # each bit shifted to its place; the sum of distinct powers of two is their `or`
+    shifts = lax.broadcast_in_dim(_bit_shifts(bitorder), bits.shape, (bits.ndim - 1,))
+    packed = lax.reduce_sum(lax.shift_left(bits, shifts), (bits.ndim - 1,))
     return moveaxis(packed, -1, axis)
 
 
@@ -418,13 +467,12 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     if axis is None:
         a, axis = ravel(a), 0
     axis = check_axis(axis, a.ndim)
-    _check_bitorder(bitorder)
-    shifts = np.arange(8, dtype=np.uint8)
-    shifts = shifts[::-1] if bitorder == "big" else shifts
+    masks = np.left_shift(np.uint8(1), _bit_shifts(bitorder))  # each bit's place value
     last = moveaxis(a, axis, -1)
-    bits = lax.shift_right_logical(expand_dims(last, -1) + zeros((8,), np.uint8),
-                                   lax.broadcast_in_dim(shifts, (*last.shape, 8),
-                                                        (last.ndim,))) & np.uint8(1)
+    wide = (*last.shape, 8)
+    bits = lax.bitwise_and(lax.broadcast_in_dim(last, wide, tuple(range(last.ndim))),
+                           lax.broadcast_in_dim(masks, wide, (last.ndim,)))
+    bits = astype(bits > 0, np.uint8)
     bits = reshape(bits, (*last.shape[:-1], last.shape[-1] * 8))
     if count is not None:
         bits = bits[..., :count] if count <= bits.shape[-1] else concatenate(

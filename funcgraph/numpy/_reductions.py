@@ -6,7 +6,9 @@ import numpy as np
 
 from funcgraph import core, dtypes
 from funcgraph.array import Array
+from funcgraph import lax
 from funcgraph.numpy._core import asarray_operand, astype, aval_of, canonical_axes
+from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph.numpy._shapes import broadcast_to, reshape
 from funcgraph.numpy._types import bool_
 from funcgraph.numpy._ufuncs import conjugate, maximum, minimum, real, sqrt, where_values
@@ -118,6 +120,7 @@ def any(a, axis=None, out=None, keepdims=False, where=None):
                    identity=False)
 
 
+@compiled_when_eager(static_argnames=("axis", "dtype", "keepdims"))
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return _computed_wide(_mean, a, dtype, axis, keepdims, where)
 
@@ -125,23 +128,29 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 def _mean(a, dtype, axis, keepdims, where):
     aval = aval_of(a)
     axes = canonical_axes(axis, aval.ndim)
-    if where is None:
-        count = math.prod(aval.shape[i] for i in axes)
-    else:
-        count = sum(broadcast_to(where, aval.shape), axis=axis, keepdims=keepdims)
     if dtype is None:
         dtype = dtypes.to_inexact(aval.dtype, aval.weak_type)
-    total = sum(astype(a, dtype), axis=axis, keepdims=keepdims, where=where)
+    if where is None:
+        count = math.prod(aval.shape[i] for i in axes)
+    else:  # counted in the result's dtype, as jax does
+        count = sum(broadcast_to(where, aval.shape), axis=axis, dtype=dtype, keepdims=keepdims)
+    total = sum(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     if where is not None or type(count) is not int:  # a symbolic count is a traced value
         return total / count
     return total / _scalar(count, dtype)
 
 
-def _scalar(value, dtype):
-    return Array(np.array(value, dtype), core.ShapedArray((), np.dtype(dtype), True))
+def _scalar(value, dtype, weak_type=True):
+    return Array(np.array(value, dtype), core.ShapedArray((), np.dtype(dtype), weak_type))
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    # ddof passed on, so traced (a weak scalar) in the compiled program, as in jax's
+    return _var_program(a, axis, dtype, ddof, keepdims, where)
+
+
+@compiled_when_eager(static_argnames=("axis", "dtype", "keepdims"))
+def _var_program(a, axis, dtype, ddof, keepdims, where):
     return _computed_wide(_var, a, dtype, axis, ddof, keepdims, where)
 
 
@@ -151,14 +160,25 @@ def _var(a, dtype, axis, ddof, keepdims, where):
         dtype = dtypes.to_inexact(aval.dtype, aval.weak_type)
     a = astype(a, dtype)
     centered = a - mean(a, axis, keepdims=True, where=where)
-    sq = real(centered * conjugate(centered)) if dtypes.is_complex(dtype) else centered * centered
+    sq = (real(centered * conjugate(centered)) if dtypes.is_complex(dtype)
+          else lax.square(centered))
     axes = canonical_axes(axis, aval.ndim)
     if where is None:
-        count = builtins.max(int(np.prod([aval.shape[i] for i in axes])) - ddof, 0)
-        return sum(sq, axis, keepdims=keepdims) / _scalar(count, aval_of(sq).dtype)
-    count = sum(broadcast_to(where, aval.shape), axis=axis, keepdims=keepdims)
-    return sum(sq, axis, keepdims=keepdims, where=where) / (count - ddof)
+        count = _scalar(int(np.prod([aval.shape[i] for i in axes])), aval_of(sq).dtype,
+                        weak_type=False)
+    else:
+        count = sum(broadcast_to(where, aval.shape), axis=axis, dtype=aval_of(sq).dtype,
+                    keepdims=keepdims)
+    # ddof may be traced (jax traces it): the normalizer is computed, NaN where not positive
+    normalizer = count - ddof
+    out = sum(sq, axis, keepdims=keepdims, where=where) / normalizer
+    return where_values(normalizer > 0, out, np.nan)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    return sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where))
+    return _std_program(a, axis, dtype, ddof, keepdims, where)
+
+
+@compiled_when_eager(static_argnames=("axis", "dtype", "keepdims"))
+def _std_program(a, axis, dtype, ddof, keepdims, where):
+    return sqrt(_computed_wide(_var, a, dtype, axis, ddof, keepdims, where))

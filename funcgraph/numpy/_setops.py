@@ -2,19 +2,21 @@
 static size= under tracing, as in JAX."""
 import numpy as np
 
-from funcgraph import core, dtypes
+from funcgraph import core, dtypes, lax
 from funcgraph.numpy._core import asarray, asarray_operand, astype, aval_of, promote_dtypes
-from funcgraph.numpy._creation import arange, ones, zeros
+from funcgraph.numpy._creation import arange, full, ones, zeros
 from funcgraph.numpy._joining import concatenate
-from funcgraph.numpy._reductions import any, sum
+from funcgraph.numpy._reductions import all, any, sum
 from funcgraph.numpy._shapes import expand_dims, ravel, reshape
 from funcgraph.numpy._sorting import argsort, cumsum, nonzero, where
 from funcgraph.numpy._taking import take
-from funcgraph.numpy._ufuncs import equal, isnan, less, less_equal, minimum, not_equal
+from funcgraph.numpy._ufuncs import equal, isnan, less, not_equal
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
-    """Binary search, unrolled: one gather and compare per bit of len(a)."""
+    """Binary search: ceil(log2(len(a) + 1)) halvings of [low, high), in a scan (or
+    unrolled); or ranks in a sort of a and v together (sort); or every comparison at once
+    (compare_all)."""
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
@@ -28,34 +30,66 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     a, v = promote_dtypes(a, v)
     n = aval_of(a).shape[0]
     index_dtype = dtypes.default_int()
-    if method == "compare_all":
-        below = less if side == "left" else less_equal
-        return sum(below(a, expand_dims(v, -1)), axis=-1, dtype=index_dtype)
-    idx = zeros(aval_of(v).shape, index_dtype)
-    step = 1 << max(n.bit_length() - 1, 0)
-    while n and step:
-        cand = idx + step
-        ok = less_equal(cand, n)
-        probe = take(a, minimum(cand, n) - 1, mode="promise_in_bounds")
-        go = _sort_lt(probe, v) if side == "left" else ~_sort_lt(v, probe)
-        idx = where(ok & go, cand, idx)
-        step >>= 1
-    return idx
+    if method == "compare_all":  # the count of a's elements before v (or not after it)
+        column = expand_dims(v, -1)
+        before = _before(a, column) if side == "left" else ~_before(column, a)
+        return sum(before, axis=-1, dtype=index_dtype)
+    if n == 0:
+        return zeros(aval_of(v).shape, index_dtype)
+    if method == "sort":
+        return _searchsorted_by_sorting(a, v, side, index_dtype)
+
+    def halve(bounds, _):
+        low, high = bounds
+        mid = low + lax.div(high - low, np.asarray(2, index_dtype))
+        probe = take(a, mid, mode="clip")
+        # v goes left of the probe when v <= probe (side left) or v < probe (right)
+        left = ~_before(probe, v) if side == "left" else _before(v, probe)
+        return (lax.select(left, low, mid), lax.select(left, mid, high)), None
+
+    bounds = (zeros(aval_of(v).shape, index_dtype), full(aval_of(v).shape, n, index_dtype))
+    levels = int(np.ceil(np.log2(n + 1)))
+    if method == "scan_unrolled":
+        for _ in range(levels):
+            bounds, _ = halve(bounds, None)
+    else:
+        bounds, _ = lax.scan(halve, bounds, None, length=levels)
+    return bounds[1]
 
 
-def _sort_lt(x, y):
-    """x < y in sort order: NaN after everything, like the sort that made a."""
+def _before(x, y):
+    """x < y in sort order: NaN after everything, as the sort that made a sorted array."""
     if not dtypes.is_float(aval_of(x).dtype):
         return less(x, y)
     return less(x, y) | (~isnan(x) & isnan(y))
+
+
+def _searchsorted_by_sorting(a, v, side, index_dtype):
+    """Each value's rank among a and the values (v before equal elements of a for side
+    left, after them for right) less its rank among the values alone."""
+    flat = ravel(v)
+    if side == "left":
+        ranks = _ranks(concatenate([flat, a]), index_dtype)[:aval_of(flat).shape[0]]
+    else:
+        ranks = _ranks(concatenate([a, flat]), index_dtype)[aval_of(a).shape[0]:]
+    return reshape(ranks - _ranks(flat, index_dtype), aval_of(v).shape)
+
+
+def _ranks(x, index_dtype):
+    """Each element's position in x's stable sort."""
+    positions = lax.broadcasted_iota(index_dtype, aval_of(x).shape, 0)
+    order = lax.sort_key_val(x, positions)[1]
+    return zeros(aval_of(x).shape, index_dtype).at[order].set(positions, unique_indices=True)
 
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
     element = asarray_operand(element)
     tests = ravel(test_elements)
     element, tests = promote_dtypes(element, tests)
-    found = any(equal(expand_dims(element, -1), tests), axis=-1)
-    return ~found if invert else found
+    element = expand_dims(element, -1)
+    if invert:
+        return all(not_equal(element, tests), axis=-1)
+    return any(equal(element, tests), axis=-1)
 
 
 def _unique_parts(ar, equal_nan):
@@ -93,13 +127,13 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     size = int(size)
     if size < 0:
         raise ValueError(f"unique: size must be non-negative, got {size}")
-    (pos,) = nonzero(starts, size=size, fill_value=0) if n else (
-        zeros((size,), index_dtype),)
-    valid = less(arange(size, dtype=index_dtype), sum(starts, dtype=index_dtype))
+    # past the unique values, pos is 0: they repeat the first (smallest) value
+    (pos,) = nonzero(starts, size=size) if n else (zeros((size,), index_dtype),)
     if n:
         values = s[pos]
-        fill = s[0] if fill_value is None else astype(fill_value, aval_of(s).dtype)
-        values = where(valid, values, fill)
+        if fill_value is not None:
+            valid = less(arange(size, dtype=index_dtype), sum(starts, dtype=index_dtype))
+            values = where(valid, values, astype(fill_value, aval_of(s).dtype))
     else:
         if size:
             raise ValueError("unique: size > 0 with an empty input needs values to fill; "
@@ -119,20 +153,21 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 
 def unique_values(x, *, size=None, fill_value=None):
-    return unique(x, size=size, fill_value=fill_value)
+    return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
 
 def unique_counts(x, *, size=None, fill_value=None):
-    return unique(x, return_counts=True, size=size, fill_value=fill_value)
+    return unique(x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value)
 
 
 def unique_inverse(x, *, size=None, fill_value=None):
-    return unique(x, return_inverse=True, size=size, fill_value=fill_value)
+    return unique(x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value)
 
 
 def unique_all(x, *, size=None, fill_value=None):
-    return unique(x, return_index=True, return_inverse=True, return_counts=True, size=size,
-                  fill_value=fill_value)
+    # NaNs are distinct values here (the array API's rule, as in NumPy and jax)
+    return unique(x, return_index=True, return_inverse=True, return_counts=True,
+                  equal_nan=False, size=size, fill_value=fill_value)
 
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
@@ -173,7 +208,7 @@ def _masked_unique(ar, keep, size, fill_value, name):
     s, perm, starts = _unique_parts(where(keep, ar, ar[0]), True)
     kept_sorted = keep[perm]
     starts = starts & kept_sorted
-    (pos,) = nonzero(starts, size=size, fill_value=0)
+    (pos,) = nonzero(starts, size=size)  # 0 past the kept values
     valid = less(arange(size), sum(starts, dtype=dtypes.default_int()))
     fill = s[0] if fill_value is None else astype(fill_value, aval_of(s).dtype)
     return where(valid, s[pos], fill)

@@ -11,11 +11,12 @@ from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.numpy._core import (
     asarray, asarray_operand, astype, aval_of, canonical_axes, check_axis, promote_dtypes,
     promote_to_inexact)
-from funcgraph.numpy._creation import arange, ones, zeros
+from funcgraph.numpy._compiled import compiled_when_eager
+from funcgraph.numpy._creation import arange, ones
 from funcgraph.numpy._einsum import einsum
 from funcgraph.numpy._joining import concatenate
 from funcgraph.numpy._reductions import any, sum
-from funcgraph.numpy._shapes import ndim, reshape
+from funcgraph.numpy._shapes import broadcast_arrays, ndim, reshape
 from funcgraph.numpy._sorting import cumprod, cumsum, where
 from funcgraph.numpy._stats import average
 from funcgraph.numpy._ufuncs import (
@@ -134,24 +135,25 @@ def _check_integers(name, *args):
 def gcd(x1, x2, /):
     x1, x2 = promote_dtypes(x1, x2)
     _check_integers("gcd", x1, x2)
-    a, b = abs(x1), abs(x2)
-    a, b = a + zeros(b.shape, a.dtype), b + zeros(a.shape, b.dtype)
+    a, b = broadcast_arrays(x1, x2)
 
     def step(state):
         a, b = state
         nonzero = b != 0
-        safe_b = where(nonzero, b, 1)
-        return where(nonzero, b, a), where(nonzero, remainder(a, safe_b), 0)
+        # rem by 0 is defined (and not picked): no safe divisor needed
+        return where(nonzero, b, a), where(nonzero, lax.rem(a, b), 0)
 
-    a, _ = lax.while_loop(lambda state: any(state[1] != 0), step, (a, b))
+    a, _ = lax.while_loop(lambda state: any(state[1] != 0), step, (abs(a), abs(b)))
     return a
 
 
 def lcm(x1, x2, /):
     x1, x2 = promote_dtypes(x1, x2)
     _check_integers("lcm", x1, x2)
+    x1, x2 = abs(x1), abs(x2)
     d = gcd(x1, x2)
-    return where(d == 0, 0, abs(x1 * floor_divide(x2, where(d == 0, 1, d))))
+    # floor_divide by 0 is defined (and not picked): no safe divisor needed
+    return where(d == 0, 0, x1 * floor_divide(x2, d))
 
 
 def bitwise_count(x, /):
@@ -283,7 +285,7 @@ def bartlett(M):
     M, n = _window_positions(M)
     if M <= 1:
         return ones(M, n.dtype)
-    return 1 - abs(2 * n / (M - 1) - 1)
+    return 1 - abs(2 * n + 1 - M) / (M - 1)  # jax's order of operations
 
 
 def kaiser(M, beta):
@@ -300,9 +302,10 @@ def _cosine_window(M, coefficients):
     M, n = _window_positions(M)
     if M <= 1:
         return ones(M, n.dtype)
-    out = zeros(M, n.dtype)
-    for k, c in enumerate(coefficients):
-        out = out + c * cos(2 * np.pi * k * n / (M - 1))
+    out = coefficients[0]
+    for k, c in enumerate(coefficients[1:], 1):
+        term = builtins.abs(c) * cos(2 * np.pi * k * n / (M - 1))
+        out = out - term if c < 0 else out + term
     return out
 
 
@@ -318,7 +321,9 @@ def hanning(M):
     return _cosine_window(M, (0.5, -0.5))
 
 
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+@compiled_when_eager(static_argnames=("rowvar", "bias", "ddof", "dtype"))
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+        dtype=None):
     """Covariance matrix of the rows (rowvar) or columns of m, as numpy.cov."""
     m = asarray_operand(m)  # lists: jax's TypeError
     if m.ndim > 2:
@@ -337,10 +342,14 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if ddof is None:
         ddof = 0 if bias else 1
     w = None
-    if fweights is not None:
-        w = asarray(fweights)
+    if fweights is not None:  # NumPy refuses negative weights; jax takes their size
+        w = abs(asarray(fweights))
     if aweights is not None:
-        w = asarray(aweights) if w is None else w * asarray(aweights)
+        aweights = abs(asarray(aweights))
+        w = aweights if w is None else w * aweights
+    if dtype is not None:
+        x = astype(x, dtype)
+        w = None if w is None else astype(w, dtype)
     avg, w_sum = average(x, axis=1, weights=w, returned=True)
     w_sum = w_sum[0]
     if w is None:
@@ -350,16 +359,18 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     elif aweights is None:
         fact = w_sum - ddof
     else:
-        fact = w_sum - ddof * sum(w * asarray(aweights)) / w_sum
+        fact = w_sum - ddof * sum(w * aweights) / w_sum
     x = x - avg[:, None]
     x_weighted = x if w is None else x * w
-    c = einsum("ij,kj->ik", x_weighted, conjugate(x))
+    # x against the weighted x, conjugated, as jax's dot(X, (X w).T.conj())
+    c = einsum("ij,kj->ik", x, conjugate(x_weighted))
     c = c / fact
     return reshape(c, ()) if c.shape == (1, 1) else c
 
 
+@compiled_when_eager(static_argnames=("rowvar", "dtype"))
 def corrcoef(x, y=None, rowvar=True, dtype=None):
-    c = cov(x, y, rowvar)
+    c = cov(x, y, rowvar, dtype=dtype)
     if ndim(c) == 0:
         return c / c
     d = real(einsum("ii->i", c))
@@ -382,7 +393,7 @@ def _gradient_along(f, spacing, axis, edge_order):
 
     if ndim(spacing) == 0:
         h = spacing
-        interior = (part(2, n) - part(0, n - 2)) / (2 * h)
+        interior = (part(2, n) - part(0, n - 2)) * 0.5 / h  # jax's order of operations
         first = (part(1, 2) - part(0, 1)) / h
         last = (part(n - 1, n) - part(n - 2, n - 1)) / h
         return concatenate([first, interior, last], axis=axis)
@@ -401,6 +412,7 @@ def _gradient_along(f, spacing, axis, edge_order):
     return concatenate([first, interior, last], axis=axis)
 
 
+@compiled_when_eager(static_argnames=("axis", "edge_order"))
 def gradient(f, *varargs, axis=None, edge_order=None):
     """Central differences inside, one-sided first-order differences at the edges."""
     if edge_order is not None and edge_order != 1:

@@ -1,16 +1,18 @@
 """Sorting, searching and cumulative ops: sort, argsort, cumsum, argmax, nonzero, where,
 unravel_index."""
+import builtins
+
 import numpy as np
 
 from funcgraph import core, dtypes, lax
 from funcgraph.numpy._core import (
     array, asarray_operand, astype, aval_of, canonical_dtype, check_axis, shape_arg)
 from funcgraph.numpy._creation import arange, zeros, zeros_like
-from funcgraph.numpy._joining import concatenate, slice_axis, stack
+from funcgraph.numpy._joining import stack
 from funcgraph.numpy._reductions import max, min, sum
 from funcgraph.numpy._shapes import atleast_1d, ndim, ravel, reshape, shape
 from funcgraph.numpy._ufuncs import (
-    clip, floor_divide, less, logical_not, not_equal, remainder, subtract, where_values)
+    clip, floor_divide, less, not_equal, remainder, subtract, where_values)
 
 
 def axis_or_flat(a, axis):
@@ -104,21 +106,28 @@ def nonzero(a, *, size=None, fill_value=None):
             f"pass a static size=... (and optionally fill_value=...)")
     size = int(size)
     mask = ravel(not_equal(a, 0) if aval_of(a).dtype != dtypes.bool_ else a)
-    n = shape(mask)[0]
-    # stable argsort of ~mask puts the positions of the nonzeros first, in order
-    order = argsort(logical_not(mask)) if n else zeros((0,), index_dtype)
-    if size > n:
-        order = concatenate([order, zeros((size - n,), index_dtype)])
-    flat = slice_axis(order, 0, size, 0)
-    valid = less(arange(size, dtype=index_dtype), sum(mask, dtype=index_dtype))
     fills = fill_value if isinstance(fill_value, tuple) else (fill_value,) * ndim(a)
     if len(fills) != ndim(a):
         raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
                          f"{ndim(a)}, got {fill_value!r}")
+    if size == 0 or shape(mask)[0] == 0:
+        return tuple(zeros((size,), index_dtype) for _ in range(ndim(a)))
+    # seen[i]: the nonzeros up to position i; the k-th nonzero is at the number of
+    # positions that have seen at most k of them (all positions, n, past the last one)
+    seen = lax.cumsum(astype(mask, index_dtype), axis=0)
+    per_count = zeros((size,), index_dtype).at[seen].add(1, mode="drop")
+    flat = lax.cumsum(per_count, axis=0)
     out = []
-    for coord, fill in core.safe_zip(unravel_index(flat, shape(a)), fills):
-        out.append(where(valid, coord, 0 if fill is None else fill).astype(index_dtype))
-    return tuple(out)
+    stride = int(np.prod(shape(a)))
+    for d in shape(a):  # flat is never negative: C division and remainder floor it
+        stride //= d
+        coord = flat if stride == 1 else lax.div(flat, np.asarray(stride, index_dtype))
+        out.append(lax.rem(coord, np.asarray(d, index_dtype)))  # n, past the end: 0
+    if builtins.all(fill is None for fill in fills):
+        return tuple(out)
+    missing = arange(size, dtype=index_dtype) >= sum(mask, dtype=index_dtype)
+    return tuple(coord if fill is None else where_values(missing, fill, coord).astype(index_dtype)
+                 for coord, fill in zip(out, fills))
 
 
 def flatnonzero(a, *, size=None, fill_value=None):

@@ -9,6 +9,7 @@ from funcgraph import core, dtypes, lax
 from funcgraph.numpy._core import (
     asarray, asarray_operand, astype, aval_of, canonical_axes, promote_dtypes,
     promote_to_inexact)
+from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph.numpy._creation import full, ones, ones_like, zeros
 from funcgraph.numpy._manipulation import diff
 from funcgraph.numpy._ranges import linspace
@@ -46,54 +47,141 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, name):
     shape = aval_of(a).shape
     axes = canonical_axes(axis, len(shape))
     out_shape = _reduced_shape(shape, axes, keepdims)
-    rest = [i for i in range(len(shape)) if i not in axes]
-    # gather the reduced axes at the end, flattened into one
-    a = transpose(a, rest + list(axes))
-    n = int(np.prod([shape[i] for i in axes]))
-    if n == 0:
+    a, axis = _one_axis(a, axes)
+    if aval_of(a).shape[axis] == 0:
         raise ValueError(f"{name}: cannot take a quantile over an empty axis")
-    a = reshape(a, tuple(shape[i] for i in rest) + (n,))
-    s = sort(a, axis=-1)  # NaNs sort last
-    q_shape = aval_of(q).shape
-    qf = ravel(q)
-    lead = aval_of(s).shape[:-1]
-    if squash_nans:
-        counts = sum(~isnan(s), axis=-1, keepdims=True).astype(aval_of(s).dtype)
-    else:
-        counts = full(lead + (1,), n, aval_of(s).dtype)
-    pos = qf * (counts - 1)  # (..., Q)
-    lo = clip(floor(pos), 0, n - 1)
-    hi = clip(ceil(pos), 0, n - 1)
-    lo_v = take_along_axis(s, lo.astype(dtypes.default_int()), axis=-1)
-    hi_v = take_along_axis(s, hi.astype(dtypes.default_int()), axis=-1)
-    if method == "linear":
-        w = pos - lo
-        out = lo_v * (1 - w) + hi_v * w
-    elif method == "lower":
-        out = lo_v
-    elif method == "higher":
-        out = hi_v
-    elif method == "midpoint":
-        out = (lo_v + hi_v) * 0.5
-    else:  # nearest: a tie goes to the lower one, as jax (NumPy rounds to even)
-        out = where_values(pos - lo <= 0.5, lo_v, hi_v)
     if not squash_nans:
-        out = where_values(any(isnan(s), axis=-1, keepdims=True), np.nan, out)
-    # (..., Q) -> q_shape + out_shape
-    out = moveaxis(out, -1, 0)
+        return _quantile_sorted(a, q, axis, method, out_shape)
+    return _nanquantile_sorted(a, q, axis, method, out_shape)
+
+
+def _one_axis(a, axes):
+    """a with the reduced axes gathered into one (at the end when there are several), and
+    that axis."""
+    if len(axes) == 1:
+        return a, axes[0]
+    shape = aval_of(a).shape
+    rest = [i for i in range(len(shape)) if i not in axes]
+    a = transpose(a, rest + list(axes))
+    return reshape(a, tuple(shape[i] for i in rest) + (-1,)), len(rest)
+
+
+def _interpolate(method, lo_v, hi_v, high_weight):
+    if method == "linear":
+        return lo_v * (1 - high_weight) + hi_v * high_weight
+    if method == "lower":
+        return lo_v
+    if method == "higher":
+        return hi_v
+    if method == "midpoint":
+        return (lo_v + hi_v) * 0.5
+    # nearest: a tie goes to the lower one, as jax (NumPy rounds to even)
+    return where_values(high_weight <= 0.5, lo_v, hi_v)
+
+
+def _quantile_sorted(a, q, axis, method, out_shape):
+    """Quantiles along axis: each slice sorted, and the positions, the same for every
+    slice, taken from q alone, as jax's."""
+    n = aval_of(a).shape[axis]
+    # a slice with a NaN is all NaN: its quantiles are NaN
+    a = where_values(any(isnan(a), axis=axis, keepdims=True), np.nan, a)
+    s = sort(a, axis=axis)
+    dtype = aval_of(s).dtype
+    pos = q * np.asarray(n - 1, dtype)
+    lo, hi = floor(pos), ceil(pos)
+    last = np.asarray(n - 1, dtype)
+    lo_v = _slices_at(s, lax.clamp(np.asarray(0, dtype), lo, last), axis)
+    hi_v = _slices_at(s, lax.clamp(np.asarray(0, dtype), hi, last), axis)
+    high_weight = pos - lo
+    q_shape = aval_of(q).shape
+    if q_shape:  # each quantile's weight for all of its slice
+        high_weight = lax.broadcast_in_dim(high_weight, aval_of(lo_v).shape,
+                                           tuple(range(len(q_shape))))
+    return reshape(_interpolate(method, lo_v, hi_v, high_weight), q_shape + out_shape)
+
+
+def _nanquantile_sorted(a, q, axis, method, out_shape):
+    """Quantiles along axis of the non-NaN values: each slice sorted (NaNs last), and the
+    positions from q and the slice's count of values; the quantiles (flattened) take the
+    place of the axis until the end."""
+    n = aval_of(a).shape[axis]
+    s = sort(a, axis=axis)
+    dtype = aval_of(s).dtype
+    counts = astype(sum(~isnan(s), axis=axis, keepdims=True), dtype)
+    q_shape = aval_of(q).shape
+    if q_shape:
+        count_shape = aval_of(counts).shape
+        wide = count_shape[:axis] + (int(np.prod(q_shape)),) + count_shape[axis + 1:]
+        q = lax.broadcast_in_dim(ravel(q), wide, (axis,))
+    pos = q * (counts - 1)
+    lo, hi = floor(pos), ceil(pos)
+    lo_v = _values_at(s, astype(clip(lo, 0, n - 1), dtypes.default_int()), axis)
+    hi_v = _values_at(s, astype(clip(hi, 0, n - 1), dtypes.default_int()), axis)
+    out = _interpolate(method, lo_v, hi_v, pos - lo)
+    if q_shape:
+        out = moveaxis(out, axis, 0)
     return reshape(out, q_shape + out_shape)
+
+
+def _values_at(s, positions, axis):
+    """take_along_axis; one value of a vector is a dynamic slice."""
+    if aval_of(s).ndim == 1 and aval_of(positions).shape == (1,):
+        return lax.dynamic_slice(s, (reshape(positions, ()),), (1,))
+    return take_along_axis(s, positions, axis)
+
+
+def _slices_at(s, positions, axis):
+    """The slices of s at the (float, whole) positions along axis, in positions' shape
+    followed by s's other axes."""
+    positions = astype(positions, dtypes.default_int())
+    batch = aval_of(positions).ndim
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(batch, batch + aval_of(s).ndim - 1)),
+        collapsed_slice_dims=(axis,), start_index_map=(axis,))
+    sizes = tuple(1 if d == axis else n for d, n in enumerate(aval_of(s).shape))
+    return lax.gather(s, lax.broadcast_in_dim(positions, aval_of(positions).shape + (1,),
+                                              tuple(range(batch))), dnums, sizes)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, interpolation=None):
-    method = interpolation or method
-    return _quantile(a, q, axis, method, keepdims, False, "quantile")
+    return _quantile_call(a, q, axis, interpolation or method, keepdims, False, False,
+                          "quantile")
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, interpolation=None):
-    method = interpolation or method
-    return _quantile(a, q, axis, method, keepdims, True, "nanquantile")
+    return _quantile_call(a, q, axis, interpolation or method, keepdims, True, False,
+                          "nanquantile")
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, interpolation=None):
+    return _quantile_call(a, q, axis, interpolation or method, keepdims, False, True,
+                          "percentile")
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, interpolation=None):
+    return _quantile_call(a, q, axis, interpolation or method, keepdims, True, True,
+                          "nanpercentile")
+
+
+def _quantile_call(a, q, axis, method, keepdims, squash_nans, percent, name):
+    """Checks a concrete q, then runs the quantile as one compiled program when eager (as
+    jax's jitted quantile: q traced, the rest static)."""
+    if not isinstance(q, core.Tracer):
+        qv = np.asarray(q, np.float64) / (100 if percent else 1)
+        if qv.size and (np.any(qv < 0) or np.any(qv > 1)):
+            raise ValueError(f"{name}: q must be in the range [0, 1] (in [0, 100] for "
+                             f"percentiles), got {qv}")
+    return _quantile_program(a, q, axis, method, keepdims, squash_nans, percent, name)
+
+
+@compiled_when_eager(static_argnames=("axis", "method", "keepdims", "squash_nans", "percent", "name"))
+def _quantile_program(a, q, axis, method, keepdims, squash_nans, percent, name):
+    return _quantile(a, _percent(q) if percent else q, axis, method, keepdims, squash_nans,
+                     name)
 
 
 def _percent(q):
@@ -102,22 +190,12 @@ def _percent(q):
     return q / 100
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False, *, interpolation=None):
-    return _quantile(a, _percent(q), axis, interpolation or method, keepdims, False,
-                     "percentile")
-
-
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=False, *, interpolation=None):
-    return _quantile(a, _percent(q), axis, interpolation or method, keepdims, True,
-                     "nanpercentile")
-
-
+@compiled_when_eager(static_argnames=("axis", "overwrite_input", "keepdims"))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _quantile(a, 0.5, axis, "midpoint", keepdims, False, "median")
 
 
+@compiled_when_eager(static_argnames=("axis", "overwrite_input", "keepdims"))
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _quantile(a, 0.5, axis, "midpoint", keepdims, True, "nanmedian")
 
@@ -132,11 +210,13 @@ def _nan_replaced(a, value):
     return where_values(mask, value, a), mask
 
 
+@compiled_when_eager(static_argnames=("axis", "dtype", "keepdims"))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     a, _ = _nan_replaced(a, 0)
     return sum(a, axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
+@compiled_when_eager(static_argnames=("axis", "dtype", "keepdims"))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     a, _ = _nan_replaced(a, 1)
     return prod(a, axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
@@ -151,10 +231,12 @@ def _nan_extremum(reduce, fill, a, axis, keepdims, initial, where):
     return where_values(all(mask, axis=axis, keepdims=keepdims), np.nan, out)
 
 
+@compiled_when_eager(static_argnames=("axis", "keepdims"))
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _nan_extremum(max, -np.inf, a, axis, keepdims, initial, where)
 
 
+@compiled_when_eager(static_argnames=("axis", "keepdims"))
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _nan_extremum(min, np.inf, a, axis, keepdims, initial, where)
 
@@ -175,6 +257,7 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
     return _nan_arg(argmin, np.inf, a, axis, keepdims)
 
 
+@compiled_when_eager(static_argnames=("axis", "dtype", "keepdims"))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     a = asarray_operand(a)
     if not dtypes.is_inexact(aval_of(a).dtype):
@@ -189,6 +272,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return total / count
 
 
+@compiled_when_eager(static_argnames=("axis", "dtype", "keepdims"))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     a = asarray_operand(a)
     if not dtypes.is_inexact(aval_of(a).dtype):
@@ -200,20 +284,23 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
         mask = mask & broadcast_to(where, aval_of(a).shape)
     centered = where_values(mask, a - nanmean(a, axis, keepdims=True, where=where), 0)
     sq = real(centered * conj(centered)) if dtypes.is_complex(aval_of(a).dtype) \
-        else centered * centered
+        else lax.square(centered)
     count = sum(mask, axis=axis, keepdims=keepdims).astype(aval_of(sq).dtype)
     return sum(sq, axis=axis, keepdims=keepdims) / (count - ddof)
 
 
+@compiled_when_eager(static_argnames=("axis", "dtype", "keepdims"))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     return sqrt(nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where))
 
 
+@compiled_when_eager(static_argnames=("axis", "dtype"))
 def nancumsum(a, axis=None, dtype=None, out=None):
     a, _ = _nan_replaced(a, 0)
     return cumsum(a, axis, dtype=dtype)
 
 
+@compiled_when_eager(static_argnames=("axis", "dtype"))
 def nancumprod(a, axis=None, dtype=None, out=None):
     a, _ = _nan_replaced(a, 1)
     return cumprod(a, axis, dtype=dtype)
@@ -221,11 +308,14 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 # --- weighted averages ------------------------------------------------------------------------
 
+@compiled_when_eager(static_argnames=("axis", "returned", "keepdims"))
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     a = asarray_operand(a)
     shape = aval_of(a).shape
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
+        if not returned:
+            return avg
         axes = canonical_axes(axis, len(shape))
         count = int(np.prod([shape[i] for i in axes]))
         weights_sum = full(aval_of(avg).shape, count, aval_of(avg).dtype)
@@ -247,9 +337,8 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
             if w_shape[0] != shape[ax]:
                 raise ValueError(f"average: length of weights ({w_shape[0]}) is not compatible "
                                  f"with axis {axis} of a, of size {shape[ax]}")
-            lone = [1] * len(shape)
-            lone[ax] = w_shape[0]
-            weights = broadcast_to(reshape(weights, lone), shape)
+            # the weights laid along axis ax (size 1 elsewhere), as jax reshapes them
+            weights = reshape(weights, tuple(d if i == ax else 1 for i, d in enumerate(shape)))
         weights_sum = sum(weights, axis=axis, keepdims=keepdims)
         avg = sum(a * weights, axis=axis, keepdims=keepdims) / weights_sum
     if returned:
@@ -382,6 +471,7 @@ def _sliding_dot(x, y, mode, preferred_element_type):
     return out[0, 0]
 
 
+@compiled_when_eager(static_argnames=("mode", "precision", "preferred_element_type"))
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
     a, v, n, m = _conv_1d(a, v, mode, "convolve", preferred_element_type)
     if m > n:
@@ -389,6 +479,7 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
     return _sliding_dot(a, v[::-1], mode, preferred_element_type)
 
 
+@compiled_when_eager(static_argnames=("mode", "precision", "preferred_element_type"))
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
     a, v, n, m = _conv_1d(a, v, mode, "correlate", preferred_element_type)
     v = conj(v)

@@ -10,6 +10,7 @@ from funcgraph.numpy._core import (
     asarray_operand, astype, aval_of, broadcast_shapes, broadcast_to_shape,
     promote_and_broadcast, promote_dtypes, promote_to_inexact)
 from funcgraph.interpreters.eval import is_eager
+from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph.numpy._creation import full, ones_like, zeros_like
 from funcgraph.numpy._types import bool_, float32, float64
 from funcgraph.primitives import elementwise as ew
@@ -62,14 +63,14 @@ asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh
 def log2(x, /):
     """log(x) / log(2), as jax computes it (complex: each part divided)."""
     (x,) = promote_to_inexact(x)
-    return _scale_log(x, lambda part: ew.div_p.bind(part, _scalar_like(np.log(2), part)))
+    return _scale_log(x, lambda part: ew.div_p.bind(part, _scalar_of(np.log(2), part)))
 
 
 def log10(x, /):
     """log(x) * (1 / log(10)), as jax computes it (complex: each part multiplied)."""
     (x,) = promote_to_inexact(x)
     return _scale_log(x, lambda part: ew.mul_p.bind(
-        part, _scalar_like(0.4342944819032518, part)))  # 1 / log(10)
+        part, _scalar_of(0.4342944819032518, part)))  # 1 / log(10)
 
 
 def _scale_log(x, scale):
@@ -79,11 +80,14 @@ def _scale_log(x, scale):
     return lax.complex(scale(ew.real_p.bind(out)), scale(ew.imag_p.bind(out)))
 
 
-def _scalar_like(value, x):
+def _scalar_of(value, x):
+    """`value` as a rank-0 constant of x's dtype: elementwise primitives take it as it is."""
     aval = aval_of(x)
-    return broadcast_to_shape(Array(np.array(value, aval.dtype),
-                                    core.ShapedArray((), aval.dtype, aval.weak_type)),
-                              aval.shape)
+    return Array(np.array(value, aval.dtype), core.ShapedArray((), aval.dtype, aval.weak_type))
+
+
+def _scalar_like(value, x):
+    return broadcast_to_shape(_scalar_of(value, x), aval_of(x).shape)
 
 
 def negative(x, /):
@@ -150,14 +154,14 @@ def round(a, decimals=0, out=None):
         wide = astype(x, np.float32) if dtype == np.float16 else x
         part = aval_of(wide).dtype
         factor = np.asarray(10 ** decimals, part)
-        scaled = ew.round_p.bind(ew.mul_p.bind(wide, _scalar_like(factor, wide)),
+        scaled = ew.round_p.bind(ew.mul_p.bind(wide, _scalar_of(factor, wide)),
                                  rounding_method=1)
         if part == dtypes.bfloat16:  # divided in float32 and rounded, by jax's XLA too
-            out = ew.div_p.bind(scaled, _scalar_like(factor, wide))
+            out = ew.div_p.bind(scaled, _scalar_of(factor, wide))
         else:
             # jax divides by the constant factor inside a jit, which XLA turns into a
             # product with its rounded reciprocal: written so, eager results are jax's too
-            out = ew.mul_p.bind(scaled, _scalar_like(np.asarray(1, part) / factor, wide))
+            out = ew.mul_p.bind(scaled, _scalar_of(np.asarray(1, part) / factor, wide))
         return astype(out, dtype) if dtype == np.float16 else out
     if dtypes.is_complex(dtype):
         return lax.complex(round_real(ew.real_p.bind(a)), round_real(ew.imag_p.bind(a)))
@@ -168,7 +172,10 @@ around = round
 
 
 def square(x, /):
-    return ew.integer_pow_p.bind(asarray_operand(x), y=2)
+    x = asarray_operand(x)
+    if aval_of(x).dtype == np.bool_:  # as jax: booleans square as integers
+        x = astype(x, dtypes.default_int())
+    return ew.square_p.bind(x)
 
 
 def reciprocal(x, /):
@@ -356,14 +363,20 @@ def floor_divide(x1, x2, /):
 
 
 def _float_floor_divide(x1, x2):
-    """Python's float floor division: (x1 - fmod(x1, x2)) / x2, one less where the remainder
-    and the divisor differ in sign. Unlike floor(x1 / x2) it gives +0.0 for (-0.0) // 2 and
-    exact quotients near integers, as jax does."""
+    return float_divmod(x1, x2)[0]
+
+
+def float_divmod(x1, x2):
+    """Python's float divmod of broadcast operands: the quotient (x1 - fmod(x1, x2)) / x2
+    and the remainder fmod(x1, x2), moved by one divisor where the remainder and the
+    divisor differ in sign. Unlike floor(x1 / x2) it gives +0.0 for (-0.0) // 2 and exact
+    quotients near integers, as jax does."""
     mod = ew.rem_p.bind(x1, x2)
     quotient = ew.div_p.bind(where_values(equal(x2, 0), x1, x1 - mod), x2)
     fix = logical_and(not_equal(mod, 0), not_equal(sign(x2), sign(mod)))
+    mod = where_values(fix, mod + x2, mod)
     quotient = where_values(fix, quotient - 1, quotient)
-    return ew.round_p.bind(quotient, rounding_method=0)  # half away from zero
+    return ew.round_p.bind(quotient, rounding_method=0), mod  # half away from zero
 
 
 def _nonzero_divisor(x2):
@@ -425,16 +438,17 @@ def float_power(x1, x2, /):
     return power(astype(x1, dtype), astype(x2, dtype))
 
 
+@compiled_when_eager()
 def hypot(x1, x2, /):
     """sqrt(x1**2 + x2**2) without overflow or underflow: big * sqrt(1 + (small/big)**2)."""
     x1, x2 = promote_and_broadcast(*promote_to_inexact(x1, x2))
     a, b = absolute(x1), absolute(x2)
+    infinite = logical_or(equal(a, np.inf), equal(b, np.inf))
     big, small = maximum(a, b), minimum(a, b)
     at_zero = equal(big, 0)
     ratio = small / where_values(at_zero, ones_like(big), big)
-    out = where_values(at_zero, big, big * sqrt(1 + ew.integer_pow_p.bind(ratio, y=2)))
-    return where_values(logical_or(isinf(a), isinf(b)), full(aval_of(out).shape, np.inf,
-                                                               aval_of(out).dtype), out)
+    out = where_values(at_zero, big, big * sqrt(1 + ew.square_p.bind(ratio)))
+    return where_values(infinite, _scalar_of(np.inf, out), out)
 
 
 def copysign(x1, x2, /):
@@ -447,8 +461,10 @@ def signbit(x, /):
     dtype = aval_of(x).dtype
     if not dtypes.is_float(dtype):
         return less(x, 0)
+    # the sign bit shifted over the whole word: -1 where set, 0 where not
     bits = lax.bitcast_convert_type(x, np.dtype(f"i{dtype.itemsize}"))
-    return less(bits, 0)
+    shift = _scalar_of(8 * dtype.itemsize - 1, bits)
+    return astype(ew.shift_right_arithmetic_p.bind(bits, shift), bool_)
 
 
 def conjugate(x, /):

@@ -14,7 +14,7 @@ from functools import partial as _partial
 
 import numpy as np
 
-from funcgraph.util import scipy_linalg
+from funcgraph.util import scipy_linalg as _scipy_linalg
 from funcgraph import dtypes, lax
 # The public names of numpy.linalg are its own: what it uses from funcgraph.numpy comes in
 # under private names.
@@ -415,7 +415,7 @@ def _host_qr(a, mode):
     q = np.empty((flat.shape[0], m, k), a.dtype)
     r = np.empty((flat.shape[0], k, n), a.dtype)
     for i, x in enumerate(flat):
-        q[i], r[i] = scipy_linalg().qr(x, mode=mode, check_finite=False)
+        q[i], r[i] = _scipy_linalg().qr(x, mode=mode, check_finite=False)
     return q.reshape(a.shape[:-2] + (m, k)), r.reshape(a.shape[:-2] + (k, n))
 
 
@@ -600,7 +600,7 @@ def _host_eigh(a, lower):
     v = np.empty(flat.shape, a.dtype)
     for i, m in enumerate(flat):
         try:
-            w[i], v[i] = scipy_linalg().eigh(m, lower=lower, driver="evd", check_finite=False)
+            w[i], v[i] = _scipy_linalg().eigh(m, lower=lower, driver="evd", check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
             w[i], v[i] = np.nan, np.nan  # as JAX: NaN where LAPACK fails
     return w.reshape(a.shape[:-1]), v.reshape(a.shape)
@@ -719,7 +719,7 @@ def _host_svd(a, full_matrices, compute_uv):
     vh = np.empty((flat.shape[0], kv, n), a.dtype)
     for i, x in enumerate(flat):
         try:
-            out = scipy_linalg().svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
+            out = _scipy_linalg().svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
                                     check_finite=False, lapack_driver="gesdd")
         except (np.linalg.LinAlgError, ValueError):
             out = (np.nan, np.nan, np.nan) if compute_uv else np.nan
@@ -1093,7 +1093,7 @@ def _host_eig(a):
     w = np.empty(flat.shape[:-1], out)
     v = np.empty(flat.shape, out)
     for i, m in enumerate(flat):
-        w[i], v[i] = scipy_linalg().eig(m)
+        w[i], v[i] = _scipy_linalg().eig(m)
     return w.reshape(a.shape[:-1]), v.reshape(a.shape)
 
 

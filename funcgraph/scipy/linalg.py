@@ -6,7 +6,7 @@ import functools
 import numpy as np
 
 import funcgraph.numpy as fnp
-from funcgraph.util import scipy_linalg
+from funcgraph.util import scipy_linalg as _scipy_linalg
 from funcgraph import lax
 from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy import linalg as _la
@@ -363,7 +363,7 @@ def schur(a, output="real"):
         dtype = np.dtype(np.complex128 if dtype in (np.float64, np.complex128) else np.complex64)
 
     def host(m):
-        t, z = scipy_linalg().schur(np.asarray(m), output=output)
+        t, z = _scipy_linalg().schur(np.asarray(m), output=output)
         return t.astype(dtype), z.astype(dtype)
     return _host(host, a, (dtype, dtype))
 
@@ -377,7 +377,7 @@ def sqrtm(A, blocksize=1):
 
     def host(m):
         m = np.asarray(m).astype(dtype)
-        return (scipy_linalg().sqrtm(m).astype(dtype),)
+        return (_scipy_linalg().sqrtm(m).astype(dtype),)
     return _host(host, A, (dtype,))[0]
 
 
@@ -392,7 +392,7 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
         flat = m.reshape((-1,) + m.shape[-2:])
         h, q = np.empty_like(flat), np.empty_like(flat)
         for i, x in enumerate(flat):
-            h[i], q[i] = scipy_linalg().hessenberg(x, calc_q=True, check_finite=False)
+            h[i], q[i] = _scipy_linalg().hessenberg(x, calc_q=True, check_finite=False)
         return h.reshape(m.shape), q.reshape(m.shape)
     shapes = (ShapeDtypeStruct(a.shape, a.dtype),) * 2
     h, q = _pure_callback(host, shapes, a, vmap_method="expand_dims")
@@ -411,7 +411,7 @@ def rsf2csf(T, Z, check_finite=True):
                          f"{T.shape} and {Z.shape}")
 
     def host(t, z):
-        t, z = scipy_linalg().rsf2csf(np.asarray(t), np.asarray(z), check_finite=False)
+        t, z = _scipy_linalg().rsf2csf(np.asarray(t), np.asarray(z), check_finite=False)
         return t.astype(cdtype), z.astype(cdtype)
     shapes = (ShapeDtypeStruct(T.shape, cdtype),) * 2
     return _pure_callback(host, shapes, T.astype(dtype), Z.astype(dtype),
