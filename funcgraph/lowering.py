@@ -186,9 +186,6 @@ class LoweringContext:
         self.name_stack = name_stack
         self.location = ""
         self.token = token
-        # (SSA name, shape) -> the name of that value broadcast to shape, emitted in this
-        # body (a region has a context of its own, so every use follows the definition)
-        self.broadcasts = {}
 
     def effect_token(self):
         """The ordered-effects token: the function's, else one made here (inside the

@@ -191,13 +191,9 @@ def broadcast_scalar_operands(ctx, avals_in, args, shape):
     for aval, arg in zip(avals_in, args):
         if aval.shape != shape:
             full = aval.update(shape=shape)
-            key = (arg, shape)
-            broadcast = ctx.broadcasts.get(key)
-            if broadcast is None:
-                broadcast = ctx.broadcasts[key] = ctx.op(
-                    "stablehlo.broadcast_in_dim", [arg], [aval], full,
-                    {"broadcast_dimensions": i64_array(range(aval.ndim))})
-            arg, aval = broadcast, full
+            arg = ctx.op("stablehlo.broadcast_in_dim", [arg], [aval], full,
+                         {"broadcast_dimensions": i64_array(range(aval.ndim))})
+            aval = full
         out_avals.append(aval)
         out_args.append(arg)
     return out_avals, out_args
