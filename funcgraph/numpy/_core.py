@@ -233,11 +233,12 @@ def promote_and_broadcast(*args, name=None):
     primitives accept them next to shaped operands)."""
     if len(args) == 2:
         a, b = args
-        if type(a) is Array and type(b) in _WEAK_PYTHON_SCALARS:
+        # an array (or a tracer: tracing's hot path too) next to a Python scalar
+        if type(b) in _WEAK_PYTHON_SCALARS and (type(a) is Array or isinstance(a, Tracer)):
             scalar = _with_python_scalar(a, b)
             if scalar is not None:
                 return a, scalar
-        elif type(b) is Array and type(a) in _WEAK_PYTHON_SCALARS:
+        elif type(a) in _WEAK_PYTHON_SCALARS and (type(b) is Array or isinstance(b, Tracer)):
             scalar = _with_python_scalar(b, a)
             if scalar is not None:
                 return scalar, b
