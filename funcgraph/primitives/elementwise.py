@@ -68,7 +68,13 @@ def _binary_shape_rule(name, kinds, out_dtype):
             check_same_dtypes(name, [x, y])
         if KIND[x.dtype] not in kinds:
             check_dtype(name, x, kinds, "arguments")
-        shape = broadcast_shape(name, [x, y])
+        xs, ys = x.shape, y.shape
+        if xs == ys or not ys:  # the common cases first (the eager hot path)
+            shape = xs
+        elif not xs:
+            shape = ys
+        else:
+            shape = broadcast_shape(name, [x, y])
         weak = x.weak_type and y.weak_type
         if out_dtype is None and x.shape == shape and x.weak_type == weak:
             return x
@@ -88,6 +94,8 @@ def _broadcasting_impl(np_fn):
     """np_fn given operands of one shape where shaped ones meet along size-1 dimensions."""
     if np_fn is None:
         return None
+    if isinstance(np_fn, np.ufunc):
+        return np_fn  # broadcasts by itself (and is called without a Python frame)
 
     def impl(x, y, **params):
         if x.shape != y.shape and x.ndim and y.ndim:
