@@ -1,8 +1,6 @@
 """funcgraph: trace pure Python functions into a typed IR and transform them
-(grad, jvp, vmap, jit), with JAX's API.
-
-    import funcgraph as fg
-    import funcgraph.numpy as fnp
+(grad, jvp, vmap, jit), with JAX's API.  Its names: `fg` for funcgraph itself and
+`fnp` for funcgraph.numpy.
 """
 from funcgraph.config import (
     config, debug_infs, debug_key_reuse, debug_nans, default_device, default_matmul_precision,

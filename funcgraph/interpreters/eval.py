@@ -18,10 +18,7 @@ from funcgraph.config import config
 from funcgraph.ir import Literal
 from funcgraph.sharding import SingleDeviceSharding
 
-try:  # optional C extensions (built where a C compiler is found)
-    from funcgraph._libm import call_in_xla_mode as _call_in_xla_mode
-except ImportError:
-    _call_in_xla_mode = None
+from funcgraph.native import libm as _libm  # None where not built
 
 impl_rules = {}
 
@@ -131,9 +128,9 @@ def call_host_impl(impl, values, params):
     """impl(*values, **params) in the floating-point mode of XLA's CPU code, which flushes
     subnormal inputs and results to zero (jax's eager results do): where funcgraph._libm
     is built, on x86 (elsewhere NumPy's IEEE subnormals stay)."""
-    if _call_in_xla_mode is None:
+    if _libm is None:
         return impl(*values, **params)
-    return _call_in_xla_mode(impl, tuple(values), params)
+    return _libm.call_in_xla_mode(impl, tuple(values), params)
 
 
 class EvalTrace(core.Trace):

@@ -1,7 +1,7 @@
 """Layer 9, the jax compatibility layer: `import jax` (and every `jax.<sub>`) means
 funcgraph, for unmodified programs and for the JAX libraries they build on.
 
-    import funcgraph; funcgraph.install_as_jax()     # first line of a script or notebook
+    funcgraph.install_as_jax()                        # first line of a script or notebook
     python -m funcgraph run script.py [args]          # or: python -m funcgraph run -m pytest
 
 `jax.<name>` is served, in this order, by the shim module

@@ -19,10 +19,7 @@ from funcgraph import dtypes
 from funcgraph.core import ShapedArray
 from funcgraph.interpreters.eval import NoHostImpl, compiled_eval, eager_mode
 
-try:
-    from funcgraph import _libm
-except ImportError:  # built by setup.py where a C compiler was found
-    _libm = None
+from funcgraph.native import libm as _libm  # None where not built
 
 _FLOAT32 = np.dtype(np.float32)
 _DTYPES = (_FLOAT32, np.dtype(np.float64))

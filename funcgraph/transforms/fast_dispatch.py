@@ -36,10 +36,7 @@ from funcgraph.config import config
 from funcgraph.interpreters import eval as eval_module
 from funcgraph.interpreters.eval import eval_trace
 
-try:
-    from funcgraph import _cdispatch
-except ImportError:  # not built: funcgraph was installed where no C compiler was found
-    _cdispatch = None
+from funcgraph.native import cdispatch as _cdispatch  # None where not built
 
 # Argument types looked up by their abstract value in the fast path; anything else
 # (pytrees, tracers, other array-likes) takes the full path.

@@ -6,8 +6,7 @@ import os
 import sys
 
 if os.environ.get("FUNCGRAPH_AS_JAX") == "1":
-    import funcgraph
-    funcgraph.install_as_jax()
+    importlib.import_module("funcgraph").install_as_jax()
 
 
 def _run_next_sitecustomize():
