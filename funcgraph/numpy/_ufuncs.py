@@ -314,12 +314,6 @@ def logical_not(x, /):
     return ew.not_p.bind(astype(x, bool_))
 
 
-# The float dtypes whose division by a broadcast divisor XLA's algebraic simplifier
-# rewrites as a multiplication by the broadcast reciprocal (A / broadcast(B) becomes
-# A * broadcast(1 / B)); bfloat16 (computed in float32) and complex keep the division.
-_RECIPROCAL_DIVIDED = frozenset(map(np.dtype, ("float16", "float32", "float64")))
-
-
 def true_divide(x1, x2, /):
     x1, x2 = promote_to_inexact(x1, x2)
     if is_eager() and _divisor_broadcast(x1, x2):
@@ -341,7 +335,7 @@ def _divisor_broadcast(x1, x2):
     except ValueError:
         return False  # the division reports the shapes
     dtype = dtypes.promote_weak((a1.dtype, a1.weak_type), (a2.dtype, a2.weak_type))[0]
-    return np.dtype(dtype) in _RECIPROCAL_DIVIDED
+    return np.dtype(dtype) in ew.RECIPROCAL_DIVIDED
 
 
 divide = true_divide

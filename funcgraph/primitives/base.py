@@ -219,11 +219,12 @@ def _reduced_axes_last(x, axes):
     return moved.reshape([x.shape[i] for i in kept] + [-1]), (len(kept),)
 
 
-# Sums and products that run compiled eagerly: XLA's CPU code adds float32 and wider
-# values in its own order (vectorized partial sums), which rounds otherwise than NumPy's
-# pairwise sums (16 of 20 row sums of a 20x30 float32 array); narrow floats accumulate
-# in float32 and round once, to the same bits.
-_XLA_ORDERED = frozenset(map(np.dtype, ("float32", "float64", "complex64", "complex128")))
+# The dtypes whose sums, products and contractions run compiled eagerly: XLA's CPU code
+# adds float32 and wider values in its own order (vectorized partial sums, blocked
+# products), which rounds otherwise than NumPy's pairwise sums (16 of 20 row sums of a
+# 20x30 float32 array) and einsum (a third of a 16x64 by 64x16 product); narrow floats
+# accumulate in float32 and round once, to the same bits.
+XLA_ORDERED = frozenset(map(np.dtype, ("float32", "float64", "complex64", "complex128")))
 
 
 def reduction(name, np_fn, monoid, hlo_op, kinds):
@@ -234,7 +235,7 @@ def reduction(name, np_fn, monoid, hlo_op, kinds):
         if x.size == 0:
             shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
             return np.full(shape, identity(x.dtype, monoid), x.dtype)
-        if accumulates and x.dtype in _XLA_ORDERED:
+        if accumulates and x.dtype in XLA_ORDERED:
             raise NoHostImpl
         wide = x.astype(accumulation_dtype(x.dtype)) if accumulates else x
         if accumulates and x.dtype.kind in "fcV":

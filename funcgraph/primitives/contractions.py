@@ -10,7 +10,7 @@ from funcgraph.interpreters.ad_util import is_zero
 from funcgraph.interpreters.eval import NoHostImpl
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
-from funcgraph.primitives.base import transpose_p
+from funcgraph.primitives.base import XLA_ORDERED, transpose_p
 from funcgraph.primitives.elementwise import add_p, convert_element_type_p
 from funcgraph.primitives.helpers import (
     BOOL, NARROW_FLOATS, NUMBER, check_dtype, check_same_dtypes, declare, shift_dims)
@@ -48,12 +48,6 @@ def _dot_general_shape(x, y, dimension_numbers, precision=None, preferred_elemen
 # of narrow floats stay on NumPy, where a call costs less than a compiled one.
 _HOST_DOT_MAX_WORK = 1 << 16
 
-# Contractions that always run compiled eagerly: XLA adds the products of float32 and
-# wider types in its own order (blocked, vectorized), which rounds otherwise than
-# NumPy's in a third of the elements of a 16x64 by 64x16 product; narrow floats
-# accumulate in float32 and round once, to the same bits.
-_XLA_ORDERED = frozenset(map(np.dtype, ("float32", "float64", "complex64", "complex128")))
-
 
 # The float types whose products accumulate in float32 (NumPy's einsum cannot multiply
 # ml_dtypes' 8- and 4-bit floats at all).
@@ -64,7 +58,7 @@ def _dot_general_impl(x, y, dimension_numbers, precision=None, preferred_element
     (lc, rc), (lb, rb) = dimension_numbers
     lf = [i for i in range(x.ndim) if i not in lc and i not in lb]
     rf = [i for i in range(y.ndim) if i not in rc and i not in rb]
-    if x.dtype in _XLA_ORDERED or (
+    if x.dtype in XLA_ORDERED or (
             x.dtype.kind in "fcV" and x.size * math.prod(y.shape[j] for j in rf) > _HOST_DOT_MAX_WORK):
         raise NoHostImpl
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")

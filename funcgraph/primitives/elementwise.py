@@ -758,7 +758,7 @@ def _div_impl(x, y):
             q = (x - np.fmod(x, safe_y)) // safe_y
             q = np.where(wraps, -x, q)
             return np.where(zero, np.array(-1).astype(x.dtype), q).astype(x.dtype)
-        if x.dtype in _RECIPROCAL_DIVIDED and y.shape != x.shape and y.size == 1:
+        if x.dtype in RECIPROCAL_DIVIDED and y.shape != x.shape and y.size == 1:
             # XLA's simplifier turns A / broadcast(B) into A * broadcast(1 / B): jax's
             # quotient by a scalar, eager or jitted, is that product (1 ulp off the
             # rounded quotient in a third of float32 elements).
@@ -766,9 +766,10 @@ def _div_impl(x, y):
         return np.divide(x, y)
 
 
-# The float dtypes whose division by a broadcast divisor XLA rewrites as above; bfloat16
-# (computed in float32) and complex keep the division.
-_RECIPROCAL_DIVIDED = frozenset(map(np.dtype, ("float16", "float32", "float64")))
+# The float dtypes whose division by a broadcast divisor XLA's simplifier rewrites as a
+# multiplication by the broadcast reciprocal (A / broadcast(B) -> A * broadcast(1 / B));
+# bfloat16 (computed in float32) and complex keep the division.
+RECIPROCAL_DIVIDED = frozenset(map(np.dtype, ("float16", "float32", "float64")))
 
 
 def _rem_impl(x, y):
