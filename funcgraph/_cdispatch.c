@@ -41,7 +41,8 @@ static PyObject *trace_state, *eval_trace, *config, *host_leaf_key, *ndarray_tok
     *wrap;
 
 static PyObject *s_dispatch_checks, *s_trace, *s_token, *s_value, *s_dtype, *s_shape,
-    *s_enable_x64, *s_flat_caller, *s_make_flat_caller, *s_slow_call, *s_consume_with_handlers;
+    *s_enable_x64, *s_flat_caller, *s_make_flat_caller, *s_slow_call, *s_consume_with_handlers,
+    *s_is_ready;
 
 /* Array slots are read and written through their member descriptors (the same as
  * `x._buf` in Python, without the attribute lookup). */
@@ -580,8 +581,57 @@ static PyTypeObject FastJitType = {
  * (interpreters/eval.py): every argument an uncommitted Array, one output.  The output
  * aval is rule(*avals, **params), the value impl(*values, **params) (NumPy), the result
  * Array(value, aval); `wrap(value, aval)` (eval.py's wrap_value) where the value is not of
- * the aval's dtype.  NotImplemented where an argument is anything else: then the Python
- * path runs. */
+ * the aval's dtype.  NotImplemented where an argument is anything else, is still being
+ * computed by the device, or the work is large: then the Python path runs (and sends the
+ * last two to the device). */
+/* Element count from which an eager primitive runs compiled (interpreters/eval.py's
+ * LARGE_OP_SIZE, given to setup). */
+static Py_ssize_t large_op_size = PY_SSIZE_T_MAX;
+
+/* Whether an aval has at least large_op_size elements: 1, 0, or -1 with an exception. */
+static int is_large(PyObject *aval)
+{
+    PyObject *shape = PyObject_GetAttr(aval, s_shape);
+    if (shape == NULL)
+        return -1;
+    if (!PyTuple_Check(shape)) {  /* not a plain shape: leave it to the Python path */
+        Py_DECREF(shape);
+        return 1;
+    }
+    Py_ssize_t size = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape) && size < large_op_size; i++) {
+        Py_ssize_t d = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (d == -1 && PyErr_Occurred()) {  /* a symbolic dimension: the Python path */
+            PyErr_Clear();
+            Py_DECREF(shape);
+            return 1;
+        }
+        size *= d;
+    }
+    Py_DECREF(shape);
+    return size >= large_op_size;
+}
+
+/* Whether the device is still computing an Array held there only (its buffer is not
+ * ready): 1, 0, or -1 with an exception set. */
+static int being_computed(PyObject *array)
+{
+    PyObject *buf = slot_get(buf_slot, array);
+    if (buf == NULL)
+        return -1;
+    if (buf == Py_None) {
+        Py_DECREF(buf);
+        return 0;
+    }
+    PyObject *ready = PyObject_CallMethodNoArgs(buf, s_is_ready);
+    Py_DECREF(buf);
+    if (ready == NULL)
+        return -1;
+    int is_ready = PyObject_IsTrue(ready);
+    Py_DECREF(ready);
+    return is_ready < 0 ? -1 : !is_ready;
+}
+
 static PyObject *eager_numpy(PyObject *module, PyObject *const *fargs, Py_ssize_t nargs)
 {
     if (nargs != 4 || (fargs[3] != Py_None && !PyDict_Check(fargs[3]))) {
@@ -613,6 +663,13 @@ static PyObject *eager_numpy(PyObject *module, PyObject *const *fargs, Py_ssize_
         PyObject *value = slot_get(np_slot, arg);
         if (value == Py_None) {  /* held on the device only: Array._value fetches it */
             Py_DECREF(value);
+            int computing = being_computed(arg);
+            if (computing != 0) {  /* the Python path sends the primitive to the device */
+                if (computing < 0)
+                    goto done;
+                result = Py_NewRef(Py_NotImplemented);
+                goto done;
+            }
             value = PyObject_GetAttr(arg, s_value);
         }
         if (value == NULL)
@@ -626,6 +683,16 @@ static PyObject *eager_numpy(PyObject *module, PyObject *const *fargs, Py_ssize_
     out_aval = PyObject_Call(rule, avals, params);
     if (out_aval == NULL)
         goto done;
+    /* large work runs compiled: the Python path sends it there */
+    for (Py_ssize_t i = -1; i < n; i++) {
+        int large = is_large(i < 0 ? out_aval : PyTuple_GET_ITEM(avals, i));
+        if (large < 0)
+            goto done;
+        if (large) {
+            result = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+    }
     {
         /* XLA's CPU code flushes subnormals: so does the NumPy op standing for it */
         ENTER_XLA_MODE
@@ -673,9 +740,9 @@ static int member_slot(PyObject **slot, PyTypeObject *type, const char *name)
 static PyObject *setup(PyObject *module, PyObject *args)
 {
     PyObject *array, *aval, *state, *trace, *cfg, *host_key, *tokens, *flatten_getter, *wrap_fn;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOO!OO:setup", &PyType_Type, &array, &PyType_Type, &aval,
+    if (!PyArg_ParseTuple(args, "O!O!OOOOO!OOn:setup", &PyType_Type, &array, &PyType_Type, &aval,
                           &state, &trace, &cfg, &host_key, &PyDict_Type, &tokens,
-                          &flatten_getter, &wrap_fn))
+                          &flatten_getter, &wrap_fn, &large_op_size))
         return NULL;
     PyObject *numpy = PyImport_ImportModule("numpy");
     PyObject *ndarray = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "ndarray");
@@ -750,7 +817,8 @@ PyMODINIT_FUNC PyInit__cdispatch(void)
         || intern(&s_flat_caller, "flat_caller") < 0
         || intern(&s_make_flat_caller, "make_flat_caller") < 0
         || intern(&s_slow_call, "_slow_call") < 0
-        || intern(&s_consume_with_handlers, "consume_with_handlers") < 0)
+        || intern(&s_consume_with_handlers, "consume_with_handlers") < 0
+        || intern(&s_is_ready, "is_ready") < 0)
         return NULL;
     if (PyType_Ready(&FlatCallType) < 0 || PyType_Ready(&FastJitType) < 0)
         return NULL;

@@ -350,3 +350,54 @@ def test_eager_numpy_serves_only_uncommitted_arrays():
         _cdispatch.eager_numpy(impl, rule, (x, dead), {})
     with pytest.raises(TypeError):  # the shape rule's error, as in Python
         _cdispatch.eager_numpy(impl, rule, (x, fg.device_put(np.ones(2, np.float32))), {})
+
+
+# --- where an eager primitive runs: NumPy for small work on the host, the device for
+# large work and for values the device is still computing (interpreters/eval.py) --------
+
+def _ran_on(out):
+    return "numpy" if out._buf is None else "device"
+
+
+@pytest.fixture(params=["C path", "Python path"])
+def eager_path(request, monkeypatch):
+    from funcgraph.interpreters import eval as eval_module
+    if request.param == "Python path":
+        monkeypatch.setattr(eval_module, "_fast_numpy_op", None)
+    return eval_module
+
+
+def test_large_eager_work_runs_compiled(eager_path):
+    n = eager_path.LARGE_OP_SIZE
+    below, at = fnp.asarray(np.ones(n - 1, np.float32)), fnp.asarray(np.ones(n, np.float32))
+    assert _ran_on(below * 2) == "numpy"
+    assert _ran_on(at * 2) == "device"
+    assert _ran_on(fnp.max(at)) == "device"  # a large argument, a small result
+    assert _ran_on(fnp.broadcast_to(fnp.asarray(np.ones(1, np.float32)), (n,))) == "device"
+    np.testing.assert_array_equal(at * 2, np.full(n, 2, np.float32))
+
+
+def test_an_op_on_a_value_being_computed_runs_compiled(eager_path):
+    a = fg.device_put(np.ones((1500, 1500), np.float32))
+    f = fg.jit(lambda a: (a @ a @ a)[0, :4])
+    fg.block_until_ready(f(a) + 1)  # both compiled before the timed call
+    y = f(a)
+    if y._buf.is_ready():
+        pytest.skip("the device finished the product before the next op")
+    z = y + 1
+    assert _ran_on(z) == "device"
+    np.testing.assert_array_equal(z, np.full(4, 1500.0 ** 2 + 1, np.float32))
+    y.block_until_ready()
+    assert _ran_on(y + 1) == "numpy"  # ready: read in place on the host
+
+
+@needs_c
+def test_eager_numpy_leaves_large_work_to_the_python_path():
+    from funcgraph import _cdispatch
+    from funcgraph.interpreters import eval as eval_module
+    from funcgraph.primitives import elementwise as ew
+    impl, rule = eval_module.impl_rules[ew.add_p], core.shape_rules[ew.add_p]
+    n = eval_module.LARGE_OP_SIZE
+    small, large = (fnp.asarray(np.ones(k, np.float32)) for k in (n - 1, n))
+    assert type(_cdispatch.eager_numpy(impl, rule, (small, small), {})) is Array
+    assert _cdispatch.eager_numpy(impl, rule, (large, large), {}) is NotImplemented

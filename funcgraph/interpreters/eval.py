@@ -1,9 +1,12 @@
 """Evaluation: run primitives on concrete values, and evaluate a jaxpr.
 
 impl_rules[prim](*numpy_values, **params) -> numpy value (or list of them) is
-each primitive's NumPy reference implementation.  On the CPU eager calls use
-it directly (fast for small work); elsewhere, or with the flag
-`funcgraph_eager_numpy` off, eager primitives run as compiled XLA computations.
+each primitive's NumPy reference implementation.  On the CPU eager calls of small work
+use it directly (it starts sooner than a compiled call); large work, and work on values
+the device is still computing, runs compiled as jax's eager ops do (XLA's kernels use
+every core and the values stay on the device, so the device's queue keeps running while
+Python goes on).  Elsewhere than the CPU, or with the flag `funcgraph_eager_numpy` off,
+eager primitives run as compiled XLA computations.
 An impl that serves only some inputs raises NoHostImpl for the others, which then
 run compiled (primitives/host_math.py).
 """
@@ -118,6 +121,12 @@ def _placed_elsewhere(args):
 # Python loop below does all of it.
 _fast_numpy_op = None
 
+# From this many elements in an argument or the result, an eager primitive runs compiled
+# on the CPU too: there XLA's kernels beat NumPy's, and the result stays on the device for
+# the next compiled op instead of being copied there (NumPy's memory is not aligned as
+# XLA's, so the device cannot read it in place).
+LARGE_OP_SIZE = 1 << 16
+
 
 def set_fast_numpy_op(op):
     global _fast_numpy_op
@@ -131,6 +140,27 @@ def call_host_impl(impl, values, params):
     if _libm is None:
         return impl(*values, **params)
     return _libm.call_in_xla_mode(impl, tuple(values), params)
+
+
+def _is_large(avals, out_aval, multiple_results):
+    outs = out_aval if multiple_results else [out_aval]
+    return any(type(getattr(a, "shape", None)) is tuple and _size(a.shape) >= LARGE_OP_SIZE
+               for group in (avals, outs) for a in group)
+
+
+def _size(shape):
+    size = 1
+    for d in shape:
+        if type(d) is not int:  # a symbolic dimension: no host work is that shape
+            return LARGE_OP_SIZE
+        size *= d
+    return size
+
+
+def _being_computed(a):
+    """Whether the device is still computing this Array (held on the device only)."""
+    buf = a._buf
+    return buf is not None and not a._deleted and not buf.is_ready()
 
 
 class EvalTrace(core.Trace):
@@ -163,20 +193,28 @@ class EvalTrace(core.Trace):
         # The NumPy path, the eager hot path: one pass over the arguments gives their host
         # values and avals, or finds one placed off the default device (the primitive
         # then runs compiled, where that argument is).  _cdispatch.eager_numpy does the
-        # same for uncommitted Arrays: a change here belongs there too.
+        # same for uncommitted Arrays: a change here belongs there too.  An argument the
+        # device is still computing sends the primitive there as well: it joins the
+        # device's queue, as jax's eager ops do, instead of waiting for the value.
         vals, avals = [], []
         for a in args:
             if type(a) is Array:
                 if a._sharding is not None and not _on_default_device(a):
                     return self._run_compiled(prim, args, params)
                 value = a._np
-                vals.append(a._value if value is None else value)
+                if value is None:
+                    if _being_computed(a):
+                        return self._run_compiled(prim, args, params)
+                    value = a._value
+                vals.append(value)
                 avals.append(a.aval)
             else:
                 value, aval = to_concrete(a)
                 vals.append(value)
                 avals.append(aval)
         out_aval = rule(*avals, **params)
+        if _is_large(avals, out_aval, prim.multiple_results):
+            return self._run_compiled(prim, args, params)
         out = call_host_impl(impl, vals, params)
         if config.check_nonfinite:
             check_nonfinite(prim, out if prim.multiple_results else [out])

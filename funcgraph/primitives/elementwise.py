@@ -640,17 +640,17 @@ def _integer_pow_impl(x, y):
             # XLA's complex division and longer products round otherwise: run compiled
             raise NoHostImpl
         # floats: the lowering's square-and-multiply, each product rounded as XLA's
-        # (NumPy's power rounds x ** 3 once)
-        acc, base, n = np.ones_like(x), x, abs(y)
-        first = True
+        # (NumPy's power rounds x ** 3 once); products of one dtype keep it
+        acc, base, n = None, x, abs(y)
         while n:
             if n & 1:
-                acc = base if first else (acc * base).astype(x.dtype)
-                first = False
+                acc = base if acc is None else acc * base
             n >>= 1
             if n:
-                base = (base * base).astype(x.dtype)
-        return (1 / acc).astype(x.dtype) if y < 0 else np.asarray(acc, x.dtype)
+                base = base * base
+        if acc is None:
+            acc = np.ones_like(x)
+        return np.asarray(1 / acc if y < 0 else acc, x.dtype)
 
 
 def _integer_pow_lowering(ctx, avals_in, avals_out, x, y):

@@ -150,7 +150,8 @@ class PyFlatCall:
 IN_C = _cdispatch is not None and os.environ.get("FUNCGRAPH_PYTHON_DISPATCH") != "1"
 if IN_C:
     _cdispatch.setup(Array, core.ShapedArray, core.current, eval_trace, config, host_leaf_key,
-                     _ndarray_tokens, backend.container_flattener, eval_module.wrap_value)
+                     _ndarray_tokens, backend.container_flattener, eval_module.wrap_value,
+                     eval_module.LARGE_OP_SIZE)
     eval_module.set_fast_numpy_op(_cdispatch.eager_numpy)
     FastJit, FlatCall, flat_key = _cdispatch.FastJit, _cdispatch.FlatCall, _cdispatch.flat_key
 else:
