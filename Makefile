@@ -11,7 +11,7 @@ PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 # setup.py builds funcgraph's optional C part (the jit fast path, the C math library
 # calls) into the source tree.
-$(VENV)/.installed: pyproject.toml setup.py funcgraph/_cdispatch.c funcgraph/_libm.c
+$(VENV)/.installed: pyproject.toml setup.py funcgraph/_cdispatch.c funcgraph/_libm.c funcgraph/_source.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e .

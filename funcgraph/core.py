@@ -22,6 +22,7 @@ import numpy as np
 
 from funcgraph import dtypes, shape_poly
 from funcgraph.config import config as _config
+from funcgraph.native import source as _source  # None where not built
 
 
 # --- abstract values -------------------------------------------------------
@@ -529,6 +530,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # The files whose frames are not user code: funcgraph's own, plus the paths libraries
 # register (jax.extend.source_info_util.register_exclusion).
 excluded_source_paths = (_PACKAGE_DIR,)
+# file name -> whether it is under excluded_source_paths (every equation asks)
+_excluded_files = {}
 
 
 def exclude_source_path(path):
@@ -536,6 +539,14 @@ def exclude_source_path(path):
     global excluded_source_paths
     if path not in excluded_source_paths:
         excluded_source_paths = excluded_source_paths + (path,)
+        _excluded_files.clear()
+
+
+def _is_excluded(filename):
+    excluded = _excluded_files.get(filename)
+    if excluded is None:
+        excluded = _excluded_files[filename] = filename.startswith(excluded_source_paths)
+    return excluded
 
 
 class SourceInfo(tuple):
@@ -564,12 +575,23 @@ replay_scope = _ReplayScope()
 
 def user_source_info():
     """(file, line, function) of the innermost frame outside funcgraph, or None (or the
-    source of the equation being replayed, see _ReplayScope)."""
-    frame = sys._getframe(2)
-    marker = replay_scope.frame
-    while frame is not None and frame.f_code.co_filename.startswith(excluded_source_paths):
-        if frame is marker and replay_scope.source is not None:
-            return replay_scope.source
+    source of the equation being replayed, see _ReplayScope): the caller's caller's
+    frame or one above it.  In C where funcgraph._source is built (the same walk)."""
+    scope = replay_scope
+    if _source is not None:
+        return _source.user_frame(2, _excluded_files, excluded_source_paths, scope.frame,
+                                  scope.source)
+    return _python_user_source_info(scope)
+
+
+def _python_user_source_info(scope):
+    frame = sys._getframe(3)
+    marker = scope.frame
+    excluded = _excluded_files
+    while frame is not None and (excluded.get(frame.f_code.co_filename)
+                                 or _is_excluded(frame.f_code.co_filename)):
+        if frame is marker and scope.source is not None:
+            return scope.source
         frame = frame.f_back
     if frame is None:
         return None

@@ -10,7 +10,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Lowest first.  A module belongs to the longest entry that is it or a package above it.
 LAYERS = [
-    ("config", "_cdispatch", "_libm", "native"),  # C modules (and native.py, which loads them)
+    ("config", "_cdispatch", "_libm", "_source", "native"),  # C modules (and native.py, which loads them)
     ("dtypes", "tree_util", "tree", "backend", "shape_poly"),
     ("core", "sharding"),
     ("array", "ir", "errors", "util", "typing", "refs"),

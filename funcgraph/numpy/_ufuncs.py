@@ -215,15 +215,18 @@ def add(x1, x2, /):
 
 
 def _is_bool(x):
+    t = type(x)
+    if t is float or t is int:
+        return False
     dtype = getattr(x, "dtype", None)
-    return type(x) is bool if dtype is None else dtype == dtypes.bool_
+    return t is bool if dtype is None else dtype == dtypes.bool_
 
 
 def multiply(x1, x2, /):
     operands = x1, x2
     bools = _is_bool(x1), _is_bool(x2)
     x1, x2 = promote_and_broadcast(x1, x2, name="mul")
-    if aval_of(x1).dtype == dtypes.bool_:
+    if bools[0] and bools[1]:  # promotion keeps bool only where both are
         return ew.and_p.bind(x1, x2)
     if bools[0] != bools[1]:
         # jax multiplies inside a jit, where XLA turns x * convert(b) for a boolean b into
