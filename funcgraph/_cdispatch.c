@@ -683,8 +683,9 @@ static PyObject *eager_numpy(PyObject *module, PyObject *const *fargs, Py_ssize_
     out_aval = PyObject_Call(rule, avals, params);
     if (out_aval == NULL)
         goto done;
-    /* large work runs compiled: the Python path sends it there */
-    for (Py_ssize_t i = -1; i < n; i++) {
+    /* large work (the result, or the first argument: a reduction's operand) runs
+     * compiled: the Python path sends it there */
+    for (Py_ssize_t i = -1; i < (n > 0 ? 1 : 0); i++) {
         int large = is_large(i < 0 ? out_aval : PyTuple_GET_ITEM(avals, i));
         if (large < 0)
             goto done;

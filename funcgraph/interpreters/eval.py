@@ -121,7 +121,7 @@ def _placed_elsewhere(args):
 # Python loop below does all of it.
 _fast_numpy_op = None
 
-# From this many elements in an argument or the result, an eager primitive runs compiled
+# From this many elements in a result or the first argument, an eager primitive runs compiled
 # on the CPU too: there XLA's kernels beat NumPy's, and the result stays on the device for
 # the next compiled op instead of being copied there (NumPy's memory is not aligned as
 # XLA's, so the device cannot read it in place).
@@ -143,9 +143,10 @@ def call_host_impl(impl, values, params):
 
 
 def _is_large(avals, out_aval, multiple_results):
+    """Whether a result, or the first argument (a reduction's operand), is large."""
     outs = out_aval if multiple_results else [out_aval]
     return any(type(getattr(a, "shape", None)) is tuple and _size(a.shape) >= LARGE_OP_SIZE
-               for group in (avals, outs) for a in group)
+               for a in list(outs) + list(avals[:1]))
 
 
 def _size(shape):
