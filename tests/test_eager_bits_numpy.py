@@ -193,9 +193,6 @@ KNOWN_DIFFERENCES = {
                    "layout and transposes, jax in (q, rows) with an iota index pair; XLA "
                    "contracts the interpolation's multiply-add otherwise (1 ulp)",
     "nanpercentile": "not yet closed: nanquantile's layout (see nanquantile)",
-    "cov: aweights": "not yet explained: the traced programs agree up to the mean's (1,)-"
-                     "shaped weight sum (broadcast explicitly by funcgraph, implicitly by "
-                     "jax); XLA rounds the weighted products otherwise in some points",
     "trace": "different algorithm: funcgraph sums the diagonal (a strided slice), jax sums "
              "the whole matrix masked by an eye, in another order",
     "hamming/jit": _NO_INPUT, "bartlett/jit": _NO_INPUT, "kaiser/jit": _NO_INPUT,

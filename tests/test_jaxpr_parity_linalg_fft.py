@@ -353,9 +353,6 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.expm_frechet": (
         LU + " for the Pade solve; its squaring count is ceil/exp2 where jax's is "
         "floor/pow"),
-    "scipy.linalg.fiedler": _special(
-        "not yet closed: two expand_dims before the broadcasts jax does in one "
-        "broadcast_in_dim each"),
     "scipy.linalg.fiedler_companion": _special(
         "different but better: 19 equations with scatters where jax gathers and selects "
         "over about 90"),

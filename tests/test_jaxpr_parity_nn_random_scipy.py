@@ -367,9 +367,6 @@ _LINALG_SAMPLER = (
     "not yet closed: needs funcgraph's {} lowered to LAPACK as jax's is (funcgraph traces "
     "the factorization's ops), in funcgraph.lax.linalg outside this table's scope")
 
-_SEM_COUNT = ("not yet closed: funcgraph counts the values by summing a broadcast of ones "
-              "(and keeps a reshape of the mean), where jax converts the static count: 18 "
-              "equations against 17")
 
 KNOWN_DIFFERENCES = {
     # nn
@@ -470,7 +467,6 @@ KNOWN_DIFFERENCES = {
                   "compare and reduce_sum), jax run-length counts the sorted values with a "
                   "scatter and cumsum",
     "stats.mode: axis=1": "not yet closed: as stats.mode",
-    "stats.sem": _SEM_COUNT,
     # scipy.fft, optimize, sparse.linalg
     "fft.dctn": "different but not costlier: one 1-d FFT per axis (with a transpose "
                 "around the leading axis's) where jax runs one n-d FFT and combines "

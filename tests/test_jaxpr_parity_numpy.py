@@ -508,11 +508,6 @@ KNOWN_DIFFERENCES = {
     "corrcoef": "different but better: cov's X X^T without jax's transpose, and its "
                 "diagonal as a masked sum where jax branches on the platform and gathers it; "
                 "25 equations, jax 40",
-    "average: weights": "not yet closed: the 1-D weights are reshaped to (1, n) and their "
-                        "(1,)-shaped sum divides the averages, as jax (bit-equal results with "
-                        "returned=True); jax's mul and div stretch those size-1 dimensions "
-                        "themselves where funcgraph spells two broadcast_in_dim (7 equations, "
-                        "jax 5)",
     "fmax: i32": "different but better: integers have no NaN, so fmax is one `max` where jax "
                  "runs its float formula (gt, ne, or, select_n)",
     "insert": "different but better: one concatenation and one gather of static positions "

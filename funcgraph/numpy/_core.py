@@ -146,6 +146,15 @@ def broadcast_to_shape(x, shape):
                                       broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
+def _to_rank(x, shape, rank):
+    """x with leading size-1 dimensions up to `rank`."""
+    lead = rank - len(shape)
+    if not lead:
+        return x
+    return st.broadcast_in_dim_p.bind(x, shape=(1,) * lead + tuple(shape),
+                                      broadcast_dimensions=tuple(range(lead, rank)))
+
+
 def promote_dtypes(*args):
     """Convert operands to their common dtype (JAX's lattice, weak types included)."""
     avals = [aval_of(a) for a in args]
@@ -247,8 +256,10 @@ def promote_and_broadcast(*args, name=None):
             return a, b
         if len(a_shape) != len(b_shape) and config.jax_numpy_rank_promotion != "allow":
             check_rank_promotion(name, [a_shape, b_shape])
-        shape = broadcast_shapes(a_shape, b_shape, names=name)
-        return broadcast_to_shape(a, shape), broadcast_to_shape(b, shape)
+        # As jax: the operands get one rank (leading size-1 dimensions); the primitive
+        # stretches size-1 dimensions itself, inside its own kernel.
+        rank = len(broadcast_shapes(a_shape, b_shape, names=name))
+        return _to_rank(a, a_shape, rank), _to_rank(b, b_shape, rank)
     args = promote_dtypes(*args)
     shapes = [aval_of(a).shape for a in args]
     if all(s == shapes[0] or not s for s in shapes):

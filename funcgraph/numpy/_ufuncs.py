@@ -5,10 +5,11 @@ import operator
 import numpy as np
 
 from funcgraph import core, dtypes, lax
+from funcgraph.config import config
 from funcgraph.array import Array
 from funcgraph.numpy._core import (
     asarray_operand, astype, aval_of, broadcast_shapes, broadcast_to_shape,
-    promote_and_broadcast, promote_dtypes, promote_to_inexact)
+    check_rank_promotion, promote_and_broadcast, promote_dtypes, promote_to_inexact)
 from funcgraph.interpreters.eval import is_eager
 from funcgraph.numpy._compiled import compiled_when_eager
 from funcgraph.numpy._creation import full, ones_like, zeros_like
@@ -408,17 +409,22 @@ def power(x1, x2, /):
             raise TypeError(f"Integers cannot be raised to negative powers, got "
                             f"integer_pow({aval_of(x1).str_short()}, {x2})")
         return ew.integer_pow_p.bind(asarray_operand(x1), y=x2)
-    x1, x2 = promote_and_broadcast(x1, x2)
+    x1, x2 = promote_dtypes(x1, x2)
     dtype = aval_of(x1).dtype
     if dtypes.is_int(dtype) or dtype == dtypes.bool_:
         return _integer_power(x1, x2)
-    return ew.pow_p.bind(x1, x2)
+    return ew.pow_p.bind(*promote_and_broadcast(x1, x2, name="pow"))
 
 
 def _integer_power(x, y):
     """x ** y for integer arrays by square-and-multiply over the low 6 bits of y (any
     larger exponent overflows unless |x| <= 1), with 0 ** y = 0 for y != 0: jax's
     results, including for negative y."""
+    shapes = [aval_of(x).shape, aval_of(y).shape]
+    if len(shapes[0]) != len(shapes[1]) and config.jax_numpy_rank_promotion != "allow":
+        check_rank_promotion("power", shapes)
+    shape = broadcast_shapes(*shapes, names="power")
+    x, y = broadcast_to_shape(x, shape), broadcast_to_shape(y, shape)  # once, full size
     acc = where_values(logical_and(equal(x, 0), not_equal(y, 0)), zeros_like(x), ones_like(x))
     for _ in range(6):
         acc = where_values(bitwise_and(y, 1) == 1, acc * x, acc)

@@ -64,16 +64,24 @@ def broadcast_shape(name, avals):
     if len(ranks) > 1:
         raise TypeError(f"{name}: arrays must have the same number of dimensions, got "
                         f"{ranks}")
-    if not all(type(d) is int for s in shapes for d in s):
-        check_same_shapes(name, avals, allow_scalars=True)  # symbolic sizes must be equal
     joint = []
     for sizes in zip(*shapes):
-        wide = {d for d in sizes if d != 1}
-        if len(wide) > 1:
+        wide = [d for d in sizes if not (type(d) is int and d == 1)]
+        if any(not _same_size(d, wide[0]) for d in wide[1:]):
+            if not all(type(d) is int for d in sizes):  # symbolic sizes: jax's message
+                check_same_shapes(name, avals, allow_scalars=True)
             raise TypeError(f"{name} got incompatible shapes for broadcasting: "
                             f"{', '.join(str(s) for s in shapes)}.")
-        joint.append(wide.pop() if wide else 1)
+        joint.append(wide[0] if wide else 1)
     return tuple(joint)
+
+
+def _same_size(a, b):
+    """Whether two dimension sizes (ints or symbolic) are known to be equal."""
+    try:
+        return bool(a == b)
+    except shape_poly.InconclusiveDimensionOperation:
+        return False
 
 
 def check_same_shapes(name, avals, allow_scalars=False):
