@@ -483,24 +483,13 @@ NOT_TRACED = {
     "trim_zeros": "its output size depends on the values: jax refuses it under tracing too",
 }
 
-_TOTAL_ORDER = ("not yet closed: jax compares in total order with its `lt_to`/`le_to` "
-                "primitives, which funcgraph lacks; funcgraph spells the NaN-last order with "
-                "lt/ne/not/and/or in the same scan-based binary search, with fewer equations")
 _SLICED_DIAGONAL = ("different but better: the diagonal is a strided `slice` of the flattened "
                     "matrix where jax gathers it (or masks it with iotas)")
 _FIRST_MARK = ("different but better: the mark of each sorted run's first value is "
                "concatenated where jax scatters it; fewer equations than jax")
 KNOWN_DIFFERENCES = {
-    **{name: _TOTAL_ORDER for name in (
-        "searchsorted", "searchsorted: right",
-        "interp", "interp: left right", "interp: period", "digitize", "digitize: right",
-        "histogram", "histogram: bins array", "histogram: density", "histogram2d",
-        "histogramdd")},
-    "searchsorted: scalar": _TOTAL_ORDER + " (and one probe is a `gather`, jax's a "
-                            "`dynamic_slice`)",
-    "searchsorted: compare_all": "not yet closed: jax compares every pair in total order "
-                                 "with `lt_to`, which funcgraph lacks; funcgraph's NaN-last "
-                                 "compare is lt/ne/not/and/or (13 equations, jax 17)",
+    "searchsorted: scalar": "not yet closed: one probe is a `gather` where jax's is a "
+                            "`dynamic_slice`",
     "cov": "different but better: the centred X is contracted with itself directly "
            "(X X^T as one dot_general) where jax transposes it first",
     "cov: y": "different but better: the centred X is contracted with itself directly "

@@ -16,9 +16,11 @@ import warnings
 import jax
 import numpy as np
 import pytest
+from jax._src.lax import lax as jax_lax_internal
 
 import funcgraph as fg
 from funcgraph import dtypes, lax
+from funcgraph.primitives import elementwise as ew
 from tests.util import assert_close, check_against_jax, eager_and_jit
 
 BOOL, I8, I32, U8, U32 = (np.dtype(t) for t in (np.bool_, np.int8, np.int32, np.uint8, np.uint32))
@@ -314,6 +316,10 @@ BINARY = [
     Binary("le", lax.le, jax.lax.le, ORDERED, small_ints=True),
     Binary("gt", lax.gt, jax.lax.gt, ORDERED, small_ints=True),
     Binary("ge", lax.ge, jax.lax.ge, ORDERED, small_ints=True),
+    # comparisons in total order (searchsorted's): no public name in either library
+    Binary("eq_to", ew.eq_to_p.bind, jax_lax_internal.eq_to_p.bind, ORDERED, small_ints=True),
+    Binary("lt_to", ew.lt_to_p.bind, jax_lax_internal.lt_to_p.bind, ORDERED, small_ints=True),
+    Binary("le_to", ew.le_to_p.bind, jax_lax_internal.le_to_p.bind, ORDERED, small_ints=True),
     Binary("and", lax.bitwise_and, jax.lax.bitwise_and, INTEGRAL),
     Binary("or", lax.bitwise_or, jax.lax.bitwise_or, INTEGRAL),
     Binary("xor", lax.bitwise_xor, jax.lax.bitwise_xor, INTEGRAL),

@@ -3,6 +3,7 @@ static size= under tracing, as in JAX."""
 import numpy as np
 
 from funcgraph import core, dtypes, lax
+from funcgraph.primitives import elementwise as ew
 from funcgraph.numpy._core import asarray, asarray_operand, astype, aval_of, promote_dtypes
 from funcgraph.numpy._creation import arange, full, ones, zeros
 from funcgraph.numpy._joining import concatenate
@@ -10,7 +11,7 @@ from funcgraph.numpy._reductions import all, any, sum
 from funcgraph.numpy._shapes import expand_dims, ravel, reshape
 from funcgraph.numpy._sorting import argsort, cumsum, nonzero, where
 from funcgraph.numpy._taking import take
-from funcgraph.numpy._ufuncs import equal, isnan, less, not_equal
+from funcgraph.numpy._ufuncs import equal, isnan, less, less_equal, not_equal
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -31,9 +32,11 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     n = aval_of(a).shape[0]
     index_dtype = dtypes.default_int()
     if method == "compare_all":  # the count of a's elements before v (or not after it)
-        column = expand_dims(v, -1)
-        before = _before(a, column) if side == "left" else ~_before(column, a)
-        return sum(before, axis=-1, dtype=index_dtype)
+        rank = aval_of(v).ndim
+        column = lax.broadcast_in_dim(a, (n,) + (1,) * rank, (0,))
+        row = lax.broadcast_in_dim(v, (1,) + aval_of(v).shape, tuple(range(1, rank + 1)))
+        before = _before(column, row) if side == "left" else _not_after(column, row)
+        return sum(before, axis=0, dtype=index_dtype)
     if n == 0:
         return zeros(aval_of(v).shape, index_dtype)
     if method == "sort":
@@ -44,7 +47,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         mid = low + lax.div(high - low, np.asarray(2, index_dtype))
         probe = take(a, mid, mode="clip")
         # v goes left of the probe when v <= probe (side left) or v < probe (right)
-        left = ~_before(probe, v) if side == "left" else _before(v, probe)
+        left = _not_after(v, probe) if side == "left" else _before(v, probe)
         return (lax.select(left, low, mid), lax.select(left, mid, high)), None
 
     bounds = (zeros(aval_of(v).shape, index_dtype), full(aval_of(v).shape, n, index_dtype))
@@ -58,10 +61,34 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
 
 
 def _before(x, y):
-    """x < y in sort order: NaN after everything, as the sort that made a sorted array."""
+    """x < y in sort order: NaN after everything, as the sort that made a sorted array
+    (floats compare in total order once -0 and every NaN are made one value, as jax's)."""
     if not dtypes.is_float(aval_of(x).dtype):
         return less(x, y)
-    return less(x, y) | (~isnan(x) & isnan(y))
+    return ew.lt_to_p.bind(*_sortable(x, y))
+
+
+def _not_after(x, y):
+    """x <= y in sort order (see _before)."""
+    if not dtypes.is_float(aval_of(x).dtype):
+        return less_equal(x, y)
+    return ew.le_to_p.bind(*_sortable(x, y))
+
+
+def _sortable(x, y):
+    """x and y as the total order compares them (of one rank: the comparison stretches
+    size-1 dimensions)."""
+    return _canonical_for_order(x), _canonical_for_order(y)
+
+
+def _canonical_for_order(x):
+    """x with -0 as 0 and every NaN as the one NaN: equal values for the total order."""
+    x = where(equal(x, 0), _scalar(0.0, x), x)
+    return where(not_equal(x, x), _scalar(np.nan, x), x)
+
+
+def _scalar(value, like):
+    return full((), value, aval_of(like).dtype)
 
 
 def _searchsorted_by_sorting(a, v, side, index_dtype):

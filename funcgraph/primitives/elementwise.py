@@ -926,10 +926,14 @@ defjvp_zero(nextafter_p)
 
 # --- comparisons ---------------------------------------------------------------------
 
-def _comparison(name, np_fn, direction, kinds=ANY):
+def _comparison(name, np_fn, direction, kinds=ANY, total=False):
+    """A comparison primitive; `total`: floats compare in total order (below)."""
     def lower(ctx, avals_in, avals_out, x, y):
+        kind = compare_type(avals_in[0].dtype)
+        if total and dtypes.is_inexact(avals_in[0].dtype):  # complex: XLA refuses, as jax's
+            kind = "#stablehlo<comparison_type TOTALORDER>"
         attrs = {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
-                 "compare_type": compare_type(avals_in[0].dtype)}
+                 "compare_type": kind}
         avals_in, args = broadcast_scalar_operands(ctx, avals_in, [x, y], avals_out[0].shape)
         return ctx.op("stablehlo.compare", args, avals_in, avals_out[0], attrs)
     prim = binary(name, np_fn, None, kinds, out_dtype=dtypes.bool_, lowering=lower)
@@ -944,6 +948,32 @@ lt_p = _comparison("lt", np.less, "LT", ORDERED)
 le_p = _comparison("le", np.less_equal, "LE", ORDERED)
 gt_p = _comparison("gt", np.greater, "GT", ORDERED)
 ge_p = _comparison("ge", np.greater_equal, "GE", ORDERED)
+
+
+# jax's comparisons in total order: -NaN < -inf < ... < -0 < +0 < ... < inf < +NaN for
+# floats (NaNs ordered by their bits), the usual order otherwise; XLA's TOTALORDER.
+def _total_order_key(x):
+    """Signed integers that order as the floats x do in total order: a negative float's
+    bits with all but the sign flipped."""
+    bits = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    return np.where(bits < 0, bits ^ np.array(np.iinfo(bits.dtype).max, bits.dtype), bits)
+
+
+def _in_total_order(np_fn):
+    def impl(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        if dtypes.is_complex(x.dtype):
+            raise NoHostImpl  # XLA has no total order of complex numbers: its error
+        if dtypes.is_float(x.dtype):
+            x, y = _total_order_key(x), _total_order_key(y)
+        return np_fn(x, y)
+    return impl
+
+
+# eq_to takes complex operands as jax's does (XLA then refuses to compile it)
+eq_to_p = _comparison("eq_to", _in_total_order(np.equal), "EQ", ANY, total=True)
+lt_to_p = _comparison("lt_to", _in_total_order(np.less), "LT", ORDERED, total=True)
+le_to_p = _comparison("le_to", _in_total_order(np.less_equal), "LE", ORDERED, total=True)
 
 # --- logic and bits ---------------------------------------------------------------------
 and_p = binary("and", np.bitwise_and, "stablehlo.and", INTEGRAL)
