@@ -5,9 +5,10 @@ from funcgraph.primitives.base import broadcast_in_dim_p, reduce_sum_p, reshape_
 from funcgraph.primitives.elementwise import (
     abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
     bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p, complex_p, conj_p,
-    convert_element_type_p, copy_p, cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, erf_p,
-    erfc_p, exp2_p, exp_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p, is_finite_p,
-    le_p, lgamma_p, log1p_p, log_p, logistic_p, lt_p, max_p, min_p, mul_p, ne_p, neg_p,
+    convert_element_type_p, copy_p, cos_p, cosh_p, digamma_p, div_p, eq_p, eq_to_p, erf_inv_p,
+    erf_p, erfc_p, exp2_p, exp_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p,
+    is_finite_p, le_p, le_to_p, lgamma_p, log1p_p, log_p, logistic_p, lt_p, lt_to_p, max_p,
+    min_p, mul_p, ne_p, neg_p,
     nextafter_p, not_p, or_p, polygamma_p, population_count_p, pow_p, real_p,
     reduce_precision_p, rem_p, round_p, rsqrt_p, select_n_p, shift_left_p,
     shift_right_arithmetic_p, shift_right_logical_p, sign_p, sin_p, sinh_p, sqrt_p, square_p,
