@@ -587,9 +587,7 @@ def user_source_info():
 def _python_user_source_info(scope):
     frame = sys._getframe(3)
     marker = scope.frame
-    excluded = _excluded_files
-    while frame is not None and (excluded.get(frame.f_code.co_filename)
-                                 or _is_excluded(frame.f_code.co_filename)):
+    while frame is not None and _is_excluded(frame.f_code.co_filename):
         if frame is marker and scope.source is not None:
             return scope.source
         frame = frame.f_back
