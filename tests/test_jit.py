@@ -6,7 +6,7 @@ import pytest
 
 import funcgraph as fg
 import funcgraph.numpy as fnp
-from funcgraph import core
+from funcgraph import backend, core
 from funcgraph.lowering import LoweringContext, ModuleBuilder
 from funcgraph.transforms import jit as jit_module
 
@@ -128,6 +128,27 @@ def test_stages_trace_lower_compile():
     assert compiled.memory_analysis() is not None
     with pytest.raises(TypeError, match="compiled for f32\\[4\\]"):
         compiled(np.ones(5, np.float32))
+
+
+def test_modules_differing_only_in_name_share_one_compile(monkeypatch):
+    """An eager op compiled alone (module jit_sin) and a jitted lambda of that op (module
+    jit__lambda) are one program: XLA compiles it once, and each shows its own name."""
+    compiles = []
+    real = backend.compile_and_load
+    monkeypatch.setattr(backend, "compile_and_load",
+                        lambda *a, **k: compiles.append(a[1]) or real(*a, **k))
+    x = np.linspace(0, 1, 35, dtype=np.float32).reshape(5, 7)
+    fg.config.update("funcgraph_eager_numpy", False)
+    try:
+        eager = fnp.sin(x)
+    finally:
+        fg.config.update("funcgraph_eager_numpy", True)
+    compiled = fg.jit(lambda a: fnp.sin(a)).lower(x).compile()
+    np.testing.assert_array_equal(np.asarray(compiled(x)), np.asarray(eager))
+    assert len(compiles) == 1 and compiles[0].startswith("module @jit_sin ")
+    assert compiled.as_text().startswith("HloModule jit__lambda,")
+    other = fg.jit(lambda a: fnp.cos(a)).lower(x).compile()
+    assert len(compiles) == 2 and other.as_text().startswith("HloModule jit__lambda,")
 
 
 def test_lower_with_shape_dtype_structs():

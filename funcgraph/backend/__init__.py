@@ -10,10 +10,12 @@ back, `compile_and_load(..., host_callbacks=)` of a parsed module and
 """
 import atexit
 import collections
+import copy
 import functools
 import importlib
 import os
 import pkgutil
+import re
 import sys
 import threading
 import types
@@ -322,6 +324,7 @@ class Executable:
     def __init__(self, loaded, text, out_avals, host_callbacks=None, ordered=False):
         self.loaded = loaded
         self.text = text
+        self.loaded_text = text
         self.host_callbacks = host_callbacks
         self.fast_parts = None
         if host_callbacks is None:
@@ -336,8 +339,20 @@ class Executable:
     def memory_analysis(self):
         return self.loaded.get_compiled_memory_stats()
 
+    def renamed(self, text):
+        """This program under the name of `text`, a module that differs from self.text
+        only in its name (the compiled program is shared)."""
+        twin = copy.copy(self)
+        twin.text = text
+        return twin
+
     def hlo_text(self):
-        return self.loaded.hlo_modules()[0].to_string()
+        text = self.loaded.hlo_modules()[0].to_string()
+        compiled_name, own_name = (_MODULE_NAME.match(t) for t in (self.loaded_text, self.text))
+        if compiled_name and own_name and compiled_name.group(1) != own_name.group(1):
+            text = text.replace(f"HloModule {compiled_name.group(1)}",
+                                f"HloModule {own_name.group(1)}", 1)
+        return text
 
 
 def _fast_parts(loaded, out_avals):
@@ -398,7 +413,10 @@ def compile_error(e, text, options, devices=""):
 # cache), and the most recently compiled few stay alive after their users are gone, so
 # that re-creating a function soon after costs no compile.  Memory stays bounded by what
 # the program holds, not by how many functions it ever compiled.  Threads may compile at
-# once; the lock guards only the caches (XLA compiles outside it).
+# once; the lock guards only the caches (XLA compiles outside it).  Modules that differ
+# only in their name (an eager op's `jit_sin` and a jitted `lambda x: sin(x)`) are one
+# program: they share the compile, and each keeps its own name (Executable.renamed).
+_MODULE_NAME = re.compile(r'^module @("[^"]*"|[^\s]+)')
 _executables = weakref.WeakValueDictionary()
 _recent = collections.OrderedDict()
 _RECENT_KEPT = 64
@@ -411,13 +429,16 @@ def compile(text, out_avals, host_callbacks=(), ordered=False, options=()):
         # The text names callbacks by index only, so such modules are never shared.
         loaded = _compile_module(text, list(host_callbacks), options)
         return Executable(loaded, text, out_avals, list(host_callbacks), ordered)
-    key = (text, options) if options else text
+    unnamed = _MODULE_NAME.sub("module @m", text, count=1)
+    key = (unnamed, options) if options else unnamed
     with _cache_lock:
         executable = _executables.get(key)
     if executable is None:
         executable = Executable(_compile_module(text, None, options), text, out_avals)
         with _cache_lock:
             _executables[key] = executable
+    elif executable.text != text:
+        return executable.renamed(text)
     with _cache_lock:
         _recent[key] = executable
         _recent.move_to_end(key)
