@@ -225,7 +225,7 @@ def _export_traced(traced, name, platforms, disabled_checks, keep_unused):
     if not keep_unused and not export_poly.is_symbolic_avals(closed.in_avals):
         module_closed, kept, _ = drop_unused_inputs(closed, ())
     kept = tuple(range(len(closed.in_avals))) if kept is None else kept
-    text, nr_devices = export_module_text(module_closed, f"jit_{name}", len(platforms) > 1,
+    text, nr_devices = export_module_text(module_closed, f"jit_{name}", platforms,
                                           _result_names(out_tree),
                                           [in_shardings[i] for i in kept],
                                           out_shardings, devices)
@@ -321,11 +321,12 @@ def _mlir_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def export_module_text(closed, module_name, platform_index, result_names,
+def export_module_text(closed, module_name, platforms, result_names,
                        in_shardings=None, out_shardings=None, devices=None):
-    """The StableHLO module jax's calling convention expects: a public @main taking (a
-    platform index when exported for several platforms, then) the arguments, with the
-    jaxpr's constants inside it, and private functions for the calls in it.  Over
+    """The StableHLO module for `platforms` that jax's calling convention expects: a
+    public @main taking (a platform index when exported for several, then) the
+    arguments, with the jaxpr's constants inside it, and private functions for the
+    calls in it.  Over
     several devices, the arguments and results with a NamedSharding carry it as a
     Shardy sharding over the module's mesh (the others are left to XLA's propagation,
     as jax leaves unspecified ones).  Returns (text, number of devices): those of the
@@ -335,9 +336,10 @@ def export_module_text(closed, module_name, platform_index, result_names,
         if devices is not None and len(devices) > 1:
             raise NotImplementedError("exporting with symbolic dimensions for several "
                                       "devices is not supported")
-        return export_poly.symbolic_module_text(closed, module_name, platform_index,
+        return export_poly.symbolic_module_text(closed, module_name, platforms,
                                                 result_names), 1
-    module = ModuleBuilder(devices)
+    platform_index = len(platforms) > 1
+    module = ModuleBuilder(devices, platforms=platforms)
     ctx = LoweringContext(module)
     jaxpr = closed.jaxpr
     consts = [ctx.constant(np.asarray(c), v.aval)

@@ -44,14 +44,14 @@ def dimension_variables(in_avals):
     return dict(sorted(found.items()))
 
 
-def symbolic_module_text(closed, module_name, platform_index, result_names):
-    """The module text (see the module docstring)."""
+def symbolic_module_text(closed, module_name, platforms, result_names):
+    """The module text for `platforms` (see the module docstring)."""
     jaxpr = closed.jaxpr
     in_avals = [v.aval for v in jaxpr.invars]
     variables = dimension_variables(in_avals)
-    module = ModuleBuilder()
+    module = ModuleBuilder(platforms=platforms)
     lead = ['%arg0: tensor<i32> {jax.global_constant = "_platform_index"}'] \
-        if platform_index else []
+        if len(platforms) > 1 else []
     first = len(lead)
     module.dim_values = {name: f"%arg{first + k}" for k, name in enumerate(variables)}
     lead += [f"%arg{first + k}: tensor<i32> {{jax.global_constant = {mlir_string(name)}}}"
@@ -68,7 +68,7 @@ def symbolic_module_text(closed, module_name, platform_index, result_names):
     inner = "\n".join(
         [f"  func.func private @{_INNER}({', '.join(params)}) -> ({results}) {{"] + ctx.lines
         + [f'    "func.return"({", ".join(outs)}) : ({", ".join(types)}) -> ()', "  }"])
-    main = _main_text(module, in_avals, variables, platform_index, types, results)
+    main = _main_text(module, in_avals, variables, len(platforms) > 1, types, results)
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in module_name)
     return (f"module @{name} attributes {{jax.uses_shape_polymorphism = true, "
             f"mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n"

@@ -324,8 +324,11 @@ class ModuleBuilder:
     device order (partition i runs on devices[i]), and the Shardy meshes its sharding
     annotations name, each declared once as `sdy.mesh @name`."""
 
-    def __init__(self, devices=None, place_callbacks=False, name="funcgraph"):
+    def __init__(self, devices=None, place_callbacks=False, name="funcgraph", platforms=None):
         self.name = name  # the module's symbol: jit_f for jit(f), as jax names it
+        # The platforms the module is for (an export may name several); rules whose
+        # lowering differs by platform read them (lu: LAPACK's getrf on the CPU only).
+        self._platforms = tuple(platforms) if platforms else None
         self.counter = 0
         self.functions = []
         self.function_names = {}
@@ -346,6 +349,14 @@ class ModuleBuilder:
     def fresh(self):
         self.counter += 1
         return f"%{self.counter}"
+
+    @property
+    def platforms(self):
+        """Those given, else the platform of the module's devices (the default's)."""
+        if self._platforms is None:
+            platform = self.devices[0].platform if self.devices else backend.platform()
+            self._platforms = (platform,)
+        return self._platforms
 
     def mesh_symbol(self, mesh):
         """The symbol of mesh's `sdy.mesh` (the first mesh used sets the device order)."""

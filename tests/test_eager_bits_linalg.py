@@ -137,8 +137,6 @@ ROWS = [
     ("rfftfreq", lambda m: (lambda: ff(m).rfftfreq(37, 0.3)), (), {}),
 ]
 
-_LU = "funcgraph's LU is a loop of primitives, jax's LAPACK getrf (jax's eager bits are " \
-      "scipy.linalg.lapack's)"
 _SVD = "funcgraph's SVD (Jacobi) differs from jax's LAPACK gesdd"
 # Not in the table (to keep it short), differing for the reasons below: inv, pinv, cond,
 # lstsq, matrix_rank (at times), matrix_power with n < 0, tensorinv, tensorsolve, eigh, svd,
@@ -147,9 +145,8 @@ _SVD = "funcgraph's SVD (Jacobi) differs from jax's LAPACK gesdd"
 KNOWN_DIFFERENCES = {
     "norm nuc": _SVD,
     "svdvals": _SVD,
-    "det 6x6": _LU,
-    "slogdet": _LU,
-    "solve": _LU,
+    "solve": "both factor with LAPACK's getrf; the triangular solves differ as in "
+             "sl.cho_solve",
     "eigvalsh": "funcgraph's eigh (Jacobi) differs from jax's LAPACK syevd",
     "qr r": "funcgraph's QR (Householder loop) differs from jax's LAPACK geqrf",
     "cholesky": "funcgraph's cholesky primitive is NumPy's eagerly and XLA's expansion under "

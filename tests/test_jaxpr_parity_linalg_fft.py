@@ -251,9 +251,10 @@ ROWS = (NUMPY_LINALG_ROWS + FFT_ROWS + _prefixed("lax.linalg", LAX_LINALG_ROWS)
 # Public callables of these modules that are not functions of arrays: none.
 NOT_TRACED = {}
 
-LU = ("not yet closed: jax factors with one `lu` primitive (LAPACK getrf on the CPU); "
-      "funcgraph runs partial-pivoting LU as a fori_loop of masked row updates (argmax, "
-      "select_n)")
+LU = ("not yet closed: both factor with the `lu` primitive (LAPACK getrf on the CPU); "
+      "around it, jax solves through custom_linear_solve with a gather of the permuted rows "
+      "and counts the pivots' parity with its own helpers, funcgraph uses custom_jvp rules "
+      "and a one-hot permutation product")
 EIGH = ("not yet closed: jax calls LAPACK's syevd through one `eigh` primitive; funcgraph "
         "runs cyclic Jacobi sweeps in a while loop (kept in the compiled program for real "
         "dtypes)")
@@ -323,7 +324,6 @@ KNOWN_DIFFERENCES = {
     "lax.linalg.householder_product": (
         "not yet closed: jax keeps one `householder_product` primitive (LAPACK orgqr on the "
         "CPU); funcgraph applies the k reflectors one by one, unrolled"),
-    "lax.linalg.lu": LU,
     "lax.linalg.ormqr": (
         "not yet closed: jax keeps one `ormqr` primitive (LAPACK ormqr on the CPU); "
         "funcgraph applies the k reflectors one by one, unrolled"),
@@ -369,7 +369,6 @@ KNOWN_DIFFERENCES = {
         "select_n of zeros"),
     "scipy.linalg.lu": LU,
     "scipy.linalg.lu: permute_l": LU,
-    "scipy.linalg.lu_factor": LU,
     "scipy.linalg.pascal": _special(
         "different but better: a constant where jax computes binomials (lgamma) and a "
         "matmul"),

@@ -11,7 +11,9 @@ import funcgraph.numpy as fnp
 import funcgraph.numpy.linalg as la
 import funcgraph.scipy.linalg as fsl
 from funcgraph.lax import linalg as flax_linalg
+from funcgraph.numpy import _lu as _lu_module
 from funcgraph.test_util import check_grads
+from tests.util import assert_exact_on_cpu
 
 
 
@@ -229,10 +231,104 @@ def test_lowering_is_plain_stablehlo():
     assert "stablehlo.cholesky" in cholesky_text
     solve_text = fg.jit(la.solve).lower(a, a).as_text()
     assert "stablehlo.triangular_solve" in solve_text
-    assert "custom_call" not in solve_text
+    # Off the CPU, LU is a loop of plain ops; on the CPU it is LAPACK's getrf, as jax's.
+    exported = fg.export.export(fg.jit(la.solve), platforms=["cuda"])(a, a)
+    assert "custom_call" not in exported.mlir_module()
+    on_cpu = "lapack_sgetrf_ffi" in solve_text
+    assert on_cpu == (fg.default_backend() == "cpu")
     # The portable eigh, svd and qr (used off the CPU backend) are plain StableHLO loops.
     for fn in (la._eigh_jacobi, la._svd_tall, la._householder):
         assert "custom_call" not in fg.jit(fn).lower(a).as_text()
+
+
+# --- lu: LAPACK's getrf on the CPU (as jax), a loop elsewhere ---------------------------
+
+LU_CASES = [((4, 4), np.float32), ((2, 3, 5), np.float64), ((5, 3), np.complex64),
+            ((2, 4, 4), np.complex128), ((1, 0, 3), np.float32)]
+
+
+def _lu_input(shape, dtype, seed=0):
+    x = _rng(seed).standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * _rng(seed + 1).standard_normal(shape)
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("shape,dtype", LU_CASES)
+def test_lu_gives_jaxs_bits_eagerly_and_under_jit(x64, shape, dtype):
+    x = _lu_input(shape, dtype)
+    expected = jax.lax.linalg.lu(x)
+    for got in (flax_linalg.lu(x), fg.jit(flax_linalg.lu)(x)):
+        for g, e in zip(got, expected, strict=True):
+            assert_exact_on_cpu(np.asarray(g), np.asarray(e))
+
+
+def test_lu_of_a_singular_matrix_keeps_its_factors():
+    x = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
+    expected = jax.lax.linalg.lu(x)
+    for got in (flax_linalg.lu(x), fg.jit(flax_linalg.lu)(x)):
+        assert not np.isnan(np.asarray(got[0])).any()
+        for g, e in zip(got, expected, strict=True):
+            assert_exact_on_cpu(np.asarray(g), np.asarray(e))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 3), (3, 5)])
+def test_lu_jvp_and_vmap_match_jax(shape):
+    x = _lu_input(shape, np.float32, seed=3)
+    t = _lu_input(shape, np.float32, seed=4)
+    (out, dout), (jout, jdout) = (fg.jvp(flax_linalg.lu, (x,), (t,)),
+                                  jax.jvp(jax.lax.linalg.lu, (x,), (t,)))
+    np.testing.assert_allclose(np.asarray(out[0]), np.asarray(jout[0]), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(dout[0]), np.asarray(jdout[0]), rtol=2e-4,
+                               atol=2e-4)
+    assert np.asarray(dout[1]).dtype == jax.dtypes.float0
+    stacked = np.stack([x, 2 * x + 1])
+    batched = fg.vmap(flax_linalg.lu, in_axes=1, out_axes=1)(np.moveaxis(stacked, 0, 1))
+    expected = jax.vmap(jax.lax.linalg.lu, in_axes=1, out_axes=1)(np.moveaxis(stacked, 0, 1))
+    for g, e in zip(batched, expected, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-5, atol=1e-5)
+
+
+def test_lu_gradients_by_finite_differences(x64):
+    x = _lu_input((4, 4), np.float64, seed=5)
+    check_grads(lambda a: flax_linalg.lu(a)[0], (x,), order=2, modes=["fwd", "rev"])
+    solve_x = fg.grad(lambda a: fnp.sum(la.solve(a, np.ones(4)) ** 2))(x)
+    solve_j = jax.grad(lambda a: jnp.sum(jnp.linalg.solve(a, np.ones(4)) ** 2))(x)
+    np.testing.assert_allclose(np.asarray(solve_x), np.asarray(solve_j), rtol=1e-10)
+
+
+@pytest.mark.parametrize("shape,dtype", [((5, 5), np.float32), ((2, 4, 6), np.float32),
+                                         ((6, 4), np.float16)])
+def test_portable_lu_loop_factors_the_matrix(shape, dtype):
+    """The loop that runs off the CPU (and for float16): P a = L U with jax's pivots."""
+    x = _lu_input(shape, np.float32, seed=6)
+    lu, pivots, perm = fg.jit(_lu_module._lu_loop)(x.astype(dtype))
+    _, jax_pivots, jax_perm = jax.lax.linalg.lu(x)
+    np.testing.assert_array_equal(np.asarray(pivots), np.asarray(jax_pivots))
+    np.testing.assert_array_equal(np.asarray(perm), np.asarray(jax_perm))
+    k = min(shape[-2:])
+    lu = np.asarray(lu, np.float64)
+    l = np.tril(lu[..., :, :k], -1) + np.eye(shape[-2], k)
+    u = np.triu(lu[..., :k, :])
+    permuted = np.take_along_axis(x.astype(dtype).astype(np.float64),
+                                  np.asarray(perm)[..., None], axis=-2)
+    np.testing.assert_allclose(l @ u, permuted, atol=2e-2 if dtype == np.float16 else 1e-5)
+
+
+def test_float16_lu_runs_the_loop_eagerly_and_under_jit():
+    x = _lu_input((4, 4), np.float16, seed=7)
+    eager, jitted = flax_linalg.lu(x), fg.jit(flax_linalg.lu)(x)
+    for e, j in zip(eager, jitted, strict=True):
+        np.testing.assert_array_equal(np.asarray(e), np.asarray(j))
+    assert np.asarray(eager[0]).dtype == np.float16
+
+
+def test_lu_errors_are_jaxs():
+    with pytest.raises(TypeError, match=r"Input 0 to lu must have rank at least 2, but got "
+                                        r"shape=\(3,\)"):
+        flax_linalg.lu(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="lu does not accept"):
+        flax_linalg.lu(np.ones((2, 2), np.int32))
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3)])

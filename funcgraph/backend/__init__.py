@@ -49,7 +49,7 @@ def _jax():
             from jax._src import lib as jax_lib
             from jax._src import sharding_impls
             from jax._src.export import _export, serialization_generated
-            from jax._src.lib import xla_client
+            from jax._src.lib import lapack, xla_client
             if config.jax_platforms:
                 # jax initializes only these platforms (if it has not initialized any yet).
                 jax.config.update("jax_platforms", config.jax_platforms)
@@ -71,7 +71,8 @@ def _jax():
         sharding=jax.sharding, GSPMDSharding=sharding_impls.GSPMDSharding,
         SingleDeviceSharding=jax.sharding.SingleDeviceSharding, core=jax_core,
         xla_client=xla_client, pytree=getattr(jax_lib, "pytree", None),
-        jaxlib_extension=getattr(jax_lib, "_jax", None), profiler=jax_lib._profiler)
+        jaxlib_extension=getattr(jax_lib, "_jax", None), profiler=jax_lib._profiler,
+        lapack=lapack)
 
 
 def runtime_error_type():
@@ -454,8 +455,17 @@ def clear_caches():
         _recent.clear()
 
 
+def prepare_kernels(text):
+    """Make the kernels a module calls ready to run: jaxlib's LAPACK custom calls take
+    their routines from SciPy at initialization, which jax runs while lowering (before
+    it, the module compiles, and running it crashes the process)."""
+    if "lapack_" in text:
+        _jax().lapack._lapack.initialize()
+
+
 def _compile_module(text, host_callbacks=None, options=()):
     ir_dump.dump(text)
+    prepare_kernels(text)
     client = _client()
     # Compile options as jax passes them: without them XLA's CPU reductions with
     # max/min drop NaNs (reduce_max([1, nan, 3]) == 3).

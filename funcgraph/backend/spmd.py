@@ -21,8 +21,8 @@ import numpy as np
 
 from funcgraph.backend import (
     _checked_compile, _client, _jax, _jax_aval, _jax_x64, _mlir_context, _sharding,
-    compilation_cache, compile_and_load, ir_dump, ordered_token, result_handler,
-    set_runtime_tokens)
+    compilation_cache, compile_and_load, ir_dump, ordered_token, prepare_kernels,
+    result_handler, set_runtime_tokens)
 
 
 # --- runtime shardings ------------------------------------------------------------------
@@ -252,6 +252,7 @@ def compile_spmd(text, devices, in_runtime, out_avals, propagate_outputs, host_c
     if found is not None:
         return found
     ir_dump.dump(text)
+    prepare_kernels(text)
     jax = _jax()
     client = devices[0].client  # the devices' platform, not the default (cuda,cpu: cuda)
     compile_options = jax.backend.get_compile_options(

@@ -1,6 +1,6 @@
 """funcgraph.lax.linalg: JAX's lax.linalg names, signatures and return conventions.
 
-cholesky and triangular_solve are funcgraph primitives; the decompositions (eigh, lu, qr,
+cholesky, triangular_solve and lu are funcgraph primitives; the decompositions (eigh, qr,
 svd, schur, eig) are those of funcgraph.numpy.linalg and funcgraph.scipy.linalg, which
 this module wraps (so it sits above them in the layers, unlike the rest of funcgraph.lax),
 and the small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
@@ -9,6 +9,7 @@ householder_product, ormqr, tridiagonal_solve) are written here with funcgraph.n
 import funcgraph.numpy as fnp
 from funcgraph import lax
 from funcgraph.numpy import linalg as _np_linalg
+from funcgraph.numpy._lu import lu_p
 from funcgraph.primitives import linalg as _prims
 from funcgraph.primitives.linalg import cholesky_p, triangular_solve_p  # noqa: F401
 from funcgraph.scipy import linalg as _sp_linalg
@@ -51,11 +52,10 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_
 
 
 def lu(x):
-    """(lu, pivots, permutation) of the square x (..., n, n): lu packs L (unit lower,
-    below the diagonal) and U; pivots are LAPACK's row swaps and permutation the rows
-    they give, both int32, with x[permutation] = L @ U."""
-    lu_, perm, _ = _np_linalg._lu_factor(_np_linalg._inexact_square("lu", x))
-    return lu_, _sp_linalg._pivots_from_permutation(perm), perm
+    """(lu, pivots, permutation) of x (..., m, n): lu packs L (unit lower, below the
+    diagonal) and U; pivots (..., min(m, n)) are LAPACK's row swaps and permutation
+    (..., m) the rows they give, both int32, with x[permutation] = L @ U."""
+    return tuple(lu_p.bind(fnp.asarray(x)))
 
 
 def lu_pivots_to_permutation(pivots, permutation_size):

@@ -1,7 +1,8 @@
 """funcgraph.numpy.linalg: JAX's numpy.linalg API over funcgraph primitives.
 
 cholesky and triangular solves are primitives (stablehlo.cholesky / triangular_solve, which
-XLA expands); LU with partial pivoting is a loop over ordinary primitives.  eigh, svd and qr
+XLA expands); LU with partial pivoting is the lu primitive (LAPACK's getrf on the CPU, as
+jax: see _lu.py).  eigh, svd and qr
 call LAPACK on the host through SciPy (syevd/heevd, gesdd, geqrf with orgqr/ungqr) on the
 CPU backend and for complex dtypes: the routines JAX's CPU backend calls, so values,
 eigenvector signs and phases agree with JAX's bit for bit.  On other backends the real ones
@@ -26,6 +27,7 @@ from funcgraph.numpy._creation import (
 from funcgraph.numpy._diagonals import diagonal as _diagonal, tril as _tril, triu as _triu
 from funcgraph.numpy._joining import concatenate as _concatenate
 from funcgraph.numpy._einsum import einsum as _einsum
+from funcgraph.numpy._lu import lu_p as _lu_p
 from funcgraph.numpy._linalg_norm import (
     norm as _norm_by_reductions, vector_norm as _vector_norm)
 from funcgraph.numpy._products import matmul as _matmul
@@ -34,8 +36,8 @@ from funcgraph.numpy._reductions import (
 from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
 from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
 from funcgraph.numpy._ufuncs import (
-    abs as _abs, conj as _conj, imag as _imag, isnan as _isnan, log as _log, real as _real,
-    sign as _sign, sqrt as _sqrt, where_values as _where)
+    abs as _abs, conj as _conj, exp as _exp, imag as _imag, isnan as _isnan, log as _log,
+    real as _real, sign as _sign, sqrt as _sqrt, where_values as _where)
 from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy._compiled import compiled_when_eager as _compiled_when_eager
 from funcgraph.numpy._manipulation import cross as _np_cross
@@ -127,48 +129,14 @@ def _real_dtype(dtype):
 
 # --- LU with partial pivoting ------------------------------------------------------------
 
-def _lu_factor_impl(a):
+def _lu_factor(a):
     """P a = L U for a (..., m, n), packed: returns (lu, perm (..., m) int32, swaps (...)
-    int32) where a[perm] = L U with L (m, min(m, n)) unit lower triangular."""
-    m, n = a.shape[-2:]
-    dt = a.dtype
-    rows = _arange(m, dtype=np.int32)
-    cols = _arange(n, dtype=np.int32)
-    batch = a.shape[:-2]
-
-    def step(k, carry):
-        a, perm, swaps = carry
-        col_k, row_k_mask = cols == k, rows == k
-        col = _sum(_where(col_k, a, 0), axis=-1)
-        p = _argmax(_where(rows >= k, _abs(col), -1), axis=-1).astype(np.int32)
-        ep = rows == p[..., None]
-        row_k = _sum(_where(row_k_mask[:, None], a, 0), axis=-2)
-        row_p = _sum(_where(ep[..., :, None], a, 0), axis=-2)
-        a = _where(row_k_mask[:, None], row_p[..., None, :],
-                   _where(ep[..., :, None], row_k[..., None, :], a))
-        # (sums of int32 widen to the default int under x64: keep the carry int32)
-        perm_k = _sum(_where(row_k_mask, perm, 0), axis=-1).astype(np.int32)
-        perm_p = _sum(_where(ep, perm, 0), axis=-1).astype(np.int32)
-        perm = _where(row_k_mask, perm_p[..., None], _where(ep, perm_k[..., None], perm))
-        swaps = swaps + (p != k).astype(np.int32)
-        pivot = _sum(_where(col_k, row_p, 0), axis=-1)
-        pivot = _where(pivot == 0, 1, pivot)  # singular: leave a zero pivot, no NaN
-        col = _sum(_where(col_k, a, 0), axis=-1)
-        below = rows > k
-        l = _where(below, col / pivot[..., None], 0)
-        u = _where(cols > k, row_p, 0)
-        a = a - l[..., :, None] * u[..., None, :]
-        a = _where(below[:, None] & col_k[None, :], l[..., :, None], a)
-        return a, perm, swaps
-
-    perm0 = _broadcast_to(rows, batch + (m,))
-    swaps0 = _zeros(batch, np.int32)
-    if min(m, n) == 0:  # nothing to factor (and argmax of no rows cannot be traced)
-        return a.astype(dt), perm0, swaps0
-    return lax.fori_loop(0, min(m, n), step, (a.astype(dt), perm0, swaps0))
-
-
-_lu_factor = _jit(_lu_factor_impl)
+    int32) where a[perm] = L U with L (m, min(m, n)) unit lower triangular, and swaps
+    the number of row swaps (the permutation's parity)."""
+    lu, pivots, perm = _lu_p.bind(a)
+    k = pivots.shape[-1]
+    swaps = _sum(pivots != _arange(k, dtype=np.int32), axis=-1).astype(np.int32)
+    return lu, perm, swaps
 
 
 def _lu_solve(lu, perm, b):
@@ -244,17 +212,24 @@ def _trace_solve(lu, perm, da):
     return _trace(_lu_solve(lu, perm, da))
 
 
+def _det_from_lu(d, parity):
+    """sign * exp(log|det|), as jax computes a determinant from its LU (not the product
+    of the pivots, which rounds otherwise)."""
+    sign = parity * _prod(_sign(d), axis=-1)
+    return sign * _exp(_sum(_log(_abs(d)), axis=-1)).astype(sign.dtype)
+
+
 @custom_jvp
 def _det(a):
     _, _, d, parity = _det_parts(a)
-    return parity * _prod(d, axis=-1)
+    return _det_from_lu(d, parity)
 
 
 @_det.defjvp
 def _det_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     lu, perm, d, parity = _det_parts(a)
-    det_a = parity * _prod(d, axis=-1)
+    det_a = _det_from_lu(d, parity)
     return det_a, det_a * _trace_solve(lu, perm, da)
 
 

@@ -10,6 +10,7 @@ from funcgraph.util import scipy_linalg as _scipy_linalg
 from funcgraph import lax
 from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy import linalg as _la
+from funcgraph.numpy._lu import lu_p as _lu_p
 from funcgraph.primitives import linalg as _prims
 from funcgraph.scipy._special_matrices import (  # noqa: F401  (public names)
     circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard, hankel,
@@ -76,27 +77,6 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 # --- LU ----------------------------------------------------------------------------------
 
-def _pivots_from_permutation(perm):
-    """LAPACK's sequential row swaps (piv[k]: the row swapped with row k) that produce the
-    row permutation perm."""
-    n = perm.shape[-1]
-    idx = fnp.arange(n, dtype=np.int32)
-
-    def step(k, carry):
-        current, piv = carry
-        # (sums of int32 widen to the default int under x64: keep the loop int32)
-        target = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1).astype(np.int32)
-        j = fnp.argmax(current == target[..., None], axis=-1).astype(np.int32)
-        at_k = fnp.sum(fnp.where(idx == k, current, 0), axis=-1).astype(np.int32)
-        current = fnp.where(idx == j[..., None], at_k[..., None],
-                            fnp.where(idx == k, target[..., None], current))
-        return current, fnp.where(idx == k, j[..., None], piv)
-    start = fnp.broadcast_to(idx, perm.shape)
-    if n == 0:
-        return fnp.zeros(perm.shape, np.int32)
-    return lax.fori_loop(0, n, step, (start, fnp.zeros(perm.shape, np.int32)))[1]
-
-
 def _permutation_from_pivots(piv, size=None):
     """The permutation of range(size) (default: piv's length) that LAPACK's row swaps piv
     (..., k) make: for k in order, swap entries k and piv[k]."""
@@ -120,9 +100,8 @@ def _square_inexact(name, a):
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """(lu, piv): packed L (unit lower) and U of a with LAPACK's pivot indices."""
     del overwrite_a, check_finite
-    a = _square_inexact("lu_factor", a)
-    lu, perm, _ = _la._lu_factor(a)
-    return lu, _pivots_from_permutation(perm)
+    lu, pivots, _ = _lu_p.bind(_square_inexact("lu_factor", a))
+    return lu, pivots
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
