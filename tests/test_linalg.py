@@ -1,6 +1,9 @@
 """funcgraph.numpy.linalg, the cholesky / triangular_solve primitives and
 funcgraph.scipy.linalg: values against NumPy and jax, eagerly and under jit,
 derivatives against jax and finite differences, batching and vmap."""
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -321,6 +324,26 @@ def test_float16_lu_runs_the_loop_eagerly_and_under_jit():
     for e, j in zip(eager, jitted, strict=True):
         np.testing.assert_array_equal(np.asarray(e), np.asarray(j))
     assert np.asarray(eager[0]).dtype == np.float16
+
+
+@pytest.mark.cpu_only
+def test_exported_lu_runs_in_a_fresh_process(tmp_path):
+    """A deserialized module that calls LAPACK compiles and runs in a process that never
+    lowered lu itself (the backend readies jaxlib's LAPACK kernels for it)."""
+    x = _lu_input((3, 3), np.float32, seed=8)
+    exported = fg.export.export(fg.jit(flax_linalg.lu))(x)
+    assert "lapack_sgetrf_ffi" in exported.mlir_module()
+    (tmp_path / "lu.bin").write_bytes(exported.serialize())
+    np.save(tmp_path / "x.npy", x)
+    script = (f"import numpy as np, funcgraph as fg\n"
+              f"exp = fg.export.deserialize(open({str(tmp_path / 'lu.bin')!r}, 'rb').read())\n"
+              f"out = exp.call(np.load({str(tmp_path / 'x.npy')!r}))\n"
+              f"np.save({str(tmp_path / 'out.npy')!r}, np.asarray(out[0]))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"),
+                                  np.asarray(jax.lax.linalg.lu(x)[0]))
 
 
 def test_lu_errors_are_jaxs():
