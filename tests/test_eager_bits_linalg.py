@@ -83,6 +83,9 @@ ROWS = [
     ("slogdet", lambda m: la(m).slogdet, (_f32(20, 8, 8),), {}),
     ("solve", lambda m: la(m).solve, (SQ, RHS), {}),
     ("cholesky", lambda m: la(m).cholesky, (SPD,), {}),
+    ("inv", lambda m: la(m).inv, (SQB,), {}),
+    ("matrix_power -2", lambda m: la(m).matrix_power, (SQ,), dict(n=-2)),
+    ("tensorsolve", lambda m: la(m).tensorsolve, (_f32(2, 3, 6), _f32(2, 3)), {}),
     ("outer", lambda m: la(m).outer, (V[:20], V[20:50]), {}),
     ("multi_dot", lambda m: la(m).multi_dot, ([_f32(5, 7), _f32(7, 9), _f32(9, 3)],), {}),
     ("multi_dot vectors", lambda m: la(m).multi_dot,
@@ -105,6 +108,13 @@ ROWS = [
     # scipy.linalg
     ("sl.solve_triangular", lambda m: sl(m).solve_triangular, (TRI, RHS), dict(lower=True)),
     ("sl.cholesky", lambda m: sl(m).cholesky, (SPD,), {}),
+    ("sl.lu", lambda m: sl(m).lu, (SQ,), {}),
+    ("sl.lu_factor", lambda m: sl(m).lu_factor, (SQ,), {}),
+    ("sl.lu_solve", lambda m: (lambda a, b: sl(m).lu_solve(sl(m).lu_factor(a), b)),
+     (SQ, RHS), {}),
+    ("sl.solve", lambda m: sl(m).solve, (SQ, RHS), {}),
+    ("sl.inv", lambda m: sl(m).inv, (SQ,), {}),
+    ("sl.det", lambda m: sl(m).det, (SQB,), {}),
     ("sl.cho_solve", lambda m: (lambda c, b: sl(m).cho_solve((c, True), b)),
      (np.linalg.cholesky(SPD).astype(np.float32), RHS), {}),
     ("sl.expm", lambda m: sl(m).expm, (SQ * 0.1,), {}),
@@ -138,24 +148,14 @@ ROWS = [
 ]
 
 _SVD = "funcgraph's SVD (Jacobi) differs from jax's LAPACK gesdd"
-# Not in the table (to keep it short), differing for the reasons below: inv, pinv, cond,
-# lstsq, matrix_rank (at times), matrix_power with n < 0, tensorinv, tensorsolve, eigh, svd,
-# qr, scipy.linalg's lu, lu_factor, lu_solve, solve, inv, det, polar, sqrtm, expm_frechet,
-# solve_sylvester and eigh_tridiagonal.
+# Not in the table (to keep it short), differing for the reasons below: pinv, cond, lstsq,
+# matrix_rank (at times), eigh, svd, qr, polar, sqrtm, expm_frechet, solve_sylvester and
+# eigh_tridiagonal.
 KNOWN_DIFFERENCES = {
     "norm nuc": _SVD,
     "svdvals": _SVD,
-    "solve": "both factor with LAPACK's getrf; the triangular solves differ as in "
-             "sl.cho_solve",
     "eigvalsh": "funcgraph's eigh (Jacobi) differs from jax's LAPACK syevd",
     "qr r": "funcgraph's QR (Householder loop) differs from jax's LAPACK geqrf",
-    "cholesky": "funcgraph's cholesky primitive is NumPy's eagerly and XLA's expansion under "
-                "jit; jax's is LAPACK potrf (scipy.linalg.lapack.spotrf gives jax's bits)",
-    "sl.cholesky": "as cholesky",
-    "sl.cho_solve": "triangular_solve: funcgraph's is SciPy's solve_triangular eagerly and "
-                    "XLA's expansion under jit; jax's is BLAS trsm (scipy.linalg.blas.strsm "
-                    "gives jax's bits)",
-    "sl.solve_triangular": "as sl.cho_solve",
     "sl.expm": "funcgraph uses the degree 13 Pade approximant and its LU; jax picks the "
                "degree from the norm",
     "sl.rsf2csf": "funcgraph's runs SciPy's on the host; jax's is its own loop of Givens "

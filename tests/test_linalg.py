@@ -228,17 +228,18 @@ def test_triangular_solve_against_jax(left_side, lower, transpose_a, unit_diagon
         assert _rel(out, expected) < 1e-5
 
 
-def test_lowering_is_plain_stablehlo():
+def test_lowering_is_lapack_on_the_cpu_and_plain_stablehlo_elsewhere():
     a = _spd((3, 3))
+    on_cpu = fg.default_backend() == "cpu"
     cholesky_text = fg.jit(la.cholesky).lower(a).as_text()
-    assert "stablehlo.cholesky" in cholesky_text
+    assert ("lapack_spotrf_ffi" in cholesky_text) == on_cpu
     solve_text = fg.jit(la.solve).lower(a, a).as_text()
-    assert "stablehlo.triangular_solve" in solve_text
-    # Off the CPU, LU is a loop of plain ops; on the CPU it is LAPACK's getrf, as jax's.
-    exported = fg.export.export(fg.jit(la.solve), platforms=["cuda"])(a, a)
-    assert "custom_call" not in exported.mlir_module()
-    on_cpu = "lapack_sgetrf_ffi" in solve_text
-    assert on_cpu == (fg.default_backend() == "cpu")
+    assert ("lapack_sgetrf_ffi" in solve_text and "lapack_strsm_ffi" in solve_text) == on_cpu
+    # Off the CPU: XLA's cholesky and triangular_solve, LU a loop of plain ops.
+    for fn, op in ((la.cholesky, "stablehlo.cholesky"), (la.solve, "stablehlo.triangular_solve")):
+        exported = fg.export.export(fg.jit(fn), platforms=["cuda"])(*[a] * (1 + (fn is la.solve)))
+        assert "custom_call" not in exported.mlir_module()
+        assert op in exported.mlir_module()
     # The portable eigh, svd and qr (used off the CPU backend) are plain StableHLO loops.
     for fn in (la._eigh_jacobi, la._svd_tall, la._householder):
         assert "custom_call" not in fg.jit(fn).lower(a).as_text()
@@ -344,6 +345,15 @@ def test_exported_lu_runs_in_a_fresh_process(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"),
                                   np.asarray(jax.lax.linalg.lu(x)[0]))
+
+
+def test_cholesky_of_a_matrix_not_positive_definite_is_nan_as_jaxs():
+    x = np.stack([_spd((4, 4)), np.diag([1.0, -1.0, 2.0, 3.0]).astype(np.float32)])
+    expected = np.asarray(jax.lax.linalg.cholesky(x))
+    assert np.isnan(np.tril(expected[1])[np.tril_indices(4)]).all()
+    assert not np.isnan(expected[0]).any()
+    for got in (flax_linalg.cholesky(x), fg.jit(flax_linalg.cholesky)(x)):
+        assert_exact_on_cpu(np.asarray(got), expected)
 
 
 def test_lu_errors_are_jaxs():

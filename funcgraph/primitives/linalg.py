@@ -1,6 +1,9 @@
-"""Linear-algebra primitives that XLA expands on every backend: cholesky and
-triangular_solve, for real and complex dtypes.  Both act on the last two axes; leading
-axes are batch axes."""
+"""Linear-algebra primitives: cholesky and triangular_solve, for real and complex dtypes.
+Both act on the last two axes; leading axes are batch axes.  On the CPU they are LAPACK's
+potrf and BLAS's trsm, as jax runs them: compiled, jaxlib's custom calls into SciPy's
+LAPACK; eagerly, SciPy's routines themselves (the same code, so the same bits).  Elsewhere
+XLA expands stablehlo.cholesky and stablehlo.triangular_solve.  The helpers for LAPACK's
+custom calls (lapack_call) serve the lu primitive too (funcgraph/numpy/_lu.py)."""
 import numpy as np
 
 from funcgraph import core, dtypes
@@ -15,7 +18,56 @@ from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.contractions import dot_general_p
 from funcgraph.primitives.elementwise import add_p, conj_p, mul_p, neg_p
 from funcgraph.primitives.helpers import INEXACT, check_dtype, declare
+from funcgraph.lowering import i64_array
 from funcgraph.primitives.precision import Precision
+from funcgraph.util import scipy_linalg
+
+
+# --- LAPACK on the CPU -----------------------------------------------------------------
+
+LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+                 np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+
+
+def uses_lapack(ctx, aval):
+    """Whether a matrix of type aval is factored by LAPACK in this module: on the CPU, for
+    the dtypes LAPACK has routines for, and matrices with elements."""
+    return (ctx.module.platforms == ("cpu",) and aval.dtype in LAPACK_PREFIX
+            and 0 not in aval.shape[-2:])
+
+
+def _layout(order):
+    return f"dense<[{', '.join(map(str, order))}]> : tensor<{len(order)}xindex>"
+
+
+def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=(0, 0)):
+    """jaxlib's custom call `lapack_<s|d|c|z><routine>_ffi`: matrices (the operands and
+    the first result) column-major with the batch axes outermost, the other results
+    row-major; config: its attributes (`uplo = 76 : ui8`); aliased: (result, operand)
+    that share a buffer."""
+    def matrix_layout(nd):
+        return _layout((nd - 2, nd - 1) + tuple(range(nd - 3, -1, -1)))
+    result_layouts = [matrix_layout(avals_out[0].ndim)] + [
+        _layout(range(a.ndim - 1, -1, -1)) for a in avals_out[1:]]
+    result, operand = aliased
+    attrs = {
+        "call_target_name": f'"lapack_{LAPACK_PREFIX[avals_in[0].dtype]}{routine}_ffi"',
+        "api_version": "4 : i32", "backend_config": f"{{{config}}}",
+        "operand_layouts": f"[{', '.join(matrix_layout(a.ndim) for a in avals_in)}]",
+        "result_layouts": f"[{', '.join(result_layouts)}]",
+        "output_operand_aliases": f"[#stablehlo.output_operand_alias<output_tuple_indices = "
+                                  f"[{result}], operand_index = {operand}, "
+                                  f"operand_tuple_indices = []>]"}
+    if len(avals_out) == 1:
+        attrs["output_operand_aliases"] = attrs["output_operand_aliases"].replace(
+            f"output_tuple_indices = [{result}]", "output_tuple_indices = []")
+        return ctx.op("stablehlo.custom_call", operands, avals_in, avals_out[0], attrs)
+    return ctx.op("stablehlo.custom_call", operands, avals_in, list(avals_out), attrs)
+
+
+def _char(letter):
+    """A LAPACK option letter as the custom calls' attribute: its code, a ui8."""
+    return f"{ord(letter)} : ui8"
 
 
 def _check_square(name, aval, arg="operand"):
@@ -68,36 +120,72 @@ def _cholesky_shape(x):
     return ShapedArray(x.shape, x.dtype, x.weak_type)
 
 
+def _matrices(x):
+    """x (..., m, n) as a (count, m, n) array."""
+    return x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
+
+
 def _cholesky_impl(x):
-    """Lower Cholesky factor; NaN-filled (as XLA) where a matrix is not positive definite."""
+    """Lower Cholesky factor by LAPACK's potrf (SciPy's); where a matrix is not positive
+    definite, NaN in its lower triangle (as jax's)."""
     x = np.asarray(x)
-    work = x.astype(np.complex128 if dtypes.is_complex(x.dtype) else np.float64)
-    flat = work.reshape((-1,) + x.shape[-2:])
+    if x.dtype not in LAPACK_PREFIX:  # float16, bfloat16: in float64
+        return _cholesky_impl(x.astype(np.float64)).astype(x.dtype)
+    flat = _matrices(x)
     out = np.empty_like(flat)
-    for i, m in enumerate(flat):
-        try:
-            out[i] = np.linalg.cholesky(m)
-        except np.linalg.LinAlgError:
-            out[i] = np.nan
-    return out.reshape(x.shape).astype(x.dtype)
+    if flat.size:
+        potrf = scipy_linalg().get_lapack_funcs("potrf", dtype=x.dtype)
+        for i, m in enumerate(flat):
+            factor, info = potrf(m, lower=True, clean=True)
+            out[i] = factor if info == 0 else np.tril(np.full_like(factor, np.nan))
+    return out.reshape(x.shape)
 
 
-def _cholesky_lowering(ctx, avals_in, avals_out, x):
-    aval = avals_in[0]
+def _select_lower(ctx, aval, x, other):
+    """x's lower triangle (with the diagonal), `other`'s values above it."""
     n = aval.shape[-1]
-    raw = ctx.op("stablehlo.cholesky", [x], [aval], aval, {"lower": "true"})
-    # The strict upper triangle of stablehlo.cholesky's result is unspecified: zero it.
     mask_aval = ShapedArray((n, n), np.dtype(bool))
     mask = ctx.constant(_tri_mask(n, True), mask_aval)
     pred_aval = ShapedArray(aval.shape, np.dtype(bool))
     nd = aval.ndim
     mask = ctx.op("stablehlo.broadcast_in_dim", [mask], [mask_aval], pred_aval,
                   {"broadcast_dimensions": f"array<i64: {nd - 2}, {nd - 1}>"})
-    zero_scalar = ShapedArray((), aval.dtype)
-    zero = ctx.constant(np.zeros((), aval.dtype), zero_scalar)
-    zeros = ctx.op("stablehlo.broadcast_in_dim", [zero], [zero_scalar], aval,
-                   {"broadcast_dimensions": "array<i64>"})
-    return ctx.op("stablehlo.select", [mask, raw, zeros], [pred_aval, aval, aval], aval)
+    return ctx.op("stablehlo.select", [mask, x, other], [pred_aval, aval, aval], aval)
+
+
+def _fill(ctx, aval, value):
+    scalar = ShapedArray((), aval.dtype)
+    c = ctx.constant(np.array(value, aval.dtype), scalar)
+    return ctx.op("stablehlo.broadcast_in_dim", [c], [scalar], aval,
+                  {"broadcast_dimensions": "array<i64>"})
+
+
+def _potrf_lowering(ctx, aval, x):
+    """LAPACK's potrf; a matrix whose info is not 0 (not positive definite) becomes NaN."""
+    info_aval = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    factor, info = lapack_call(ctx, "potrf", [x], [aval], [aval, info_aval],
+                               config=f"uplo = {_char('L')}")
+    ok_aval = ShapedArray(info_aval.shape, np.dtype(bool))
+    zero = _fill(ctx, info_aval, 0)
+    ok = ctx.op("stablehlo.compare", [info, zero], [info_aval, info_aval], ok_aval,
+                {"comparison_direction": "#stablehlo<comparison_direction EQ>",
+                 "compare_type": "#stablehlo<comparison_type SIGNED>"})
+    pred_aval = ShapedArray(aval.shape, np.dtype(bool))
+    nd = aval.ndim
+    ok = ctx.op("stablehlo.broadcast_in_dim", [ok], [ok_aval], pred_aval,
+                {"broadcast_dimensions": i64_array(range(nd - 2))})
+    factor = ctx.op("stablehlo.select", [ok, factor, _fill(ctx, aval, np.nan)],
+                    [pred_aval, aval, aval], aval)
+    return _select_lower(ctx, aval, factor, _fill(ctx, aval, 0))
+
+
+def _cholesky_lowering(ctx, avals_in, avals_out, x):
+    aval = avals_in[0]
+    if uses_lapack(ctx, aval):
+        return _potrf_lowering(ctx, aval, x)
+    raw = ctx.op("stablehlo.cholesky", [x], [aval], aval, {"lower": "true"})
+    # The strict upper triangle of stablehlo.cholesky's result is unspecified: zero it.
+    return _select_lower(ctx, aval, raw, _fill(ctx, aval, 0))
 
 
 cholesky_p = declare("cholesky", _cholesky_shape, _cholesky_impl, _cholesky_lowering)
@@ -153,8 +241,24 @@ def _triangular_solve_shape(a, b, left_side, lower, transpose_a, conjugate_a, un
     return ShapedArray(b.shape, b.dtype, a.weak_type and b.weak_type)
 
 
+def _trsm_impl(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    """BLAS's trsm (SciPy's), matrix by matrix."""
+    if conjugate_a and not transpose_a:
+        a = np.conj(a)
+    trans = (2 if conjugate_a else 1) if transpose_a else 0
+    trsm = scipy_linalg().blas.get_blas_funcs("trsm", dtype=a.dtype)
+    flat_a, flat_b = _matrices(a), _matrices(b)
+    out = np.empty_like(flat_b)
+    for i, (m, rhs) in enumerate(zip(flat_a, flat_b, strict=True)):
+        out[i] = trsm(1.0, m, rhs, side=0 if left_side else 1, lower=int(lower),
+                      trans_a=trans, diag=int(unit_diagonal))
+    return out.reshape(b.shape)
+
+
 def _triangular_solve_impl(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    a = np.asarray(a)
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype in LAPACK_PREFIX and a.size and b.size:
+        return _trsm_impl(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal)
     n = a.shape[-1]
     wide = np.complex128 if dtypes.is_complex(a.dtype) else np.float64
     t = np.where(_tri_mask(n, lower, unit_diagonal), a, 0).astype(wide)
@@ -190,6 +294,12 @@ def _triangular_solve_lowering(ctx, avals_in, avals_out, a, b, left_side, lower,
     conjugate_a = conjugate_a and dtypes.is_complex(avals_in[0].dtype)
     if conjugate_a and not transpose_a:
         a = _conj_lowering(ctx, avals_in[0], a)
+    if uses_lapack(ctx, avals_in[0]) and 0 not in avals_in[1].shape[-2:]:
+        trans = ("C" if conjugate_a else "T") if transpose_a else "N"
+        config = (f"diag = {_char('U' if unit_diagonal else 'N')}, "
+                  f"side = {_char('L' if left_side else 'R')}, trans_x = {_char(trans)}, "
+                  f"uplo = {_char('L' if lower else 'U')}")
+        return lapack_call(ctx, "trsm", [a, b], avals_in, avals_out, config, aliased=(0, 1))
     transpose = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
     attrs = {"left_side": _bool(left_side), "lower": _bool(lower),
              "unit_diagonal": _bool(unit_diagonal),
