@@ -255,9 +255,6 @@ LU = ("not yet closed: both factor with the `lu` primitive (LAPACK getrf on the 
       "around it, jax solves through custom_linear_solve with a gather of the permuted rows "
       "and counts the pivots' parity with its own helpers, funcgraph uses custom_jvp rules "
       "and a one-hot permutation product")
-EIGH = ("not yet closed: jax calls LAPACK's syevd through one `eigh` primitive; funcgraph "
-        "runs cyclic Jacobi sweeps in a while loop (kept in the compiled program for real "
-        "dtypes)")
 SVD = ("not yet closed: jax calls LAPACK's gesdd through one `svd` primitive; funcgraph runs "
        "one-sided Jacobi sweeps in a while loop, then a Householder QR for U")
 QR = ("not yet closed: jax keeps QR as one `qr` primitive (`geqrf` for mode='raw'; LAPACK "
@@ -285,10 +282,7 @@ KNOWN_DIFFERENCES = {
     "diagonal": DIAGONAL,
     "diagonal: offset=1": DIAGONAL,
     "eig": _host("geev", "eig"),
-    "eigh": EIGH,
-    "eigh: complex": _host("heevd", "eigh"),
     "eigvals": _host("geev", "eig"),
-    "eigvalsh": EIGH,
     "inv": LU,
     "inv: batched": LU,
     "inv: float64 x64": LU,
@@ -320,7 +314,6 @@ KNOWN_DIFFERENCES = {
     "trace: offset=1": DIAGONAL + ", then the same reduce_sum",
     # lax.linalg
     "lax.linalg.eig": _host("geev", "eig"),
-    "lax.linalg.eigh": EIGH,
     "lax.linalg.householder_product": (
         "not yet closed: jax keeps one `householder_product` primitive (LAPACK orgqr on the "
         "CPU); funcgraph applies the k reflectors one by one, unrolled"),
@@ -341,8 +334,6 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.convolution_matrix": _special(
         "different: one gather and a select_n where jax builds it with a "
         "conv_general_dilated over 22 equations"),
-    "scipy.linalg.eigh": EIGH,
-    "scipy.linalg.eigh: eigvals_only": EIGH,
     "scipy.linalg.eigh_tridiagonal": (
         "not yet closed: jax finds the eigenvalues by bisection on Sturm sequences (a while "
         "loop of elementwise ops); funcgraph builds the tridiagonal matrix and runs its "

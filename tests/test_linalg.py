@@ -235,8 +235,10 @@ def test_lowering_is_lapack_on_the_cpu_and_plain_stablehlo_elsewhere():
     assert ("lapack_spotrf_ffi" in cholesky_text) == on_cpu
     solve_text = fg.jit(la.solve).lower(a, a).as_text()
     assert ("lapack_sgetrf_ffi" in solve_text and "lapack_strsm_ffi" in solve_text) == on_cpu
-    # Off the CPU: XLA's cholesky and triangular_solve, LU a loop of plain ops.
-    for fn, op in ((la.cholesky, "stablehlo.cholesky"), (la.solve, "stablehlo.triangular_solve")):
+    assert ("lapack_ssyevd_ffi" in fg.jit(la.eigh).lower(a).as_text()) == on_cpu
+    # Off the CPU: XLA's cholesky and triangular_solve, LU and eigh loops of plain ops.
+    for fn, op in ((la.cholesky, "stablehlo.cholesky"), (la.solve, "stablehlo.triangular_solve"),
+                   (la.eigh, "stablehlo.while")):
         exported = fg.export.export(fg.jit(fn), platforms=["cuda"])(*[a] * (1 + (fn is la.solve)))
         assert "custom_call" not in exported.mlir_module()
         assert op in exported.mlir_module()
@@ -354,6 +356,23 @@ def test_cholesky_of_a_matrix_not_positive_definite_is_nan_as_jaxs():
     assert not np.isnan(expected[0]).any()
     for got in (flax_linalg.cholesky(x), fg.jit(flax_linalg.cholesky)(x)):
         assert_exact_on_cpu(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_eigh_bits_derivatives_and_batching_match_jax(dtype):
+    x = _lu_input((3, 4, 4), dtype, seed=9)
+    x = x + np.conj(np.swapaxes(x, -1, -2))
+    t = _lu_input((3, 4, 4), dtype, seed=10)
+    t = t + np.conj(np.swapaxes(t, -1, -2))
+    expected = jax.lax.linalg.eigh(x)
+    for got in (flax_linalg.eigh(x), fg.jit(flax_linalg.eigh)(x),
+                fg.vmap(flax_linalg.eigh)(x)):
+        for g, e in zip(got, expected, strict=True):
+            assert_exact_on_cpu(np.asarray(g), np.asarray(e))
+    _, (dv, dw) = fg.jvp(flax_linalg.eigh, (x,), (t,))
+    _, (jdv, jdw) = jax.jvp(jax.lax.linalg.eigh, (x,), (t,))
+    np.testing.assert_allclose(np.asarray(dw), np.asarray(jdw), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(dv), np.asarray(jdv), rtol=1e-3, atol=1e-3)
 
 
 def test_lu_errors_are_jaxs():

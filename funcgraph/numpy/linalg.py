@@ -1,14 +1,14 @@
 """funcgraph.numpy.linalg: JAX's numpy.linalg API over funcgraph primitives.
 
-cholesky and triangular solves are primitives (stablehlo.cholesky / triangular_solve, which
-XLA expands); LU with partial pivoting is the lu primitive (LAPACK's getrf on the CPU, as
-jax: see _lu.py).  eigh, svd and qr
-call LAPACK on the host through SciPy (syevd/heevd, gesdd, geqrf with orgqr/ungqr) on the
-CPU backend and for complex dtypes: the routines JAX's CPU backend calls, so values,
-eigenvector signs and phases agree with JAX's bit for bit.  On other backends the real ones
-run as plain StableHLO loops (cyclic Jacobi eigh, one-sided Jacobi SVD, Householder QR),
-whose eigenvector and singular-vector signs may differ from JAX's.  Leading axes are batch
-axes.  Derivatives are analytic (custom_jvp), not traced through loops."""
+cholesky, triangular solves, LU with partial pivoting (the lu primitive, _lu.py) and eigh
+are primitives that run LAPACK on the CPU as jax does (potrf, trsm, getrf, syevd/heevd:
+jaxlib's custom calls compiled, SciPy's routines eagerly), so values, signs and phases are
+jax's bit for bit; elsewhere they are XLA's expansions or loops of plain ops (cyclic Jacobi
+for eigh).  svd and qr call LAPACK on the host through SciPy (gesdd, geqrf with
+orgqr/ungqr) for complex dtypes; the real ones run as plain StableHLO loops (one-sided
+Jacobi SVD, Householder QR), whose signs may differ from jax's.  Leading axes are batch
+axes.  Derivatives are analytic (primitive JVP rules or custom_jvp), not traced through
+loops."""
 import operator
 from collections import namedtuple as _namedtuple
 from functools import partial as _partial
@@ -44,6 +44,17 @@ from funcgraph.numpy._manipulation import cross as _np_cross
 from funcgraph.numpy._products import tensordot as _np_tensordot, vecdot as _np_vecdot
 from funcgraph.numpy._types import result_type as _result_type
 from funcgraph.primitives import linalg as _prims
+from funcgraph.core import ShapedArray as _ShapedArray
+from funcgraph.interpreters.ad_util import (
+    Zero as _Zero, is_zero as _is_zero, tangent_aval as _tangent_aval)
+from funcgraph.interpreters.batching import batching_rules as _batching_rules
+from funcgraph.interpreters.eval import NoHostImpl as _NoHostImpl
+from funcgraph.interpreters.jvp import jvp_rules as _jvp_rules
+from funcgraph.interpreters.staging import trace_flat as _trace_flat
+from funcgraph.lowering import lower_closed_body as _lower_closed_body
+from funcgraph.primitives.batching_helpers import batch_at as _batch_at
+from funcgraph.primitives.helpers import (
+    INEXACT as _INEXACT, check_dtype as _check_dtype, declare as _declare)
 from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.transforms.jit import ShapeDtypeStruct as _ShapeDtypeStruct, jit as _jit
 
@@ -114,10 +125,10 @@ def _eps(dtype):
 
 
 def _on_host(dtype):
-    """Whether eigh, svd and qr call LAPACK on the host (JAX's CPU routines) through a
+    """Whether svd and qr call LAPACK on the host (JAX's CPU routines) through a
     host callback: for complex dtypes, which the Jacobi and Householder loops here do not
     handle.  Real inputs stay in the compiled program, so that it can be exported and
-    partitioned over devices (a host callback can be neither); their eigen- and singular
+    partitioned over devices (a host callback can be neither); their singular
     vectors may differ from jax's in sign."""
     return dtypes.is_complex(dtype)
 
@@ -566,47 +577,100 @@ def _sort_columns(w, v, descending=False):
     return _sum(w[..., :, None] * perm, axis=-2), _matmul(v, perm)
 
 
+# --- the eigh primitive (jax's eigh_p): LAPACK's syevd / heevd on the CPU ------------------
+
+def _eigh_shape(x, lower):
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"Argument to symmetric eigendecomposition must have shape "
+                         f"[..., n, n], got shape {x.shape}")
+    _check_dtype("eigh", x, _INEXACT)
+    return [_ShapedArray(x.shape, x.dtype), _ShapedArray(x.shape[:-1], _real_dtype(x.dtype))]
+
+
 def _host_eigh(a, lower):
-    """Ascending eigenvalues and eigenvectors by LAPACK syevd/heevd through SciPy (JAX's CPU
-    eigh, so eigenvector signs and phases agree with JAX's), reading one triangle."""
+    """Eigenvectors and ascending eigenvalues by LAPACK's syevd / heevd (SciPy's: jax's
+    CPU routines, so values, signs and phases are jax's), reading one triangle; NaN where
+    LAPACK fails, as jax's."""
     a = np.asarray(a)
-    flat = a.reshape((-1,) + a.shape[-2:])
+    flat = a.reshape((int(np.prod(a.shape[:-2])),) + a.shape[-2:])
     w = np.empty(flat.shape[:-1], _real_dtype(a.dtype))
     v = np.empty(flat.shape, a.dtype)
     for i, m in enumerate(flat):
         try:
             w[i], v[i] = _scipy_linalg().eigh(m, lower=lower, driver="evd", check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
-            w[i], v[i] = np.nan, np.nan  # as JAX: NaN where LAPACK fails
-    return w.reshape(a.shape[:-1]), v.reshape(a.shape)
+            w[i], v[i] = np.nan, np.nan
+    return [v.reshape(a.shape), w.reshape(a.shape[:-1])]
 
 
-def _eigh_on_host(a, lower):
-    shapes = (_ShapeDtypeStruct(a.shape[:-1], _real_dtype(a.dtype)),
-              _ShapeDtypeStruct(a.shape, a.dtype))
-    return _pure_callback(lambda x: _host_eigh(x, lower), shapes, a, vmap_method="expand_dims")
+def _eigh_impl(x, lower):
+    if np.dtype(x.dtype) not in _prims.LAPACK_PREFIX:
+        raise _NoHostImpl
+    return _host_eigh(x, lower)
 
 
-@_partial(custom_jvp, nondiff_argnums=(1,))
-def _eigh(a, lower=True):
-    """a is Hermitian; LAPACK reads its lower (or upper) triangle, as JAX's does."""
-    if _on_host(a.dtype):
-        return _eigh_on_host(a, lower)
-    w, v = _eigh_jacobi(a)
-    return _sort_columns(w, v)
+def _after_evd(v, w, info):
+    ok = info == 0
+    return [_where(ok[..., None, None], v, np.nan).astype(v.dtype),
+            _where(ok[..., None], w, np.nan).astype(w.dtype)]
 
 
-@_eigh.defjvp
-def _eigh_jvp(lower, primals, tangents):
+def _portable_eigh(lower):
+    """Off the CPU: cyclic Jacobi for real dtypes, SciPy on the host for complex ones."""
+    def run(a):
+        if dtypes.is_complex(a.dtype):
+            shapes = (_ShapeDtypeStruct(a.shape, a.dtype),
+                      _ShapeDtypeStruct(a.shape[:-1], _real_dtype(a.dtype)))
+            return list(_pure_callback(lambda x: _host_eigh(x, lower), shapes, a,
+                                       vmap_method="expand_dims"))
+        w, v = _sort_columns(*_eigh_jacobi_impl(a))
+        return [v, w]
+    return run
+
+
+def _eigh_lowering(ctx, avals_in, avals_out, x, lower):
+    aval = avals_in[0].update(weak_type=False)
+    if _prims.uses_lapack(ctx, aval):
+        routine = "heevd" if dtypes.is_complex(aval.dtype) else "syevd"
+        info = _ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+        raw_avals = [aval, avals_out[1], info]
+        config = (f"mode = {_prims.lapack_char('V')}, "
+                  f"uplo = {_prims.lapack_char('L' if lower else 'U')}")
+        raw = _prims.lapack_call(ctx, routine, [x], [aval], raw_avals, config)
+        return _lower_closed_body(ctx, _trace_flat(_after_evd, raw_avals), raw)
+    return _lower_closed_body(ctx, _trace_flat(_portable_eigh(lower), [aval]), [x])
+
+
+eigh_p = _declare("eigh", _eigh_shape, _eigh_impl, _eigh_lowering, multiple_results=True)
+
+
+def _eigh_jvp(primals, tangents, lower):
     """dw = Re diag(V^H dA V); dV = V (F * V^H dA V) with F[i, j] = 1 / (w[j] - w[i]),
     i != j (the phase of each eigenvector is left as the factorization fixes it)."""
     (a,), (da,) = primals, tangents
-    w, v = _eigh(a, lower)
+    v, w = eigh_p.bind(a, lower=lower)
+    if _is_zero(da):
+        return [v, w], [_Zero(_tangent_aval(v.aval)), _Zero(_tangent_aval(w.aval))]
     vdv = _matmul(_mH(v), _matmul(da, v))
     eye = _eye(a.shape[-1], dtype=bool)
     diff = w[..., None, :] - w[..., :, None]
     f = _where(eye, 0, 1 / _where(eye, 1, diff)).astype(a.dtype)
-    return (w, v), (_real(_diag(vdv)), _matmul(v, f * vdv))
+    return [v, w], [_matmul(v, f * vdv), _real(_diag(vdv))]
+
+
+def _eigh_batch(axis_data, args, dims, lower):
+    x = _batch_at(args[0], dims[0], axis_data.size, 0)
+    return eigh_p.bind(x, lower=lower), [0, 0]
+
+
+_jvp_rules[eigh_p] = _eigh_jvp
+_batching_rules[eigh_p] = _eigh_batch
+
+
+def _eigh(a, lower=True):
+    """(w, v) of the Hermitian a; LAPACK reads its lower (or upper) triangle, as jax's."""
+    v, w = eigh_p.bind(a, lower=bool(lower))
+    return w, v
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):

@@ -65,7 +65,7 @@ def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=
     return ctx.op("stablehlo.custom_call", operands, avals_in, list(avals_out), attrs)
 
 
-def _char(letter):
+def lapack_char(letter):
     """A LAPACK option letter as the custom calls' attribute: its code, a ui8."""
     return f"{ord(letter)} : ui8"
 
@@ -164,7 +164,7 @@ def _potrf_lowering(ctx, aval, x):
     """LAPACK's potrf; a matrix whose info is not 0 (not positive definite) becomes NaN."""
     info_aval = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
     factor, info = lapack_call(ctx, "potrf", [x], [aval], [aval, info_aval],
-                               config=f"uplo = {_char('L')}")
+                               config=f"uplo = {lapack_char('L')}")
     ok_aval = ShapedArray(info_aval.shape, np.dtype(bool))
     zero = _fill(ctx, info_aval, 0)
     ok = ctx.op("stablehlo.compare", [info, zero], [info_aval, info_aval], ok_aval,
@@ -296,9 +296,9 @@ def _triangular_solve_lowering(ctx, avals_in, avals_out, a, b, left_side, lower,
         a = _conj_lowering(ctx, avals_in[0], a)
     if uses_lapack(ctx, avals_in[0]) and 0 not in avals_in[1].shape[-2:]:
         trans = ("C" if conjugate_a else "T") if transpose_a else "N"
-        config = (f"diag = {_char('U' if unit_diagonal else 'N')}, "
-                  f"side = {_char('L' if left_side else 'R')}, trans_x = {_char(trans)}, "
-                  f"uplo = {_char('L' if lower else 'U')}")
+        config = (f"diag = {lapack_char('U' if unit_diagonal else 'N')}, "
+                  f"side = {lapack_char('L' if left_side else 'R')}, "
+                  f"trans_x = {lapack_char(trans)}, uplo = {lapack_char('L' if lower else 'U')}")
         return lapack_call(ctx, "trsm", [a, b], avals_in, avals_out, config, aliased=(0, 1))
     transpose = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
     attrs = {"left_side": _bool(left_side), "lower": _bool(lower),

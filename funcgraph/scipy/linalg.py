@@ -190,7 +190,7 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
     if b is not None or type != 1 or subset_by_index is not None:
         raise NotImplementedError("funcgraph.scipy.linalg.eigh: only the standard problem "
                                   "(b=None, type=1, all eigenvalues) is supported")
-    w, v = _la.eigh(a, UPLO="L" if lower else "U", symmetrize_input=False)
+    w, v = _la.eigh(a, UPLO="L" if lower else "U", symmetrize_input=True)
     return w if eigvals_only else (w, v)
 
 
