@@ -149,12 +149,11 @@ ROWS = [
 
 _SVD = "funcgraph's SVD (Jacobi) differs from jax's LAPACK gesdd"
 # Not in the table (to keep it short), differing for the reasons below: pinv, cond, lstsq,
-# matrix_rank (at times), svd, qr, polar, sqrtm, expm_frechet, solve_sylvester and
+# matrix_rank (at times), svd, polar, sqrtm, expm_frechet, solve_sylvester and
 # eigh_tridiagonal.
 KNOWN_DIFFERENCES = {
     "norm nuc": _SVD,
     "svdvals": _SVD,
-    "qr r": "funcgraph's QR (Householder loop) differs from jax's LAPACK geqrf",
     "sl.expm": "funcgraph uses the degree 13 Pade approximant and its LU; jax picks the "
                "degree from the norm",
     "sl.rsf2csf": "funcgraph's runs SciPy's on the host; jax's is its own loop of Givens "

@@ -32,8 +32,6 @@ from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.helpers import INEXACT, check_dtype, declare
 from funcgraph.util import scipy_linalg
 
-_LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
-                  np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
 _I32 = np.dtype(np.int32)
 
 
@@ -61,7 +59,7 @@ def _permutation_of(pivots, m):
 def _lu_impl(x):
     """SciPy's getrf, matrix by matrix (dtypes LAPACK has no routine for run compiled)."""
     x = np.asarray(x)
-    if x.dtype not in _LAPACK_PREFIX:
+    if x.dtype not in _prims.LAPACK_PREFIX:
         raise NoHostImpl
     *batch, m, n = x.shape
     k = min(m, n)
@@ -140,38 +138,14 @@ def _after_getrf(lu, pivots, info):
     return [lu, pivots, lax.fori_loop(0, pivots.shape[-1], swap, perm)]
 
 
-def _layout(order):
-    return f"dense<[{', '.join(map(str, order))}]> : tensor<{len(order)}xindex>"
-
-
-def _getrf_call(ctx, aval, x):
-    """jaxlib's LAPACK getrf custom call: each matrix column-major (batch axes outermost),
-    pivots 1-based, info per matrix."""
-    *batch, m, n = aval.shape
-    nd = aval.ndim
-    pivots = ShapedArray((*batch, min(m, n)), _I32)
-    info = ShapedArray(tuple(batch), _I32)
-    matrix_layout = _layout((nd - 2, nd - 1) + tuple(range(nd - 3, -1, -1)))
-    attrs = {
-        "call_target_name": f'"lapack_{_LAPACK_PREFIX[aval.dtype]}getrf_ffi"',
-        "api_version": "4 : i32", "backend_config": "{}",
-        "operand_layouts": f"[{matrix_layout}]",
-        "result_layouts": f"[{matrix_layout}, {_layout(range(nd - 2, -1, -1))}, "
-                          f"{_layout(range(nd - 3, -1, -1))}]",
-        "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices = "
-                                  "[0], operand_index = 0, operand_tuple_indices = []>]"}
-    return ctx.op("stablehlo.custom_call", [x], [aval], [aval, pivots, info], attrs), \
-        [aval, pivots, info]
-
-
 def _lu_lowering(ctx, avals_in, avals_out, x):
     aval = avals_in[0].update(weak_type=False)
-    if ctx.module.platforms == ("cpu",) and aval.dtype in _LAPACK_PREFIX and 0 not in \
-            aval.shape[-2:]:
-        raw, raw_avals = _getrf_call(ctx, aval, x)
-        closed = trace_flat(_after_getrf, raw_avals)
-        return lower_closed_body(ctx, closed, raw)
-    return lower_closed_body(ctx, trace_flat(_lu_loop, [aval]), [x])
+    if not _prims.uses_lapack(ctx, aval):
+        return lower_closed_body(ctx, trace_flat(_lu_loop, [aval]), [x])
+    # getrf: each matrix factored in place, 1-based pivots, info per matrix
+    raw_avals = [aval, avals_out[1], ShapedArray(aval.shape[:-2], _I32)]
+    raw = _prims.lapack_call(ctx, "getrf", [x], [aval], raw_avals)
+    return lower_closed_body(ctx, trace_flat(_after_getrf, raw_avals), raw)
 
 
 lu_p = declare("lu", _lu_shape, _lu_impl, _lu_lowering, multiple_results=True)

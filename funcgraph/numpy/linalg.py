@@ -392,76 +392,128 @@ def _geqrf_impl(a):
 _geqrf = _jit(_geqrf_impl)
 
 
-def _host_qr(a, mode):
-    """(q, r) by LAPACK geqrf and orgqr/ungqr through SciPy (JAX's CPU QR)."""
+# --- the qr primitive (jax's qr_p): LAPACK's geqrf and orgqr / ungqr on the CPU ----------
+
+def _qr_shape(x, full_matrices):
+    if x.ndim < 2:
+        raise ValueError(f"Argument to QR decomposition must have ndims >= 2, got shape "
+                         f"{x.shape}")
+    _check_dtype("qr", x, _INEXACT)
+    *batch, m, n = x.shape
+    k = m if full_matrices else min(m, n)
+    return [_ShapedArray((*batch, m, k), x.dtype), _ShapedArray((*batch, k, n), x.dtype)]
+
+
+def _host_qr(a, full_matrices):
+    """[q, r] by LAPACK's geqrf and orgqr / ungqr through SciPy (jax's CPU routines)."""
     a = np.asarray(a)
-    m, n = a.shape[-2:]
-    k = min(m, n) if mode == "economic" else m
-    flat = a.reshape((-1, m, n))
-    q = np.empty((flat.shape[0], m, k), a.dtype)
-    r = np.empty((flat.shape[0], k, n), a.dtype)
-    for i, x in enumerate(flat):
-        q[i], r[i] = _scipy_linalg().qr(x, mode=mode, check_finite=False)
-    return q.reshape(a.shape[:-2] + (m, k)), r.reshape(a.shape[:-2] + (k, n))
+    *batch, m, n = a.shape
+    k = m if full_matrices else min(m, n)
+    flat = a.reshape((int(np.prod(batch)), m, n))
+    q = np.zeros((flat.shape[0], m, k), a.dtype)
+    r = np.zeros((flat.shape[0], k, n), a.dtype)
+    if a.size:
+        mode = "full" if full_matrices else "economic"
+        for i, x in enumerate(flat):
+            q[i], r[i] = _scipy_linalg().qr(x, mode=mode, check_finite=False)
+    elif m and k:
+        q[:] = np.eye(m, k, dtype=a.dtype)
+    return [q.reshape((*batch, m, k)), r.reshape((*batch, k, n))]
 
 
-def _qr_on_host(a, complete):
-    m, n = a.shape[-2:]
-    k = m if complete else min(m, n)
-    shapes = (_ShapeDtypeStruct(a.shape[:-2] + (m, k), a.dtype),
-              _ShapeDtypeStruct(a.shape[:-2] + (k, n), a.dtype))
-    mode = "full" if complete else "economic"
-    return _pure_callback(lambda x: _host_qr(x, mode), shapes, a, vmap_method="expand_dims")
+def _qr_impl(x, full_matrices):
+    if np.dtype(x.dtype) not in _prims.LAPACK_PREFIX:
+        raise _NoHostImpl
+    return _host_qr(x, full_matrices)
 
 
-def _qr_reduced_impl(a):
-    if _on_host(a.dtype):
-        return _qr_on_host(a, complete=False)
-    q, r = _householder(a)
-    k = min(a.shape[-2:])
-    return q[..., :, :k], _triu(r[..., :k, :])
+def _portable_qr(full_matrices):
+    """Off the CPU: Householder reflections for real dtypes, SciPy on the host for complex
+    ones."""
+    def run(a):
+        *batch, m, n = a.shape
+        k = m if full_matrices else min(m, n)
+        if dtypes.is_complex(a.dtype):
+            shapes = (_ShapeDtypeStruct((*batch, m, k), a.dtype),
+                      _ShapeDtypeStruct((*batch, k, n), a.dtype))
+            return list(_pure_callback(lambda x: _host_qr(x, full_matrices), shapes, a,
+                                       vmap_method="expand_dims"))
+        q, r = _householder(a)
+        return [q[..., :, :k], _triu(r[..., :k, :])]
+    return run
 
 
-@custom_jvp
-def _qr_reduced(a):
-    return _qr_reduced_impl(a)
+def _qr_lowering(ctx, avals_in, avals_out, x, full_matrices):
+    aval = avals_in[0].update(weak_type=False)
+    if not _prims.uses_lapack(ctx, aval):
+        return _lower_closed_body(ctx, _trace_flat(_portable_qr(full_matrices), [aval]), [x])
+    *batch, m, n = aval.shape
+    k = min(m, n)
+    taus = _ShapedArray((*batch, k), aval.dtype)
+    factors, tau = _prims.lapack_call(ctx, "geqrf", [x], [aval], [aval, taus])
+    q_in = _ShapedArray((*batch, m, m if full_matrices or m < n else n), aval.dtype)
+    reflectors = _lower_closed_body(
+        ctx, _trace_flat(lambda f: [_reflector_block(f, q_in.shape[-1])], [aval]), [factors])
+    routine = "ungqr" if dtypes.is_complex(aval.dtype) else "orgqr"
+    q = _prims.lapack_call(ctx, routine, [reflectors[0], tau], [q_in, taus], [q_in])
+    rows = m if full_matrices else k
+    r = _lower_closed_body(ctx, _trace_flat(lambda f: [_triu(f[..., :rows, :])], [aval]),
+                           [factors])
+    return [q, r[0]]
 
 
-@_qr_reduced.defjvp
-def _qr_jvp(primals, tangents):
+def _reflector_block(factors, width):
+    """geqrf's factors as the (..., m, width) input orgqr expands: cut to width columns,
+    or padded with zero columns up to it."""
+    n = factors.shape[-1]
+    if width <= n:
+        return factors[..., :, :width]
+    widths = [(0, 0, 0)] * (factors.ndim - 1) + [(0, width - n, 0)]
+    return lax.pad(factors, np.zeros((), factors.dtype), widths)
+
+
+qr_p = _declare("qr", _qr_shape, _qr_impl, _qr_lowering, multiple_results=True)
+
+
+def _qr_jvp(primals, tangents, full_matrices):
     """dA = dQ R + Q dR with Q^H dQ skew-Hermitian and dR upper: with C = Q^H dA R^-1,
     Q^H dQ = tril(C, -1) - tril(C, -1)^H + i Im(diag C) (dR's diagonal stays real),
     dR = (C - Q^H dQ) R, dQ = dA R^-1 - Q (C - Q^H dQ)."""
     (a,), (da,) = primals, tangents
+    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    if _is_zero(da):
+        return [q, r], [_Zero(_tangent_aval(q.aval)), _Zero(_tangent_aval(r.aval))]
     m, n = a.shape[-2:]
     if m < n:
         raise NotImplementedError("funcgraph.numpy.linalg.qr: derivative for m < n (wide "
                                   "matrices) is not implemented")
-    q, r = _qr_reduced_impl(a)
+    if full_matrices and m != n:
+        raise NotImplementedError("funcgraph.numpy.linalg.qr: derivative of mode='complete' "
+                                  "is implemented for square matrices only")
     da_rinv = _prims.triangular_solve(r, da, left_side=False, lower=False)
     c = _matmul(_mH(q), da_rinv)
     low = _tril(c, -1)
     omega = low - _mH(low)
     if dtypes.is_complex(a.dtype):
         omega = omega + _where(_eye(n, dtype=bool), 1j * _imag(c), 0).astype(a.dtype)
-    return (q, r), (da_rinv - _matmul(q, c - omega), _matmul(c - omega, r))
+    return [q, r], [da_rinv - _matmul(q, c - omega), _matmul(c - omega, r)]
 
 
-@custom_jvp
+def _qr_batch(axis_data, args, dims, full_matrices):
+    x = _batch_at(args[0], dims[0], axis_data.size, 0)
+    return qr_p.bind(x, full_matrices=full_matrices), [0, 0]
+
+
+_jvp_rules[qr_p] = _qr_jvp
+_batching_rules[qr_p] = _qr_batch
+
+
+def _qr_reduced(a):
+    return tuple(qr_p.bind(a, full_matrices=False))
+
+
 def _qr_complete(a):
-    if _on_host(a.dtype):
-        return _qr_on_host(a, complete=True)
-    q, r = _householder(a)
-    return q, _triu(r)
-
-
-@_qr_complete.defjvp
-def _qr_complete_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    if a.shape[-2] != a.shape[-1]:
-        raise NotImplementedError("funcgraph.numpy.linalg.qr: derivative of mode='complete' "
-                                  "is implemented for square matrices only")
-    return _qr_jvp((a,), (da,))
+    return tuple(qr_p.bind(a, full_matrices=True))
 
 
 def qr(a, mode="reduced"):

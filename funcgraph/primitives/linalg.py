@@ -41,20 +41,23 @@ def _layout(order):
 
 
 def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=(0, 0)):
-    """jaxlib's custom call `lapack_<s|d|c|z><routine>_ffi`: matrices (the operands and
-    the first result) column-major with the batch axes outermost, the other results
-    row-major; config: its attributes (`uplo = 76 : ui8`); aliased: (result, operand)
-    that share a buffer."""
-    def matrix_layout(nd):
-        return _layout((nd - 2, nd - 1) + tuple(range(nd - 3, -1, -1)))
-    result_layouts = [matrix_layout(avals_out[0].ndim)] + [
-        _layout(range(a.ndim - 1, -1, -1)) for a in avals_out[1:]]
+    """jaxlib's custom call `lapack_<s|d|c|z><routine>_ffi`: matrices (operands and
+    results of the first operand's rank) column-major with the batch axes outermost, the
+    others (pivots, taus, info) row-major; config: its attributes (`uplo = 76 : ui8`);
+    aliased: (result, operand) that share a buffer."""
+    rank = avals_in[0].ndim
+
+    def layout(aval):
+        nd = aval.ndim
+        if nd == rank:
+            return _layout((nd - 2, nd - 1) + tuple(range(nd - 3, -1, -1)))
+        return _layout(range(nd - 1, -1, -1))
     result, operand = aliased
     attrs = {
         "call_target_name": f'"lapack_{LAPACK_PREFIX[avals_in[0].dtype]}{routine}_ffi"',
         "api_version": "4 : i32", "backend_config": f"{{{config}}}",
-        "operand_layouts": f"[{', '.join(matrix_layout(a.ndim) for a in avals_in)}]",
-        "result_layouts": f"[{', '.join(result_layouts)}]",
+        "operand_layouts": f"[{', '.join(layout(a) for a in avals_in)}]",
+        "result_layouts": f"[{', '.join(layout(a) for a in avals_out)}]",
         "output_operand_aliases": f"[#stablehlo.output_operand_alias<output_tuple_indices = "
                                   f"[{result}], operand_index = {operand}, "
                                   f"operand_tuple_indices = []>]"}
