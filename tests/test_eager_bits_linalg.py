@@ -103,6 +103,15 @@ ROWS = [
     ("matrix_power 6", lambda m: la(m).matrix_power, (SQB * 0.3,), dict(n=6)),
     ("svdvals", lambda m: la(m).svdvals, (X,), {}),
     ("eigvalsh", lambda m: la(m).eigvalsh, (SPD,), {}),
+    ("eigh", lambda m: la(m).eigh, (SPD,), {}),
+    ("svd", lambda m: la(m).svd, (X,), {}),
+    ("svd reduced", lambda m: la(m).svd, (X,), dict(full_matrices=False)),
+    ("pinv", lambda m: la(m).pinv, (X,), {}),
+    ("lstsq", lambda m: la(m).lstsq, (X.T, _f32(20, 2)), {}),
+    ("cond", lambda m: la(m).cond, (SQ,), {}),
+    ("matrix_rank", lambda m: la(m).matrix_rank, (X,), {}),
+    ("qr", lambda m: la(m).qr, (X,), {}),
+    ("qr complete", lambda m: la(m).qr, (X.T,), dict(mode="complete")),
     ("qr r", lambda m: la(m).qr, (X,), dict(mode="r")),
     ("eigvals", lambda m: la(m).eigvals, (SQ,), {}),
     # scipy.linalg
@@ -147,13 +156,9 @@ ROWS = [
     ("rfftfreq", lambda m: (lambda: ff(m).rfftfreq(37, 0.3)), (), {}),
 ]
 
-_SVD = "funcgraph's SVD (Jacobi) differs from jax's LAPACK gesdd"
-# Not in the table (to keep it short), differing for the reasons below: pinv, cond, lstsq,
-# matrix_rank (at times), svd, polar, sqrtm, expm_frechet, solve_sylvester and
-# eigh_tridiagonal.
+# Not in the table (to keep it short), differing for the reasons below: polar, sqrtm,
+# expm_frechet, solve_sylvester and eigh_tridiagonal.
 KNOWN_DIFFERENCES = {
-    "norm nuc": _SVD,
-    "svdvals": _SVD,
     "sl.expm": "funcgraph uses the degree 13 Pade approximant and its LU; jax picks the "
                "degree from the norm",
     "sl.rsf2csf": "funcgraph's runs SciPy's on the host; jax's is its own loop of Givens "

@@ -255,8 +255,6 @@ LU = ("not yet closed: both factor with the `lu` primitive (LAPACK getrf on the 
       "around it, jax solves through custom_linear_solve with a gather of the permuted rows "
       "and counts the pivots' parity with its own helpers, funcgraph uses custom_jvp rules "
       "and a one-hot permutation product")
-SVD = ("not yet closed: jax calls LAPACK's gesdd through one `svd` primitive; funcgraph runs "
-       "one-sided Jacobi sweeps in a while loop, then a Householder QR for U")
 QR = ("not yet closed: jax's Householder factors come from its `geqrf` primitive (LAPACK "
       "geqrf on the CPU); funcgraph computes them with Householder reflections in a "
       "fori_loop (its `qr` primitive, as jax's, covers the other modes)")
@@ -277,7 +275,6 @@ def _special(what):
 
 KNOWN_DIFFERENCES = {
     # numpy.linalg
-    "cond": SVD,
     "cond: p=fro": LU + " (for inv)",
     "det: 4x4": LU + " (jax's closed forms cover only 2x2 and 3x3, as funcgraph's)",
     "diagonal": DIAGONAL,
@@ -287,24 +284,12 @@ KNOWN_DIFFERENCES = {
     "inv": LU,
     "inv: batched": LU,
     "inv: float64 x64": LU,
-    "lstsq": SVD,
-    "matrix_norm: ord=2": SVD,
-    "matrix_norm: ord=nuc keepdims": SVD,
     "matrix_power: -2": LU + " (for inv)",
-    "matrix_rank": SVD,
-    "norm: matrix ord=2": SVD,
-    "norm: matrix nuc": SVD,
-    "pinv": SVD,
     "qr: raw": QR,
     "slogdet": LU,
     "solve": LU,
     "solve: matrix rhs": LU,
     "solve: batched": LU,
-    "svd": SVD,
-    "svd: reduced": SVD,
-    "svd: values": SVD,
-    "svd: complex": _host("gesdd", "svd"),
-    "svdvals": SVD,
     "tensorinv": LU + " (for inv)",
     "tensorsolve": LU + " (for solve)",
     "trace": DIAGONAL + ", then the same reduce_sum",
@@ -318,8 +303,6 @@ KNOWN_DIFFERENCES = {
         "not yet closed: jax keeps one `ormqr` primitive (LAPACK ormqr on the CPU); "
         "funcgraph applies the k reflectors one by one, unrolled"),
     "lax.linalg.schur": _host("gees", "schur"),
-    "lax.linalg.svd": SVD,
-    "lax.linalg.svd: values": SVD,
     "lax.linalg.tridiagonal_solve": (
         "not yet closed: jax keeps one `tridiagonal_solve` primitive (LAPACK gtsv on the "
         "CPU); funcgraph runs the Thomas algorithm in two scans"),
@@ -360,7 +343,7 @@ KNOWN_DIFFERENCES = {
         "matmul"),
     "scipy.linalg.polar": (
         "not yet closed: jax runs QDWH iterations; funcgraph takes the polar factors from "
-        "its Jacobi SVD (while loop, sort)"),
+        "its SVD (LAPACK gesdd on the CPU)"),
     "scipy.linalg.qr_multiply": QR,
     "scipy.linalg.rsf2csf": (
         "not yet closed: jax splits the 2x2 blocks with traced Givens rotations; funcgraph "
@@ -377,7 +360,6 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.sqrtm": (
         _host("gees", "schur") + " (SciPy's whole sqrtm) where jax takes the triangular "
         "root with traced ops"),
-    "scipy.linalg.svd": SVD,
 }
 
 

@@ -236,11 +236,13 @@ def test_lowering_is_lapack_on_the_cpu_and_plain_stablehlo_elsewhere():
     solve_text = fg.jit(la.solve).lower(a, a).as_text()
     assert ("lapack_sgetrf_ffi" in solve_text and "lapack_strsm_ffi" in solve_text) == on_cpu
     assert ("lapack_ssyevd_ffi" in fg.jit(la.eigh).lower(a).as_text()) == on_cpu
+    assert ("lapack_sgesdd_ffi" in fg.jit(la.svd).lower(a).as_text()) == on_cpu
     qr_text = fg.jit(la.qr).lower(a).as_text()
     assert ("lapack_sgeqrf_ffi" in qr_text and "lapack_sorgqr_ffi" in qr_text) == on_cpu
     # Off the CPU: XLA's cholesky and triangular_solve, LU and eigh loops of plain ops.
     for fn, op in ((la.cholesky, "stablehlo.cholesky"), (la.solve, "stablehlo.triangular_solve"),
-                   (la.eigh, "stablehlo.while"), (la.qr, "stablehlo.while")):
+                   (la.eigh, "stablehlo.while"), (la.qr, "stablehlo.while"),
+                   (la.svd, "stablehlo.while")):
         exported = fg.export.export(fg.jit(fn), platforms=["cuda"])(*[a] * (1 + (fn is la.solve)))
         assert "custom_call" not in exported.mlir_module()
         assert op in exported.mlir_module()
@@ -391,6 +393,28 @@ def test_qr_bits_derivatives_and_batching_match_jax(shape, dtype):
     _, jdout = jax.jvp(lambda a: jax.lax.linalg.qr(a, full_matrices=False), (x,), (t,))
     for g, e in zip(dout, jdout, strict=True):
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("shape,dtype", [((3, 5, 3), np.float32), ((4, 4), np.complex64)])
+def test_svd_bits_derivatives_and_batching_match_jax(shape, dtype):
+    x = _lu_input(shape, dtype, seed=13)
+    t = _lu_input(shape, dtype, seed=14)
+    for options in (dict(full_matrices=True), dict(full_matrices=False),
+                    dict(compute_uv=False)):
+        expected = jax.lax.linalg.svd(x, **options)
+        f = lambda a: flax_linalg.svd(a, **options)
+        for got in (f(x), fg.jit(f)(x), fg.vmap(f)(x) if len(shape) == 3 else f(x)):
+            for g, e in zip(fg.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected),
+                            strict=True):
+                assert_exact_on_cpu(np.asarray(g), np.asarray(e))
+    _, ds = fg.jvp(lambda a: flax_linalg.svd(a, compute_uv=False), (x,), (t,))
+    _, jds = jax.jvp(lambda a: jax.lax.linalg.svd(a, compute_uv=False), (x,), (t,))
+    np.testing.assert_allclose(np.asarray(ds), np.asarray(jds), rtol=2e-4, atol=2e-4)
+    if dtype == np.float32:
+        _, dout = fg.jvp(lambda a: flax_linalg.svd(a, full_matrices=False), (x,), (t,))
+        _, jdout = jax.jvp(lambda a: jax.lax.linalg.svd(a, full_matrices=False), (x,), (t,))
+        for g, e in zip(dout, jdout, strict=True):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-3, atol=2e-3)
 
 
 def test_lu_errors_are_jaxs():

@@ -1,7 +1,7 @@
 """funcgraph.lax.linalg: JAX's lax.linalg names, signatures and return conventions.
 
-cholesky, triangular_solve, lu, eigh and qr are funcgraph primitives; the decompositions
-(svd, schur, eig) are those of funcgraph.numpy.linalg and funcgraph.scipy.linalg, which
+cholesky, triangular_solve, lu, eigh, qr and svd are funcgraph primitives; the
+decompositions schur and eig are those of funcgraph.numpy.linalg and funcgraph.scipy.linalg, which
 this module wraps (so it sits above them in the layers, unlike the rest of funcgraph.lax),
 and the small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
 householder_product, ormqr, tridiagonal_solve) are written here with funcgraph.numpy."""
@@ -10,7 +10,7 @@ import funcgraph.numpy as fnp
 from funcgraph import lax
 from funcgraph.numpy import linalg as _np_linalg
 from funcgraph.numpy._lu import lu_p
-from funcgraph.numpy.linalg import eigh_p, qr_p
+from funcgraph.numpy.linalg import eigh_p, qr_p, svd_p
 from funcgraph.primitives import linalg as _prims
 from funcgraph.primitives.linalg import cholesky_p, triangular_solve_p  # noqa: F401
 from funcgraph.scipy import linalg as _sp_linalg

@@ -798,65 +798,114 @@ def _svd_full(a):
     return v, s, u
 
 
+# --- the svd primitive (jax's svd_p): LAPACK's gesdd on the CPU --------------------------
+
+def _svd_shapes(shape, dtype, full_matrices, compute_uv):
+    """The types of [s, u, vt] (of [s] without compute_uv)."""
+    *batch, m, n = shape
+    k = min(m, n)
+    s = _ShapedArray((*batch, k), _real_dtype(dtype))
+    if not compute_uv:
+        return [s]
+    ku, kv = (m, n) if full_matrices else (k, k)
+    return [s, _ShapedArray((*batch, m, ku), dtype), _ShapedArray((*batch, kv, n), dtype)]
+
+
+def _svd_shape(x, full_matrices, compute_uv):
+    if x.ndim < 2:
+        raise ValueError(f"Argument to singular value decomposition must have ndims >= 2, "
+                         f"got shape {x.shape}")
+    _check_dtype("svd", x, _INEXACT)
+    return _svd_shapes(x.shape, x.dtype, full_matrices, compute_uv)
+
+
 def _host_svd(a, full_matrices, compute_uv):
-    """LAPACK gesdd through SciPy (JAX's CPU SVD, so singular-vector phases agree)."""
+    """[s, u, vt] (or [s]) by LAPACK's gesdd through SciPy (jax's CPU routine, so
+    singular-vector phases agree); NaN where LAPACK fails."""
     a = np.asarray(a)
-    m, n = a.shape[-2:]
-    k = min(m, n)
-    flat = a.reshape((-1, m, n))
-    s = np.empty((flat.shape[0], k), _real_dtype(a.dtype))
-    ku, kv = (m, n) if full_matrices else (k, k)
-    u = np.empty((flat.shape[0], m, ku), a.dtype)
-    vh = np.empty((flat.shape[0], kv, n), a.dtype)
-    for i, x in enumerate(flat):
+    types = _svd_shapes(a.shape, a.dtype, full_matrices, compute_uv)
+    batch = a.shape[:-2]
+    count = int(np.prod(batch))
+    outs = [np.zeros((count,) + t.shape[len(batch):], t.dtype) for t in types]
+    flat = a.reshape((count,) + a.shape[-2:])
+    for i, x in enumerate(flat if a.size else ()):
         try:
-            out = _scipy_linalg().svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
-                                    check_finite=False, lapack_driver="gesdd")
+            found = _scipy_linalg().svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
+                                        check_finite=False, lapack_driver="gesdd")
         except (np.linalg.LinAlgError, ValueError):
-            out = (np.nan, np.nan, np.nan) if compute_uv else np.nan
+            found = (np.nan, np.nan, np.nan) if compute_uv else np.nan
         if compute_uv:
-            u[i], s[i], vh[i] = out
+            u, sv, vt = found
+            outs[0][i], outs[1][i], outs[2][i] = sv, u, vt
         else:
-            s[i] = out
-    batch = a.shape[:-2]
-    s = s.reshape(batch + (k,))
-    if not compute_uv:
-        return s
-    return u.reshape(batch + (m, ku)), s, vh.reshape(batch + (kv, n))
+            outs[0][i] = found
+    if not a.size and compute_uv:  # the identity's vectors, as LAPACK leaves them
+        for out in outs[1:]:
+            out[:] = np.eye(*out.shape[-2:], dtype=out.dtype)
+    return [o.reshape(t.shape) for o, t in zip(outs, types, strict=True)]
 
 
-def _svd_on_host(a, full_matrices, compute_uv):
-    m, n = a.shape[-2:]
-    k = min(m, n)
-    batch = a.shape[:-2]
-    s_shape = _ShapeDtypeStruct(batch + (k,), _real_dtype(a.dtype))
-    if not compute_uv:
-        return _pure_callback(lambda x: _host_svd(x, False, False), s_shape, a,
-                              vmap_method="expand_dims")
-    ku, kv = (m, n) if full_matrices else (k, k)
-    shapes = (_ShapeDtypeStruct(batch + (m, ku), a.dtype), s_shape,
-              _ShapeDtypeStruct(batch + (kv, n), a.dtype))
-    return _pure_callback(lambda x: _host_svd(x, full_matrices, True), shapes, a,
-                          vmap_method="expand_dims")
+def _svd_impl(x, full_matrices, compute_uv):
+    if np.dtype(x.dtype) not in _prims.LAPACK_PREFIX:
+        raise _NoHostImpl
+    return _host_svd(x, full_matrices, compute_uv)
 
 
-@custom_jvp
-def _svd_reduced(a):
-    if _on_host(a.dtype):
-        return _svd_on_host(a, False, True)
-    u, s, v = _svd_full(a)
-    k = s.shape[-1]
-    return u[..., :, :k], s, _mT(v[..., :, :k])
+def _after_gesdd(compute_uv):
+    def run(_, s, u, vt, info):
+        ok = info == 0
+        s = _where(ok[..., None], s, np.nan).astype(s.dtype)
+        if not compute_uv:
+            return [s]
+        return [s, _where(ok[..., None, None], u, np.nan).astype(u.dtype),
+                _where(ok[..., None, None], vt, np.nan).astype(vt.dtype)]
+    return run
 
 
-@_svd_reduced.defjvp
-def _svd_jvp(primals, tangents):
+def _portable_svd(full_matrices, compute_uv):
+    """Off the CPU: one-sided Jacobi for real dtypes, SciPy on the host for complex ones."""
+    def run(a):
+        types = _svd_shapes(a.shape, a.dtype, full_matrices, compute_uv)
+        if 0 in a.shape[-2:]:  # no singular values; the vectors of the identity
+            return [_zeros(types[0].shape, types[0].dtype)] + [
+                _broadcast_to(_eye(*t.shape[-2:], dtype=t.dtype), t.shape) for t in types[1:]]
+        if dtypes.is_complex(a.dtype):
+            shapes = tuple(_ShapeDtypeStruct(t.shape, t.dtype) for t in types)
+            return list(_pure_callback(lambda x: _host_svd(x, full_matrices, compute_uv),
+                                       shapes, a, vmap_method="expand_dims"))
+        u, s, v = _svd_full(a)
+        if not compute_uv:
+            return [s]
+        if full_matrices:
+            return [s, u, _mT(v)]
+        k = s.shape[-1]
+        return [s, u[..., :, :k], _mT(v[..., :, :k])]
+    return run
+
+
+def _svd_lowering(ctx, avals_in, avals_out, x, full_matrices, compute_uv):
+    aval = avals_in[0].update(weak_type=False)
+    if not _prims.uses_lapack(ctx, aval):
+        closed = _trace_flat(_portable_svd(full_matrices, compute_uv), [aval])
+        return _lower_closed_body(ctx, closed, [x])
+    s, u, vt = _svd_shapes(aval.shape, aval.dtype, full_matrices and compute_uv, True)
+    info = _ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    raw_avals = [aval, s, u, vt, info]
+    mode = ("A" if full_matrices else "S") if compute_uv else "N"
+    raw = _prims.lapack_call(ctx, "gesdd", [x], [aval], raw_avals,
+                             config=f"mode = {_prims.lapack_char(mode)}")
+    return _lower_closed_body(ctx, _trace_flat(_after_gesdd(compute_uv), raw_avals), raw)
+
+
+svd_p = _declare("svd", _svd_shape, _svd_impl, _svd_lowering, multiple_results=True)
+
+
+def _svd_uv_jvp(a, da, u, s, vh):
     """With dS = U^H dA V and F[i, j] = 1 / (s[j]^2 - s[i]^2) (i != j): ds = Re diag(dS),
     dU = U (F * (dS S + S dS^H) + i Im(diag dS) / s) + (I - U U^H) dA V / s,
     dV = V (F * (S dS + dS^H S)) + (I - V V^H) dA^H U / s (the phase freedom of each
-    singular pair is put on U, as the imaginary diagonal term does)."""
-    (a,), (da,) = primals, tangents
-    u, s, vh = _svd_reduced(a)
+    singular pair is put on U, as the imaginary diagonal term does); for the reduced
+    factors of a, or the full ones of a square a."""
     v = _mH(vh)
     ds_mat = _matmul(_mH(u), _matmul(da, v))
     k = s.shape[-1]
@@ -880,39 +929,33 @@ def _svd_jvp(primals, tangents):
     if n > k:
         proj = _matmul(_mH(da), u) - _matmul(v, _mH(ds_mat))
         dv = dv + proj * s_inv[..., None, :]
-    return (u, s, vh), (du, _real(_diag(ds_mat)), _mH(dv))
+    return [_real(_diag(ds_mat)), du, _mH(dv)]
 
 
-@custom_jvp
-def _svd_complete(a):
-    if _on_host(a.dtype):
-        return _svd_on_host(a, True, True)
-    u, s, v = _svd_full(a)
-    return u, s, _mT(v)
-
-
-@_svd_complete.defjvp
-def _svd_complete_jvp(primals, tangents):
+def _svd_jvp(primals, tangents, full_matrices, compute_uv):
     (a,), (da,) = primals, tangents
-    if a.shape[-2] != a.shape[-1]:
+    outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    if _is_zero(da):
+        return outs, [_Zero(_tangent_aval(o.aval)) for o in outs]
+    if not compute_uv:
+        s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True)
+        return outs, [_real(_diag(_matmul(_mH(u), _matmul(da, _mH(vh)))))]
+    if full_matrices and a.shape[-2] != a.shape[-1]:
         raise NotImplementedError("funcgraph.numpy.linalg.svd: the derivative with "
                                   "full_matrices=True needs a square matrix; use "
                                   "full_matrices=False")
-    return _svd_jvp((a,), (da,))
+    s, u, vh = outs
+    return outs, _svd_uv_jvp(a, da, u, s, vh)
 
 
-@custom_jvp
-def _singular_values(a):
-    if _on_host(a.dtype):
-        return _svd_on_host(a, False, False)
-    return _svd_full(a)[1]
+def _svd_batch(axis_data, args, dims, full_matrices, compute_uv):
+    x = _batch_at(args[0], dims[0], axis_data.size, 0)
+    outs = svd_p.bind(x, full_matrices=full_matrices, compute_uv=compute_uv)
+    return outs, [0] * len(outs)
 
 
-@_singular_values.defjvp
-def _singular_values_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    u, s, vh = _svd_reduced(a)
-    return s, _real(_diag(_matmul(_mH(u), _matmul(da, _mH(vh)))))
+_jvp_rules[svd_p] = _svd_jvp
+_batching_rules[svd_p] = _svd_batch
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -920,10 +963,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     del hermitian  # the general algorithm is used either way
     a = _matrix("svd", a)
     if not compute_uv:
-        return _singular_values(a)
-    if full_matrices:
-        return SVDResult(*_svd_complete(a))
-    return SVDResult(*_svd_reduced(a))
+        return svd_p.bind(a, full_matrices=bool(full_matrices), compute_uv=False)[0]
+    s, u, vh = svd_p.bind(a, full_matrices=bool(full_matrices), compute_uv=True)
+    return SVDResult(u, s, vh)
 
 
 def svdvals(x):
@@ -939,13 +981,14 @@ def matrix_rank(M, rtol=None, *, tol=None):
     return _sum(s > tol, axis=-1)
 
 
+@_compiled_when_eager()
 def pinv(a, rtol=None):
     a = _matrix("pinv", a)
     u, s, vh = svd(a, full_matrices=False)
     rtol = max(a.shape[-2:]) * 10 * _eps(a.dtype) if rtol is None else rtol
-    cutoff = rtol * _max(s, axis=-1, keepdims=True)
-    s_inv = _where(s > cutoff, 1 / _where(s > cutoff, s, 1), 0)
-    return _matmul(_mH(vh) * s_inv.astype(a.dtype)[..., None, :], _mH(u))
+    cutoff = rtol * s[..., :1]  # (s descends)
+    kept = _where(s > cutoff, s, np.inf).astype(a.dtype)  # 1 / inf: the dropped ones
+    return _matmul(_mH(vh), _mH(u) / kept[..., :, None], precision=lax.Precision.HIGHEST)
 
 
 # --- The rest of JAX's numpy.linalg -------------------------------------------------------
@@ -1088,14 +1131,15 @@ def multi_dot(arrays, *, precision=None):
 
 
 def cond(x, p=None):
-    """The condition number of x in the p-norm (2 when None); inf for singular x."""
+    """The condition number of x in the p-norm (2 when None); inf for singular x (NaN for
+    a zero matrix in the 2-norm, as jax's)."""
     x = _asarray(x)
     if x.ndim < 2:
         raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got x.ndim={x.ndim}")
-    if p in (None, 2):
+    if p in (None, 2):  # (as jax: 0 / 0, for a zero matrix, stays NaN)
         s = svd(x, compute_uv=False)
-        r = s[..., 0] / s[..., -1]
-    elif p == -2:
+        return s[..., 0] / s[..., -1]
+    if p == -2:
         s = svd(x, compute_uv=False)
         r = s[..., -1] / s[..., 0]
     else:
@@ -1133,6 +1177,7 @@ def tensorsolve(a, b, axes=None):
     return solve(a.reshape(-1, size), b.reshape(-1)).reshape(out_shape)
 
 
+@_compiled_when_eager(static_argnames=("numpy_resid",))
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
     """Least-squares solution of a x = b by the SVD: (x, residuals, rank, s).  Residuals
     are always the squared column norms of b - a x (as JAX under jit)."""
@@ -1157,7 +1202,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     rank = _sum(mask)
     s_inv = _where(mask, 1 / _where(mask, s, 1), 0).astype(dtype)[:, None]
     x = _matmul(_mH(vt), s_inv * _matmul(_mH(u), b))
-    resid = _sum(_abs(b - _matmul(a, x)) ** 2, axis=0)
+    resid = _vector_norm(b - _matmul(a, x), 2, 0, False) ** 2
     del numpy_resid  # NumPy's empty residuals need a concrete rank: full residuals always
     return (x[:, 0] if vector else x), resid, rank, s
 
