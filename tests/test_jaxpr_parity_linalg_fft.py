@@ -251,10 +251,10 @@ ROWS = (NUMPY_LINALG_ROWS + FFT_ROWS + _prefixed("lax.linalg", LAX_LINALG_ROWS)
 # Public callables of these modules that are not functions of arrays: none.
 NOT_TRACED = {}
 
-LU = ("not yet closed: both factor with the `lu` primitive (LAPACK getrf on the CPU); "
-      "around it, jax solves through custom_linear_solve with a gather of the permuted rows "
-      "and counts the pivots' parity with its own helpers, funcgraph uses custom_jvp rules "
-      "and a one-hot permutation product")
+LU = ("not yet closed: both factor with the `lu` primitive (LAPACK getrf on the CPU) and "
+      "gather the permuted rows; around it, jax solves through custom_linear_solve (whose "
+      "matvec and vecmat products count as contractions) and counts the pivots' parity "
+      "with its own helpers, funcgraph uses custom_jvp rules")
 QR = ("not yet closed: jax's Householder factors come from its `geqrf` primitive (LAPACK "
       "geqrf on the CPU); funcgraph computes them with Householder reflections in a "
       "fori_loop (its `qr` primitive, as jax's, covers the other modes)")

@@ -35,6 +35,7 @@ from funcgraph.numpy._reductions import (
     any as _any, max as _max, min as _min, prod as _prod, sum as _sum)
 from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
 from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
+from funcgraph.numpy._taking import take_along_axis as _take_along_axis
 from funcgraph.numpy._ufuncs import (
     abs as _abs, conj as _conj, exp as _exp, imag as _imag, isnan as _isnan, log as _log,
     real as _real, sign as _sign, sqrt as _sqrt, where_values as _where)
@@ -141,19 +142,24 @@ def _real_dtype(dtype):
 # --- LU with partial pivoting ------------------------------------------------------------
 
 def _lu_factor(a):
-    """P a = L U for a (..., m, n), packed: returns (lu, perm (..., m) int32, swaps (...)
-    int32) where a[perm] = L U with L (m, min(m, n)) unit lower triangular, and swaps
-    the number of row swaps (the permutation's parity)."""
+    """P a = L U for a (..., m, n), packed: returns (lu, perm (..., m) int32, pivots
+    (..., min(m, n)) int32) where a[perm] = L U with L (m, min(m, n)) unit lower
+    triangular, and pivots LAPACK's row swaps."""
     lu, pivots, perm = _lu_p.bind(a)
+    return lu, perm, pivots
+
+
+def _swap_count(pivots):
+    """The number of row swaps the pivots make (the permutation's parity)."""
     k = pivots.shape[-1]
-    swaps = _sum(pivots != _arange(k, dtype=np.int32), axis=-1).astype(np.int32)
-    return lu, perm, swaps
+    return _sum(pivots != _arange(k, dtype=np.int32), axis=-1).astype(np.int32)
 
 
 def _lu_solve(lu, perm, b):
     """Solve a x = b from a's packed LU; b (..., n, k) with lu's batch shape.  Linear in b
-    through ops with transpose rules (a permutation matmul and triangular solves)."""
-    pb = _matmul(_onehot(perm, lu.shape[-1], lu.dtype), b)
+    through ops with transpose rules (a gather of b's permuted rows, triangular solves)."""
+    pb = _take_along_axis(b, _broadcast_to(perm[..., :, None], b.shape), axis=-2,
+                          mode="promise_in_bounds")
     y = _prims.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
     return _prims.triangular_solve(lu, y, left_side=True, lower=False)
 
@@ -214,8 +220,8 @@ def inv(a):
 
 
 def _det_parts(a):
-    lu, perm, swaps = _lu_factor(a)
-    parity = 1 - 2 * (swaps % 2)
+    lu, perm, pivots = _lu_factor(a)
+    parity = 1 - 2 * (_swap_count(pivots) % 2)
     return lu, perm, _diag(lu), parity.astype(a.dtype)
 
 
