@@ -279,8 +279,6 @@ KNOWN_DIFFERENCES = {
     "det: 4x4": LU + " (jax's closed forms cover only 2x2 and 3x3, as funcgraph's)",
     "diagonal": DIAGONAL,
     "diagonal: offset=1": DIAGONAL,
-    "eig": _host("geev", "eig"),
-    "eigvals": _host("geev", "eig"),
     "inv": LU,
     "inv: batched": LU,
     "inv: float64 x64": LU,
@@ -295,7 +293,6 @@ KNOWN_DIFFERENCES = {
     "trace": DIAGONAL + ", then the same reduce_sum",
     "trace: offset=1": DIAGONAL + ", then the same reduce_sum",
     # lax.linalg
-    "lax.linalg.eig": _host("geev", "eig"),
     "lax.linalg.householder_product": (
         "not yet closed: jax keeps one `householder_product` primitive (LAPACK orgqr on the "
         "CPU); funcgraph applies the k reflectors one by one, unrolled"),

@@ -237,6 +237,7 @@ def test_lowering_is_lapack_on_the_cpu_and_plain_stablehlo_elsewhere():
     assert ("lapack_sgetrf_ffi" in solve_text and "lapack_strsm_ffi" in solve_text) == on_cpu
     assert ("lapack_ssyevd_ffi" in fg.jit(la.eigh).lower(a).as_text()) == on_cpu
     assert ("lapack_sgesdd_ffi" in fg.jit(la.svd).lower(a).as_text()) == on_cpu
+    assert ("lapack_sgeev_ffi" in fg.jit(la.eig).lower(a).as_text()) == on_cpu
     qr_text = fg.jit(la.qr).lower(a).as_text()
     assert ("lapack_sgeqrf_ffi" in qr_text and "lapack_sorgqr_ffi" in qr_text) == on_cpu
     # Off the CPU: XLA's cholesky and triangular_solve, LU and eigh loops of plain ops.
@@ -415,6 +416,21 @@ def test_svd_bits_derivatives_and_batching_match_jax(shape, dtype):
         _, jdout = jax.jvp(lambda a: jax.lax.linalg.svd(a, full_matrices=False), (x,), (t,))
         for g, e in zip(dout, jdout, strict=True):
             np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_eig_bits_left_vectors_and_eigenvalue_derivatives_match_jax(dtype):
+    x = _lu_input((2, 4, 4), dtype, seed=15)
+    t = _lu_input((2, 4, 4), dtype, seed=16)
+    expected = jax.lax.linalg.eig(x)
+    for got in (flax_linalg.eig(x), fg.jit(flax_linalg.eig)(x), fg.vmap(flax_linalg.eig)(x)):
+        for g, e in zip(got, expected, strict=True):
+            assert_exact_on_cpu(np.asarray(g), np.asarray(e))
+    _, dw = fg.jvp(fnp.linalg.eigvals, (x,), (t,))
+    _, jdw = jax.jvp(jnp.linalg.eigvals, (x,), (t,))
+    np.testing.assert_allclose(np.asarray(dw), np.asarray(jdw), rtol=1e-3, atol=1e-3)
+    with pytest.raises(NotImplementedError, match="eigenvectors"):
+        fg.jvp(fnp.linalg.eig, (x,), (t,))
 
 
 def test_lu_errors_are_jaxs():

@@ -1,8 +1,8 @@
 """funcgraph.lax.linalg: JAX's lax.linalg names, signatures and return conventions.
 
-cholesky, triangular_solve, lu, eigh, qr and svd are funcgraph primitives; the
-decompositions schur and eig are those of funcgraph.numpy.linalg and funcgraph.scipy.linalg, which
-this module wraps (so it sits above them in the layers, unlike the rest of funcgraph.lax),
+cholesky, triangular_solve, lu, eigh, qr, svd and eig are funcgraph primitives; schur is
+funcgraph.scipy.linalg's, which this module wraps (so it sits above funcgraph.numpy and
+funcgraph.scipy in the layers, unlike the rest of funcgraph.lax),
 and the small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
 householder_product, ormqr, tridiagonal_solve) are written here with funcgraph.numpy."""
 
@@ -10,7 +10,7 @@ import funcgraph.numpy as fnp
 from funcgraph import lax
 from funcgraph.numpy import linalg as _np_linalg
 from funcgraph.numpy._lu import lu_p
-from funcgraph.numpy.linalg import eigh_p, qr_p, svd_p
+from funcgraph.numpy.linalg import eig_p, eigh_p, qr_p, svd_p
 from funcgraph.primitives import linalg as _prims
 from funcgraph.primitives.linalg import cholesky_p, triangular_solve_p  # noqa: F401
 from funcgraph.scipy import linalg as _sp_linalg
@@ -99,14 +99,11 @@ def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable
 
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
         enable_eigvec_derivs=False, implementation=None, use_magma=None):
-    """[w] or [w, vr]: eigenvalues and right eigenvectors of the square x (complex).  Left
-    eigenvectors are not computed by funcgraph: pass compute_left_eigenvectors=False."""
+    """[w] + [vl] + [vr]: the eigenvalues of the square x (complex) and its left and right
+    eigenvectors (unit columns), as those asked for."""
     _only_default("eig", implementation=implementation)
-    if compute_left_eigenvectors:
-        raise NotImplementedError("lax.linalg.eig: left eigenvectors are not computed by "
-                                  "funcgraph; pass compute_left_eigenvectors=False")
-    w, v = _np_linalg.eig(x)
-    return [w, v] if compute_right_eigenvectors else [w]
+    return eig_p.bind(fnp.asarray(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                      compute_right_eigenvectors=bool(compute_right_eigenvectors))
 
 
 def symmetric_product(a_matrix, c_matrix, *, alpha=1.0, beta=0.0, symmetrize_output=False):

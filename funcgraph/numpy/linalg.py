@@ -1226,23 +1226,106 @@ def _complex_dtype(dtype):
                     else np.complex64)
 
 
-def _host_eig(a):
-    """LAPACK geev through SciPy, the LAPACK JAX's CPU eig calls, so eigenvector phases
-    agree with JAX's."""
+# --- the eig primitive (jax's eig_p): LAPACK's geev on the CPU ---------------------------
+
+def _eig_shape(x, compute_left_eigenvectors, compute_right_eigenvectors):
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"Argument to nonsymmetric eigendecomposition must have shape "
+                         f"[..., n, n], got shape {x.shape}")
+    _check_dtype("eig", x, _INEXACT)
+    complex_dtype = _complex_dtype(x.dtype)
+    vectors = _ShapedArray(x.shape, complex_dtype)
+    return ([_ShapedArray(x.shape[:-1], complex_dtype)]
+            + [vectors] * (compute_left_eigenvectors + compute_right_eigenvectors))
+
+
+def _host_eig(a, left, right):
+    """[w] + [vl] + [vr] by LAPACK's geev through SciPy (the routine jax's CPU eig calls,
+    so eigenvector phases agree with jax's); NaN where LAPACK fails."""
     a = np.asarray(a)
-    out = _complex_dtype(a.dtype)
-    flat = a.reshape((-1,) + a.shape[-2:])
-    w = np.empty(flat.shape[:-1], out)
-    v = np.empty(flat.shape, out)
+    complex_dtype = _complex_dtype(a.dtype)
+    flat = a.reshape((int(np.prod(a.shape[:-2])),) + a.shape[-2:])
+    outs = [np.empty(flat.shape[:-1], complex_dtype)] + [
+        np.empty(flat.shape, complex_dtype) for _ in range(left + right)]
     for i, m in enumerate(flat):
-        w[i], v[i] = _scipy_linalg().eig(m)
-    return w.reshape(a.shape[:-1]), v.reshape(a.shape)
+        try:
+            found = _scipy_linalg().eig(m, left=left, right=right, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            found = [np.nan] * len(outs)
+        for out, value in zip(outs, found if left or right else [found], strict=True):
+            out[i] = value
+    return [o.reshape(a.shape[:-2] + o.shape[1:]) for o in outs]
 
 
-def _eig_host_call(a):
-    cdt = _complex_dtype(a.dtype)
-    shapes = (_ShapeDtypeStruct(a.shape[:-1], cdt), _ShapeDtypeStruct(a.shape, cdt))
-    return _pure_callback(_host_eig, shapes, a, vmap_method="expand_dims")
+def _eig_impl(x, compute_left_eigenvectors, compute_right_eigenvectors):
+    if np.dtype(x.dtype) not in _prims.LAPACK_PREFIX:
+        raise _NoHostImpl
+    return _host_eig(x, compute_left_eigenvectors, compute_right_eigenvectors)
+
+
+def _after_geev(left, right, real):
+    def run(*raw):
+        w, vl, vr, info = (lax.complex(raw[0], raw[1]),) + raw[2:] if real else raw
+        ok = info == 0
+        outs = [_where(ok[..., None], w, np.nan).astype(w.dtype)]
+        for wanted, v in ((left, vl), (right, vr)):
+            if wanted:
+                outs.append(_where(ok[..., None, None], v, np.nan).astype(v.dtype))
+        return outs
+    return run
+
+
+def _eig_lowering(ctx, avals_in, avals_out, x, compute_left_eigenvectors,
+                  compute_right_eigenvectors):
+    aval = avals_in[0].update(weak_type=False)
+    left, right = compute_left_eigenvectors, compute_right_eigenvectors
+    if not _prims.uses_lapack(ctx, aval):
+        def on_host(a):
+            shapes = tuple(_ShapeDtypeStruct(t.shape, t.dtype) for t in avals_out)
+            return list(_pure_callback(lambda v: _host_eig(v, left, right), shapes, a,
+                                       vmap_method="expand_dims"))
+        return _lower_closed_body(ctx, _trace_flat(on_host, [aval]), [x])
+    real = not dtypes.is_complex(aval.dtype)
+    complex_dtype = _complex_dtype(aval.dtype)
+    vectors = _ShapedArray(aval.shape, complex_dtype)
+    info = _ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    if real:
+        parts = _ShapedArray(aval.shape[:-1], aval.dtype)
+        raw_avals = [parts, parts, vectors, vectors, info]
+    else:
+        raw_avals = [_ShapedArray(aval.shape[:-1], complex_dtype), vectors, vectors, info]
+    config = (f"compute_left = {_prims.lapack_char('V' if left else 'N')}, "
+              f"compute_right = {_prims.lapack_char('V' if right else 'N')}")
+    raw = _prims.lapack_call(ctx, "geev", [x], [aval], raw_avals, config, aliased=None)
+    closed = _trace_flat(_after_geev(left, right, real), raw_avals)
+    return _lower_closed_body(ctx, closed, raw)
+
+
+eig_p = _declare("eig", _eig_shape, _eig_impl, _eig_lowering, multiple_results=True)
+
+
+def _eig_jvp(primals, tangents, compute_left_eigenvectors, compute_right_eigenvectors):
+    """The eigenvalues' tangent, dw = diag(V^-1 dA V); eigenvectors have none (as jax)."""
+    if compute_left_eigenvectors or compute_right_eigenvectors:
+        raise NotImplementedError(
+            "Derivatives of non-symmetric eigenvectors are only valid under assumptions on "
+            "the input that cannot be checked (as in JAX, see jax-ml/jax#2748); "
+            "differentiate eigvals instead, or eigh for a symmetric matrix")
+    (a,), (da,) = primals, tangents
+    w, v = eig_p.bind(a, compute_left_eigenvectors=False, compute_right_eigenvectors=True)
+    if _is_zero(da):
+        return [w], [_Zero(_tangent_aval(w.aval))]
+    return [w], [_diag(_solve_linear(v, _matmul(da.astype(v.dtype), v)))]
+
+
+def _eig_batch(axis_data, args, dims, **params):
+    x = _batch_at(args[0], dims[0], axis_data.size, 0)
+    outs = eig_p.bind(x, **params)
+    return outs, [0] * len(outs)
+
+
+_jvp_rules[eig_p] = _eig_jvp
+_batching_rules[eig_p] = _eig_batch
 
 
 def _solve_linear(a, b):
@@ -1252,29 +1335,12 @@ def _solve_linear(a, b):
     return _lu_solve(lu, perm, b)
 
 
-@custom_jvp
 def _eig(a):
-    return _eig_host_call(a)
+    return eig_p.bind(a, compute_left_eigenvectors=False, compute_right_eigenvectors=True)
 
 
-@_eig.defjvp
-def _eig_jvp(primals, tangents):
-    raise NotImplementedError(
-        "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the "
-        "input that cannot be checked (as in JAX, see jax-ml/jax#2748); differentiate "
-        "eigvals instead, or eigh for a symmetric matrix")
-
-
-@custom_jvp
 def _eigvals(a):
-    return _eig_host_call(a)[0]
-
-
-@_eigvals.defjvp
-def _eigvals_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    w, v = _eig(a)
-    return w, _diag(_solve_linear(v, _matmul(da.astype(v.dtype), v)))
+    return eig_p.bind(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
 def eig(a):

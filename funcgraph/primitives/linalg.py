@@ -44,7 +44,7 @@ def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=
     """jaxlib's custom call `lapack_<s|d|c|z><routine>_ffi`: matrices (operands and
     results of the first operand's rank) column-major with the batch axes outermost, the
     others (pivots, taus, info) row-major; config: its attributes (`uplo = 76 : ui8`);
-    aliased: (result, operand) that share a buffer."""
+    aliased: (result, operand) that share a buffer, or None."""
     rank = avals_in[0].ndim
 
     def layout(aval):
@@ -52,18 +52,18 @@ def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=
         if nd == rank:
             return _layout((nd - 2, nd - 1) + tuple(range(nd - 3, -1, -1)))
         return _layout(range(nd - 1, -1, -1))
-    result, operand = aliased
     attrs = {
         "call_target_name": f'"lapack_{LAPACK_PREFIX[avals_in[0].dtype]}{routine}_ffi"',
         "api_version": "4 : i32", "backend_config": f"{{{config}}}",
         "operand_layouts": f"[{', '.join(layout(a) for a in avals_in)}]",
-        "result_layouts": f"[{', '.join(layout(a) for a in avals_out)}]",
-        "output_operand_aliases": f"[#stablehlo.output_operand_alias<output_tuple_indices = "
-                                  f"[{result}], operand_index = {operand}, "
-                                  f"operand_tuple_indices = []>]"}
+        "result_layouts": f"[{', '.join(layout(a) for a in avals_out)}]"}
+    if aliased is not None:
+        result, operand = aliased
+        index = "" if len(avals_out) == 1 else str(result)
+        attrs["output_operand_aliases"] = (
+            f"[#stablehlo.output_operand_alias<output_tuple_indices = [{index}], "
+            f"operand_index = {operand}, operand_tuple_indices = []>]")
     if len(avals_out) == 1:
-        attrs["output_operand_aliases"] = attrs["output_operand_aliases"].replace(
-            f"output_tuple_indices = [{result}]", "output_tuple_indices = []")
         return ctx.op("stablehlo.custom_call", operands, avals_in, avals_out[0], attrs)
     return ctx.op("stablehlo.custom_call", operands, avals_in, list(avals_out), attrs)
 
