@@ -430,7 +430,8 @@ def compile(text, out_avals, host_callbacks=(), ordered=False, options=()):
         # The text names callbacks by index only, so such modules are never shared.
         loaded = _compile_module(text, list(host_callbacks), options)
         return Executable(loaded, text, out_avals, list(host_callbacks), ordered)
-    unnamed = _MODULE_NAME.sub("module @m", text, count=1)
+    named = _MODULE_NAME.match(text)
+    unnamed = "module @m" + text[named.end():] if named else text
     key = (unnamed, options) if options else unnamed
     with _cache_lock:
         executable = _executables.get(key)
