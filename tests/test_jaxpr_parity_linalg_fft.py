@@ -299,7 +299,6 @@ KNOWN_DIFFERENCES = {
     "lax.linalg.ormqr": (
         "not yet closed: jax keeps one `ormqr` primitive (LAPACK ormqr on the CPU); "
         "funcgraph applies the k reflectors one by one, unrolled"),
-    "lax.linalg.schur": _host("gees", "schur"),
     "lax.linalg.tridiagonal_solve": (
         "not yet closed: jax keeps one `tridiagonal_solve` primitive (LAPACK gtsv on the "
         "CPU); funcgraph runs the Thomas algorithm in two scans"),
@@ -322,7 +321,11 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.fiedler_companion": _special(
         "different but better: 19 equations with scatters where jax gathers and selects "
         "over about 90"),
-    "scipy.linalg.funm": _host("gees", "schur") + "; the Parlett recurrence is unrolled",
+    "scipy.linalg.funm": (
+        "not yet closed: both take the real Schur form from the `schur` primitive; jax then "
+        "splits its 2x2 blocks with traced Givens rotations (rsf2csf) where funcgraph calls "
+        "SciPy's rsf2csf in a pure_callback, and funcgraph's Parlett recurrence is "
+        "unrolled"),
     "scipy.linalg.hankel": _special(
         "different: one gather where jax builds it with a conv_general_dilated"),
     "scipy.linalg.hessenberg": _host("gehrd and orghr", "hessenberg"),
@@ -345,18 +348,18 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.rsf2csf": (
         "not yet closed: jax splits the 2x2 blocks with traced Givens rotations; funcgraph "
         "calls SciPy's rsf2csf in a pure_callback"),
-    "scipy.linalg.schur": _host("gees", "schur"),
     "scipy.linalg.solve": LU,
     "scipy.linalg.solve: pos": (
         "different but better: jax's two dot_generals are custom_linear_solve's matvec "
         "jaxprs (used only by its derivative); funcgraph solves with the Cholesky factor "
         "and two triangular solves, no contraction"),
     "scipy.linalg.solve_sylvester": (
-        _host("gees", "schur") + "; it solves the triangular Sylvester equation column by "
-        "column with triangular_solve where jax runs a scan"),
+        "not yet closed: both take complex Schur forms from the `schur` primitive; funcgraph "
+        "solves the triangular Sylvester equation column by column with triangular_solve "
+        "where jax runs a scan"),
     "scipy.linalg.sqrtm": (
-        _host("gees", "schur") + " (SciPy's whole sqrtm) where jax takes the triangular "
-        "root with traced ops"),
+        "not yet closed: funcgraph runs SciPy's whole sqrtm in a pure_callback where jax "
+        "takes the complex Schur form (`schur`) and the triangular root with traced ops"),
 }
 
 

@@ -238,6 +238,7 @@ def test_lowering_is_lapack_on_the_cpu_and_plain_stablehlo_elsewhere():
     assert ("lapack_ssyevd_ffi" in fg.jit(la.eigh).lower(a).as_text()) == on_cpu
     assert ("lapack_sgesdd_ffi" in fg.jit(la.svd).lower(a).as_text()) == on_cpu
     assert ("lapack_sgeev_ffi" in fg.jit(la.eig).lower(a).as_text()) == on_cpu
+    assert ("lapack_sgees_ffi" in fg.jit(fsl.schur).lower(a).as_text()) == on_cpu
     qr_text = fg.jit(la.qr).lower(a).as_text()
     assert ("lapack_sgeqrf_ffi" in qr_text and "lapack_sorgqr_ffi" in qr_text) == on_cpu
     # Off the CPU: XLA's cholesky and triangular_solve, LU and eigh loops of plain ops.
@@ -431,6 +432,21 @@ def test_eig_bits_left_vectors_and_eigenvalue_derivatives_match_jax(dtype):
     np.testing.assert_allclose(np.asarray(dw), np.asarray(jdw), rtol=1e-3, atol=1e-3)
     with pytest.raises(NotImplementedError, match="eigenvectors"):
         fg.jvp(fnp.linalg.eig, (x,), (t,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_schur_bits_and_batching_match_jax(dtype):
+    x = _lu_input((2, 4, 4), dtype, seed=17)
+    for vectors in (True, False):
+        expected = jax.lax.linalg.schur(x, compute_schur_vectors=vectors)
+        f = lambda a: flax_linalg.schur(a, compute_schur_vectors=vectors)
+        for got in (f(x), fg.jit(f)(x), fg.vmap(f)(x)):
+            for g, e in zip(got, expected, strict=True):
+                assert_exact_on_cpu(np.asarray(g), np.asarray(e))
+    for output in ("real", "complex"):
+        for g, e in zip(fsl.schur(x[0], output=output), jax.scipy.linalg.schur(x[0], output),
+                        strict=True):
+            assert_exact_on_cpu(np.asarray(g), np.asarray(e))
 
 
 def test_lu_errors_are_jaxs():

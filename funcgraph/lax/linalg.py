@@ -1,16 +1,16 @@
 """funcgraph.lax.linalg: JAX's lax.linalg names, signatures and return conventions.
 
-cholesky, triangular_solve, lu, eigh, qr, svd and eig are funcgraph primitives; schur is
-funcgraph.scipy.linalg's, which this module wraps (so it sits above funcgraph.numpy and
-funcgraph.scipy in the layers, unlike the rest of funcgraph.lax),
-and the small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
+cholesky, triangular_solve, lu, eigh, qr, svd, eig and schur are funcgraph primitives
+(most defined beside funcgraph.numpy's linear algebra, so this module sits above
+funcgraph.numpy and funcgraph.scipy in the layers, unlike the rest of funcgraph.lax); the
+small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
 householder_product, ormqr, tridiagonal_solve) are written here with funcgraph.numpy."""
 
 import funcgraph.numpy as fnp
 from funcgraph import lax
 from funcgraph.numpy import linalg as _np_linalg
 from funcgraph.numpy._lu import lu_p
-from funcgraph.numpy.linalg import eig_p, eigh_p, qr_p, svd_p
+from funcgraph.numpy.linalg import eig_p, eigh_p, qr_p, schur_p, svd_p
 from funcgraph.primitives import linalg as _prims
 from funcgraph.primitives.linalg import cholesky_p, triangular_solve_p  # noqa: F401
 from funcgraph.scipy import linalg as _sp_linalg
@@ -88,13 +88,12 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
 
 
 def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
-    """[t] or [t, vs]: the real Schur form t of x (complex for complex x) and the Schur
-    vectors vs with x = vs t vs^H (computed on the host, as jax does on the CPU)."""
+    """[t] or [t, vs]: the Schur form t of x (real quasi-triangular for real x) and the
+    Schur vectors vs with x = vs t vs^H."""
     if sort_eig_vals or select_callable is not None:
         raise NotImplementedError("lax.linalg.schur: sorting the eigenvalues is not supported "
                                   "by funcgraph")
-    t, vs = _sp_linalg.schur(x, output="complex" if fnp.iscomplexobj(x) else "real")
-    return [t, vs] if compute_schur_vectors else [t]
+    return schur_p.bind(fnp.asarray(x), compute_schur_vectors=bool(compute_schur_vectors))
 
 
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,

@@ -1328,6 +1328,73 @@ _jvp_rules[eig_p] = _eig_jvp
 _batching_rules[eig_p] = _eig_batch
 
 
+# --- the schur primitive (jax's schur_p, for scipy.linalg.schur): LAPACK's gees ---------
+
+def _schur_shape(x, compute_schur_vectors):
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"Argument to Schur decomposition must have shape [..., n, n], got "
+                         f"shape {x.shape}")
+    _check_dtype("schur", x, _INEXACT)
+    return [_ShapedArray(x.shape, x.dtype)] * (1 + bool(compute_schur_vectors))
+
+
+def _host_schur(a, compute_schur_vectors):
+    """[t] + [vs] by LAPACK's gees through SciPy (jax's CPU routine), unsorted."""
+    a = np.asarray(a)
+    flat = a.reshape((int(np.prod(a.shape[:-2])),) + a.shape[-2:])
+    t, vs = np.empty_like(flat), np.empty_like(flat)
+    output = "complex" if dtypes.is_complex(a.dtype) else "real"
+    for i, m in enumerate(flat):
+        t[i], vs[i] = _scipy_linalg().schur(m, output=output, check_finite=False)
+    return [t.reshape(a.shape), vs.reshape(a.shape)][:1 + bool(compute_schur_vectors)]
+
+
+def _schur_impl(x, compute_schur_vectors):
+    if np.dtype(x.dtype) not in _prims.LAPACK_PREFIX:
+        raise _NoHostImpl
+    return _host_schur(x, compute_schur_vectors)
+
+
+def _after_gees(compute_schur_vectors):
+    def run(t, vs, *rest):
+        ok = (rest[-1] == 0)[..., None, None]
+        outs = [t, vs][:1 + bool(compute_schur_vectors)]
+        return [_where(ok, o, np.nan).astype(o.dtype) for o in outs]
+    return run
+
+
+def _schur_lowering(ctx, avals_in, avals_out, x, compute_schur_vectors):
+    aval = avals_in[0].update(weak_type=False)
+    if not _prims.uses_lapack(ctx, aval):
+        def on_host(a):
+            shapes = tuple(_ShapeDtypeStruct(t.shape, t.dtype) for t in avals_out)
+            return list(_pure_callback(lambda v: _host_schur(v, compute_schur_vectors),
+                                       shapes, a, vmap_method="expand_dims"))
+        return _lower_closed_body(ctx, _trace_flat(on_host, [aval]), [x])
+    eigenvalues = ([_ShapedArray(aval.shape[:-1], aval.dtype)]
+                   * (1 if dtypes.is_complex(aval.dtype) else 2))  # (w) or (wr, wi)
+    count = _ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    raw_avals = [aval, aval] + eigenvalues + [count, count]  # ..., sdim, info
+    config = (f"mode = {_prims.lapack_char('V' if compute_schur_vectors else 'N')}, "
+              f"sort = {_prims.lapack_char('N')}")
+    raw = _prims.lapack_call(ctx, "gees", [x], [aval], raw_avals, config)
+    closed = _trace_flat(_after_gees(compute_schur_vectors), raw_avals)
+    return _lower_closed_body(ctx, closed, raw)
+
+
+schur_p = _declare("schur", _schur_shape, _schur_impl, _schur_lowering,
+                   multiple_results=True)
+
+
+def _schur_batch(axis_data, args, dims, compute_schur_vectors):
+    x = _batch_at(args[0], dims[0], axis_data.size, 0)
+    outs = schur_p.bind(x, compute_schur_vectors=compute_schur_vectors)
+    return outs, [0] * len(outs)
+
+
+_batching_rules[schur_p] = _schur_batch
+
+
 def _solve_linear(a, b):
     """a^-1 b through a's LU factors: linear in b with transposable operations, for use
     inside JVP rules."""

@@ -333,18 +333,13 @@ def _host(fn, a, out_dtypes):
 
 
 def schur(a, output="real"):
-    """(t, z) with a = z t z^H, t (quasi-)upper triangular; computed on the host."""
+    """(t, z) with a = z t z^H, t (quasi-)upper triangular (LAPACK's gees on the CPU)."""
     if output not in ("real", "complex"):
         raise ValueError(f"Expected output='real' or output='complex'; got {output!r}")
     a = _square_inexact("schur", a)
-    dtype = a.dtype
     if output == "complex":
-        dtype = np.dtype(np.complex128 if dtype in (np.float64, np.complex128) else np.complex64)
-
-    def host(m):
-        t, z = _scipy_linalg().schur(np.asarray(m), output=output)
-        return t.astype(dtype), z.astype(dtype)
-    return _host(host, a, (dtype, dtype))
+        a = a.astype(np.complex128 if a.dtype in (np.float64, np.complex128) else np.complex64)
+    return tuple(_la.schur_p.bind(a, compute_schur_vectors=True))
 
 
 def sqrtm(A, blocksize=1):
@@ -450,8 +445,8 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
     del tol
     A, B, C = (fnp.asarray(x) for x in (A, B, C))
     dtype = fnp.result_type(A, B, C, 1.0)
-    r, u = _complex_schur(A.astype(dtype))
-    s, v = _complex_schur(B.astype(dtype))
+    r, u = schur(A.astype(dtype), output="complex")
+    s, v = schur(B.astype(dtype), output="complex")
     f = fnp.matmul(fnp.matmul(fnp.conj(u.T), C.astype(r.dtype)), v)
     n = s.shape[0]
     eye = fnp.eye(r.shape[0], dtype=r.dtype)
