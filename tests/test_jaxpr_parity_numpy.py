@@ -525,10 +525,6 @@ KNOWN_DIFFERENCES = {
                "subtracted where jax negates and scatter-adds it",
     "polyint: m k": "different but better: the integration constants are concatenated and "
                     "the powers divided with static factors; 10 equations, jax 14",
-    "polyfit": "not yet closed: needs funcgraph.numpy.linalg.lstsq's SVD as one primitive "
-               "(jax's `svd`); funcgraph's is traced as loops (another helper's scope)",
-    "roots": "not yet closed: funcgraph.numpy.linalg.eigvals is a host `pure_callback` where "
-             "jax has an `eig` primitive (linalg, another helper's scope)",
     "dot: scalar": "different but equal: a product with a scalar is one `mul` where jax emits "
                    "a dot_general with no contracting dimensions (lowered to that multiply)",
 }
