@@ -503,8 +503,10 @@ def test_errors():
         la.inv(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match="matrices"):
         la.svd(np.ones((3,), np.float32))
-    with pytest.raises(ValueError, match="do not match"):
+    with pytest.raises(ValueError, match="inconsistent size for core dimension 'm': 2 vs 3"):
         la.solve(np.eye(3, dtype=np.float32), np.ones((2,), np.float32))
+    with pytest.raises(ValueError, match=r"Invalid shapes for solve: \(2, 3, 3\), \(2, 3\)"):
+        la.solve(np.ones((2, 3, 3), np.float32), np.ones((2, 3), np.float32))
     with pytest.raises(TypeError, match=r"triangular_solve .*f32\[3,3\].*f32\[2,2\]"):
         flax_linalg.triangular_solve(fnp.eye(3), fnp.eye(2), left_side=True)
     with pytest.raises(ValueError, match="mode"):

@@ -58,6 +58,7 @@ from funcgraph.primitives.helpers import (
     INEXACT as _INEXACT, check_dtype as _check_dtype, declare as _declare)
 from funcgraph.transforms.custom_derivatives import custom_jvp
 from funcgraph.transforms.jit import ShapeDtypeStruct as _ShapeDtypeStruct, jit as _jit
+from funcgraph.transforms.vmap import vmap as _vmap
 
 
 def _asarray(a):
@@ -170,49 +171,64 @@ def _broadcast_batch(a, b):
     return _broadcast_to(a, batch + a.shape[-2:]), _broadcast_to(b, batch + b.shape[-2:])
 
 
-@custom_jvp
+def _lu_solve_vector(lu, perm, b, transposed):
+    """a x = b (a^T x = b when transposed) for vectors b (..., n) from a's packed LU."""
+    column = b[..., None]
+    if not transposed:
+        column = _take_along_axis(column, perm[..., :, None], axis=-2,
+                                  mode="promise_in_bounds")
+        y = _prims.triangular_solve(lu, column, left_side=True, lower=True,
+                                    unit_diagonal=True)
+        return _prims.triangular_solve(lu, y, left_side=True, lower=False)[..., 0]
+    y = _prims.triangular_solve(lu, column, left_side=True, lower=False, transpose_a=True)
+    y = _prims.triangular_solve(lu, y, left_side=True, lower=True, transpose_a=True,
+                                unit_diagonal=True)
+    inverse = _argsort(perm, axis=-1)
+    return _take_along_axis(y, inverse[..., :, None], axis=-2,
+                            mode="promise_in_bounds")[..., 0]
+
+
+def _matvec(a, x):
+    """a (..., n, n) times the vectors x (..., n), in full precision."""
+    batch = tuple(range(a.ndim - 2))
+    return lax.dot_general(a, x, (((a.ndim - 1,), (x.ndim - 1,)), (batch, batch)),
+                           precision=lax.Precision.HIGHEST)
+
+
 def _solve(a, b):
-    lu, perm, _ = _lu_factor(a)
-    return _lu_solve(lu, perm, b)
-
-
-@_solve.defjvp
-def _solve_jvp(primals, tangents):
-    a, b = primals
-    da, db = tangents
-    lu, perm, _ = _lu_factor(a)
-    x = _lu_solve(lu, perm, b)
-    return x, _lu_solve(lu, perm, db - _matmul(da, x))
+    """a x = b for vectors b (...,n) with a's batch shape, as jax solves: a
+    custom_linear_solve over a's LU (so derivatives reuse the factorization)."""
+    lu, _, perm = _lu_p.bind(lax.stop_gradient(a))
+    return lax.custom_linear_solve(
+        lambda x: _matvec(a, x), b,
+        solve=lambda _, x: _lu_solve_vector(lu, perm, x, False),
+        transpose_solve=lambda _, x: _lu_solve_vector(lu, perm, x, True))
 
 
 def solve(a, b):
-    """Solve a x = b.  b is a vector (n,) when 1-D, else a (batch of) (n, k) matrices."""
+    """Solve a x = b.  b is a vector (n,) when 1-D (solved against each matrix of a), else
+    a (batch of) (n, k) matrices."""
     a = _inexact_square("solve", a)
     b = _asarray(b)
     dtype = _result_type(a, b)
     a, b = a.astype(dtype), b.astype(dtype)
-    vector = b.ndim == 1
-    if vector:
-        b = b[:, None]
+    if b.ndim == 1:
+        if b.shape[0] != a.shape[-1]:
+            raise ValueError(f"inconsistent size for core dimension 'm': {b.shape[0]} vs "
+                             f"{a.shape[-1]} on vectorized function with "
+                             f"excluded=frozenset() and signature='(m,m),(m)->(m)'")
+        return _solve(a, _broadcast_to(b, a.shape[:-1]))
     if b.shape[-2] != a.shape[-1]:
-        raise ValueError(f"funcgraph.numpy.linalg.solve: a {a.shape} and b "
-                         f"{b.shape[:-1] if vector else b.shape} do not match")
+        raise ValueError(f"Invalid shapes for solve: {a.shape}, {b.shape}. Prior to JAX "
+                         f"v0.5.0, this would have been treated as a batched 1-dimensional "
+                         f"solve. To recover this behavior, use solve(a, b[..., None])"
+                         f".squeeze(-1).")
     a, b = _broadcast_batch(a, b)
-    x = _solve(a, b)
-    return x[..., 0] if vector else x
+    return _vmap(_solve, in_axes=(None, b.ndim - 1), out_axes=b.ndim - 1)(a, b)
 
 
-@custom_jvp
 def _inv(a):
-    lu, perm, _ = _lu_factor(a)
-    return _lu_solve(lu, perm, _eye_like(a))
-
-
-@_inv.defjvp
-def _inv_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    ainv = _inv(a)
-    return ainv, -_matmul(ainv, _matmul(da, ainv))
+    return solve(a, _broadcast_to(_eye(a.shape[-1], dtype=a.dtype), a.shape))
 
 
 def inv(a):
