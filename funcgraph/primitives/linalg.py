@@ -56,7 +56,8 @@ def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=
         "call_target_name": f'"lapack_{LAPACK_PREFIX[avals_in[0].dtype]}{routine}_ffi"',
         "api_version": "4 : i32", "backend_config": f"{{{config}}}",
         "operand_layouts": f"[{', '.join(layout(a) for a in avals_in)}]",
-        "result_layouts": f"[{', '.join(layout(a) for a in avals_out)}]"}
+        "result_layouts": f"[{', '.join(layout(a) for a in avals_out)}]",
+        "sdy.sharding_rule": _batch_sharding_rule(avals_in, avals_out)}
     if aliased is not None:
         result, operand = aliased
         index = "" if len(avals_out) == 1 else str(result)
@@ -66,6 +67,33 @@ def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=
     if len(avals_out) == 1:
         return ctx.op("stablehlo.custom_call", operands, avals_in, avals_out[0], attrs)
     return ctx.op("stablehlo.custom_call", operands, avals_in, list(avals_out), attrs)
+
+
+def _factor(index):
+    """Shardy's name of factor `index`: i, j, ..., z, then z_1, z_2, ..."""
+    return chr(ord("i") + index) if index < 18 else f"z_{index - 17}"
+
+
+def _batch_sharding_rule(avals_in, avals_out):
+    """Shardy's rule for a call that works matrix by matrix: the leading batch axes are
+    one factor each on every operand and result (so a program sharded over them stays so),
+    the matrix axes factors of their own."""
+    batch = avals_in[0].ndim - 2
+    sizes = [avals_in[0].shape[axis] for axis in range(batch)]
+
+    def factors(aval):
+        names = []
+        for axis, size in enumerate(aval.shape):
+            if axis < batch:
+                names.append(_factor(axis))
+            else:
+                names.append(_factor(len(sizes)))
+                sizes.append(size)
+        return f"[{', '.join(names)}]"
+    ins = ", ".join(factors(a) for a in avals_in)
+    outs = ", ".join(factors(a) for a in avals_out)
+    listed = ", ".join(f"{_factor(i)}={size}" for i, size in enumerate(sizes))
+    return f"#sdy.op_sharding_rule<({ins})->({outs}) {{{listed}}}, custom>"
 
 
 def lapack_char(letter):

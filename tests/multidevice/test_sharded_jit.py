@@ -238,3 +238,23 @@ def test_donate_argnums_with_shardings(meshes):
                  donate_argnums=0)(x)
     np.testing.assert_array_equal(np.asarray(out), np.arange(16) + 1)
     assert out.sharding == fs("d")
+
+
+@pytest.mark.parametrize("name", ["solve", "eigh", "svd", "qr", "cholesky", "eig"])
+def test_batched_lapack_calls_keep_a_batch_sharding_as_jaxs(meshes, name):
+    """LAPACK's custom calls carry Shardy rules over their batch axes (as jax's do): a
+    batch of matrices sharded over a mesh axis stays sharded, with jax's values."""
+    fs, js_ = _both(meshes, (8,), ("b",))
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8, 4, 4)).astype(np.float32)
+    a = a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4, dtype=np.float32)
+    calls = {"solve": lambda m: (lambda x: m.numpy.linalg.solve(x, x[..., :2])),
+             "eigh": lambda m: (lambda x: m.numpy.linalg.eigh(x)[0]),
+             "svd": lambda m: (lambda x: m.numpy.linalg.svd(x)[1]),
+             "qr": lambda m: (lambda x: m.numpy.linalg.qr(x)[1]),
+             "cholesky": lambda m: (lambda x: m.numpy.linalg.cholesky(x)),
+             "eig": lambda m: (lambda x: m.numpy.linalg.eigvals(x))}
+    ours = fg.jit(calls[name](fg))(fg.device_put(a, fs("b")))
+    theirs = jax.jit(calls[name](jax))(jax.device_put(a, js_("b")))
+    assert ours.sharding.spec == P("b")
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-4, atol=1e-4)
