@@ -21,6 +21,7 @@ NO_JVP = {
     "pmax": "not differentiable, as in JAX",
     "pmin": "not differentiable, as in JAX",
     "zeta": "not differentiable, as in JAX",
+    "schur": "not differentiable, as in JAX (jax has no derivative rule for its schur)",
     "igamma_grad_a": "not differentiable, as in JAX",
     "call_exported": "differentiated through the export's VJP function (export.call wraps it "
                      "in a custom_vjp, as jax.export does); forward mode is jax's error",
