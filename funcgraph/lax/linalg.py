@@ -2,7 +2,7 @@
 
 cholesky, triangular_solve, lu, eigh, qr, svd, eig and schur are funcgraph primitives
 (most defined beside funcgraph.numpy's linear algebra, so this module sits above
-funcgraph.numpy and funcgraph.scipy in the layers, unlike the rest of funcgraph.lax); the
+funcgraph.numpy in the layers, unlike the rest of funcgraph.lax); the
 small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
 householder_product, ormqr, tridiagonal_solve) are written here with funcgraph.numpy."""
 
@@ -10,10 +10,10 @@ import funcgraph.numpy as fnp
 from funcgraph import lax
 from funcgraph.numpy import linalg as _np_linalg
 from funcgraph.numpy._lu import lu_p
+from funcgraph.numpy._lu import permutation_from_pivots as _permutation_from_pivots
 from funcgraph.numpy.linalg import eig_p, eigh_p, qr_p, schur_p, svd_p
 from funcgraph.primitives import linalg as _prims
 from funcgraph.primitives.linalg import cholesky_p, triangular_solve_p  # noqa: F401
-from funcgraph.scipy import linalg as _sp_linalg
 
 triangular_solve = _prims.triangular_solve
 
@@ -67,7 +67,7 @@ def lu_pivots_to_permutation(pivots, permutation_size):
     if permutation_size < k:
         raise ValueError(f"Output permutation size {permutation_size} has to exceed the "
                          f"trailing dimension of the pivots. Got pivots size {k}")
-    return _sp_linalg._permutation_from_pivots(pivots, permutation_size)
+    return _permutation_from_pivots(pivots, permutation_size)
 
 
 def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):

@@ -118,24 +118,29 @@ def _lu_loop(a):
     return list(lax.fori_loop(0, k_max, step, carry))
 
 
+def permutation_from_pivots(pivots, size=None):
+    """The permutation of range(size) (default: pivots' length) that LAPACK's row swaps
+    pivots (..., k) make: for i in order, swap entries i and pivots[i]."""
+    k = pivots.shape[-1]
+    size = k if size is None else size
+    rows = arange(size, dtype=pivots.dtype)
+    swaps = arange(k, dtype=pivots.dtype)
+
+    def swap(i, perm):
+        p = _sum(where(swaps == i, pivots, 0), axis=-1).astype(pivots.dtype)[..., None]
+        at_i = _sum(where(rows == i, perm, 0), axis=-1).astype(pivots.dtype)[..., None]
+        at_p = _sum(where(rows == p, perm, 0), axis=-1).astype(pivots.dtype)[..., None]
+        return where(rows == i, at_p, where(rows == p, at_i, perm))
+    return lax.fori_loop(0, k, swap, broadcast_to(rows, pivots.shape[:-1] + (size,)))
+
+
 def _after_getrf(lu, pivots, info):
     """jax's results from getrf's: 0-based pivots, the permutation they make, and NaN
     where LAPACK rejected an argument (info < 0; a singular matrix, info > 0, keeps its
     factors)."""
-    m = lu.shape[-2]
     pivots = pivots - 1
     lu = where((info < 0)[..., None, None], np.nan, lu).astype(lu.dtype)
-    perm = broadcast_to(arange(m, dtype=np.int32), pivots.shape[:-1] + (m,))
-    rows = arange(m, dtype=np.int32)
-
-    def swap(i, perm):
-        p = _sum(where(arange(pivots.shape[-1], dtype=np.int32) == i, pivots, 0),
-                 axis=-1).astype(np.int32)
-        at_i = _sum(where(rows == i, perm, 0), axis=-1).astype(np.int32)
-        at_p = _sum(where(rows == p[..., None], perm, 0), axis=-1).astype(np.int32)
-        return where(rows == i, at_p[..., None], where(rows == p[..., None], at_i[..., None],
-                                                        perm))
-    return [lu, pivots, lax.fori_loop(0, pivots.shape[-1], swap, perm)]
+    return [lu, pivots, permutation_from_pivots(pivots, lu.shape[-2])]
 
 
 def _lu_lowering(ctx, avals_in, avals_out, x):
@@ -191,11 +196,3 @@ def _lu_batch(axis_data, args, dims):
 
 
 batching_rules[lu_p] = _lu_batch
-
-
-def lu(a):
-    """[lu, pivots, permutation] of a (..., m, n) (see the module docstring)."""
-    return lu_p.bind(a)
-
-
-__all__ = ["lu", "lu_p"]

@@ -175,11 +175,7 @@ def _lu_solve_vector(lu, perm, b, transposed):
     """a x = b (a^T x = b when transposed) for vectors b (..., n) from a's packed LU."""
     column = b[..., None]
     if not transposed:
-        column = _take_along_axis(column, perm[..., :, None], axis=-2,
-                                  mode="promise_in_bounds")
-        y = _prims.triangular_solve(lu, column, left_side=True, lower=True,
-                                    unit_diagonal=True)
-        return _prims.triangular_solve(lu, y, left_side=True, lower=False)[..., 0]
+        return _lu_solve(lu, perm, column)[..., 0]
     y = _prims.triangular_solve(lu, column, left_side=True, lower=False, transpose_a=True)
     y = _prims.triangular_solve(lu, y, left_side=True, lower=True, transpose_a=True,
                                 unit_diagonal=True)

@@ -11,6 +11,7 @@ from funcgraph import lax
 from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy import linalg as _la
 from funcgraph.numpy._lu import lu_p as _lu_p
+from funcgraph.numpy._lu import permutation_from_pivots as _permutation_from_pivots
 from funcgraph.primitives import linalg as _prims
 from funcgraph.scipy._special_matrices import (  # noqa: F401  (public names)
     circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard, hankel,
@@ -76,22 +77,6 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 
 # --- LU ----------------------------------------------------------------------------------
-
-def _permutation_from_pivots(piv, size=None):
-    """The permutation of range(size) (default: piv's length) that LAPACK's row swaps piv
-    (..., k) make: for k in order, swap entries k and piv[k]."""
-    k_swaps = piv.shape[-1]
-    n = k_swaps if size is None else size
-    idx = fnp.arange(n, dtype=piv.dtype)
-    swaps = fnp.arange(k_swaps, dtype=piv.dtype)
-
-    def step(k, perm):
-        j = fnp.sum(fnp.where(swaps == k, piv, 0), axis=-1).astype(piv.dtype)[..., None]
-        at_k = fnp.sum(fnp.where(idx == k, perm, 0), axis=-1).astype(piv.dtype)[..., None]
-        at_j = fnp.sum(fnp.where(idx == j, perm, 0), axis=-1).astype(piv.dtype)[..., None]
-        return fnp.where(idx == k, at_j, fnp.where(idx == j, at_k, perm))
-    return lax.fori_loop(0, k_swaps, step, fnp.broadcast_to(idx, piv.shape[:-1] + (n,)))
-
 
 def _square_inexact(name, a):
     return _la._inexact_square(name, a)
