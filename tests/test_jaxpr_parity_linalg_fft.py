@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import funcgraph as fg
+import funcgraph.scipy.linalg  # noqa: F401  (fg.scipy loads at first import)
 from tests.jaxpr_parity import Row, check_coverage, check_row
 
 
@@ -166,6 +167,7 @@ LAX_LINALG_ROWS = [
     Row("cholesky_update", _lax("cholesky_update"), (SQ, _f32(3)), measure="hlo"),
     Row("eig", _lax("eig"), (SQ,), {"compute_left_eigenvectors": False}),
     Row("eigh", _lax("eigh"), (SQ,)),
+    Row("hessenberg", _lax("hessenberg"), (SQ,)),
     Row("householder_product", _lax("householder_product"), (TALL, _f32(3))),
     Row("lu", _lax("lu"), (SQ,)),
     Row("lu_pivots_to_permutation", _lax("lu_pivots_to_permutation"), (_i32(3), 3),
@@ -182,6 +184,8 @@ LAX_LINALG_ROWS = [
     Row("triangular_solve", _lax("triangular_solve"), (SQ, _f32(2, 3))),
     Row("triangular_solve: left lower", _lax("triangular_solve"), (SQ, _f32(3, 2)),
         {"left_side": True, "lower": True}),
+    Row("tridiagonal", _lax("tridiagonal"), (SQ,)),
+    Row("tridiagonal: upper", _lax("tridiagonal"), (_c64(3, 3),), {"lower": False}),
     Row("tridiagonal_solve", _lax("tridiagonal_solve"),
         (_f32(4), _f32(4), _f32(4), _f32(4, 2))),
 ]
@@ -211,6 +215,7 @@ SCIPY_LINALG_ROWS = [
     Row("hankel", _sp("hankel"), (_f32(3), _f32(4))),
     Row("helmert", _sp("helmert"), (4,)),
     Row("hessenberg", _sp("hessenberg"), (SQ,)),
+    Row("hessenberg: calc_q", _sp("hessenberg"), (SQ,), {"calc_q": True}),
     Row("hilbert", _sp("hilbert"), (4,)),
     Row("inv", _sp("inv"), (SQ,)),
     Row("invhilbert", _sp("invhilbert"), (4,)),
@@ -226,6 +231,8 @@ SCIPY_LINALG_ROWS = [
     Row("qr", _sp("qr"), (TALL,)),
     Row("qr: economic", _sp("qr"), (TALL,), {"mode": "economic"}),
     Row("qr_multiply", _sp("qr_multiply"), (TALL, _f32(2, 4))),
+    Row("qr_multiply: left, conjugate", _sp("qr_multiply"), (TALL, _f32(3)),
+        {"mode": "left", "conjugate": True}),
     Row("rsf2csf", _sp("rsf2csf"), (SQ, SQ)),
     Row("schur", _sp("schur"), (SQ,)),
     Row("solve", _sp("solve"), (SQ, _f32(3))),
@@ -258,17 +265,8 @@ SOLVE = ("different but equal: both solve through custom_linear_solve over the `
          "primitive, with the same gathers and triangular solves; the vecmat jaxpr (the "
          "transposed matvec, used only by derivatives) contracts (a, ct) where jax's "
          "contracts (ct, a), and for a vector right-hand side has one equation more")
-QR = ("not yet closed: jax's Householder factors come from its `geqrf` primitive (LAPACK "
-      "geqrf on the CPU); funcgraph computes them with Householder reflections in a "
-      "fori_loop (its `qr` primitive, as jax's, covers the other modes)")
 DIAGONAL = ("different but better: funcgraph takes the diagonal by a reshape and one strided "
             "slice; jax gathers it (iota, select_n, concatenate, gather)")
-
-
-def _host(routine, primitive):
-    return (f"not yet closed: jax calls LAPACK's {routine} through one `{primitive}` "
-            f"primitive; funcgraph has no LAPACK custom call and calls the same routine "
-            f"through SciPy in a pure_callback")
 
 
 def _special(what):
@@ -282,7 +280,6 @@ KNOWN_DIFFERENCES = {
     "diagonal": DIAGONAL,
     "diagonal: offset=1": DIAGONAL,
     "inv: batched": SOLVE,
-    "qr: raw": QR,
     "slogdet": LU,
     "solve": SOLVE,
     "solve: matrix rhs": SOLVE,
@@ -291,15 +288,6 @@ KNOWN_DIFFERENCES = {
     "trace": DIAGONAL + ", then the same reduce_sum",
     "trace: offset=1": DIAGONAL + ", then the same reduce_sum",
     # lax.linalg
-    "lax.linalg.householder_product": (
-        "not yet closed: jax keeps one `householder_product` primitive (LAPACK orgqr on the "
-        "CPU); funcgraph applies the k reflectors one by one, unrolled"),
-    "lax.linalg.ormqr": (
-        "not yet closed: jax keeps one `ormqr` primitive (LAPACK ormqr on the CPU); "
-        "funcgraph applies the k reflectors one by one, unrolled"),
-    "lax.linalg.tridiagonal_solve": (
-        "not yet closed: jax keeps one `tridiagonal_solve` primitive (LAPACK gtsv on the "
-        "CPU); funcgraph runs the Thomas algorithm in two scans"),
     # scipy.linalg
     "scipy.linalg.companion": _special(
         "different but better: one concatenate where jax scatters into a zero matrix"),
@@ -326,7 +314,6 @@ KNOWN_DIFFERENCES = {
         "unrolled"),
     "scipy.linalg.hankel": _special(
         "different: one gather where jax builds it with a conv_general_dilated"),
-    "scipy.linalg.hessenberg": _host("gehrd and orghr", "hessenberg"),
     "scipy.linalg.invpascal": _special(
         "different but better: a constant where jax computes binomials (lgamma) and a "
         "matmul"),
@@ -341,7 +328,6 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.polar": (
         "not yet closed: jax runs QDWH iterations; funcgraph takes the polar factors from "
         "its SVD (LAPACK gesdd on the CPU)"),
-    "scipy.linalg.qr_multiply": QR,
     "scipy.linalg.rsf2csf": (
         "not yet closed: jax splits the 2x2 blocks with traced Givens rotations; funcgraph "
         "calls SciPy's rsf2csf in a pure_callback"),

@@ -22,6 +22,11 @@ NO_JVP = {
     "pmin": "not differentiable, as in JAX",
     "zeta": "not differentiable, as in JAX",
     "schur": "not differentiable, as in JAX (jax has no derivative rule for its schur)",
+    "geqrf": "not differentiable, as in JAX (qr's derivative belongs to the qr primitive)",
+    "householder_product": "not differentiable, as in JAX",
+    "ormqr": "not differentiable, as in JAX",
+    "hessenberg": "not differentiable, as in JAX",
+    "tridiagonal": "not differentiable, as in JAX",
     "igamma_grad_a": "not differentiable, as in JAX",
     "call_exported": "differentiated through the export's VJP function (export.call wraps it "
                      "in a custom_vjp, as jax.export does); forward mode is jax's error",

@@ -1,17 +1,20 @@
 """funcgraph.lax.linalg: JAX's lax.linalg names, signatures and return conventions.
 
-cholesky, triangular_solve, lu, eigh, qr, svd, eig and schur are funcgraph primitives
-(most defined beside funcgraph.numpy's linear algebra, so this module sits above
-funcgraph.numpy in the layers, unlike the rest of funcgraph.lax); the
-small compositions (lu_pivots_to_permutation, symmetric_product, cholesky_update,
-householder_product, ormqr, tridiagonal_solve) are written here with funcgraph.numpy."""
+cholesky, triangular_solve, lu, eigh, qr, svd, eig, schur, householder_product, ormqr,
+hessenberg, tridiagonal and tridiagonal_solve are funcgraph primitives (most defined beside
+funcgraph.numpy's linear algebra, so this module sits above funcgraph.numpy in the layers,
+unlike the rest of funcgraph.lax); the small compositions (lu_pivots_to_permutation,
+symmetric_product, cholesky_update) are written here with funcgraph.numpy."""
 
 import funcgraph.numpy as fnp
-from funcgraph import lax
 from funcgraph.numpy import linalg as _np_linalg
+# the primitives are public names, as in jax.lax.linalg
+from funcgraph.numpy._householder import (  # noqa: F401
+    hessenberg_p, householder_product_p, ormqr_p, tridiagonal_p)
 from funcgraph.numpy._lu import lu_p
 from funcgraph.numpy._lu import permutation_from_pivots as _permutation_from_pivots
-from funcgraph.numpy.linalg import eig_p, eigh_p, qr_p, schur_p, svd_p
+from funcgraph.numpy._tridiagonal import tridiagonal_solve_p
+from funcgraph.numpy.linalg import eig_p, eigh_p, qr_p, schur_p, svd_p  # noqa: F401
 from funcgraph.primitives import linalg as _prims
 from funcgraph.primitives.linalg import cholesky_p, triangular_solve_p  # noqa: F401
 
@@ -126,80 +129,35 @@ def cholesky_update(r_matrix, w_vector):
 def householder_product(a, taus):
     """The (..., m, n) matrix of the first n columns of H_0 H_1 ... H_{k-1}, with
     H_i = I - taus[i] v_i v_i^H and v_i = (0, ..., 0, 1, a[i+1:, i]) (LAPACK's orgqr)."""
-    a, taus = fnp.asarray(a), fnp.asarray(taus)
-    m, n = a.shape[-2:]
-    k = taus.shape[-1]
-    if m < n:
-        raise ValueError(f"householder_product requires m >= n, got a of shape {a.shape}")
-    if k > n:
-        raise ValueError(f"householder_product requires len(taus) <= n, got {k} > {n}")
-    rows = fnp.arange(m)[:, None]
-    q = fnp.broadcast_to(fnp.eye(m, n, dtype=a.dtype), a.shape)
-    for i in reversed(range(k)):
-        v = fnp.where(rows > i, a[..., :, i:i + 1], fnp.where(rows == i, 1, 0).astype(a.dtype))
-        tau = taus[..., i, None, None]
-        q = q - tau * v * fnp.matmul(_mH(v), q)
-    return q
+    return householder_product_p.bind(fnp.asarray(a), fnp.asarray(taus))
 
 
-def _geqrf(a):
-    """LAPACK's packed QR: (h, taus), R in h's upper triangle and the Householder
-    reflectors below its diagonal (numpy.linalg.qr's mode "raw", h untransposed)."""
-    h, taus = _np_linalg.qr(a, mode="raw")
-    return fnp.swapaxes(h, -1, -2), taus
+def hessenberg(a):
+    """(h, taus): the upper Hessenberg form of the square a (..., n, n) in h's upper
+    triangle and first subdiagonal, and below it the Householder reflectors whose product
+    Q (householder_product of h[..., 1:, :-1] and taus) gives a = Q H Q^H (LAPACK's
+    gehrd)."""
+    return tuple(hessenberg_p.bind(fnp.asarray(a)))
+
+
+def tridiagonal(a, *, lower=True):
+    """(a, d, e, taus): the Hermitian a (..., n, n), read from its lower (or upper)
+    triangle, reduced to the real symmetric tridiagonal matrix of diagonal d and
+    off-diagonal e by Householder reflectors packed in a's other entries with their taus
+    (LAPACK's sytrd / hetrd)."""
+    return tuple(tridiagonal_p.bind(fnp.asarray(a), lower=bool(lower)))
 
 
 def ormqr(a, taus, c, *, left=True, transpose=False):
-    """Q @ c (left) or c @ Q (right; Q^H for transpose) for Q = H_0 ... H_{k-1} of
-    geqrf's reflectors, applied one by one without forming Q."""
-    a, taus, c = fnp.asarray(a), fnp.asarray(taus), fnp.asarray(c)
-    m, k = a.shape[-2], taus.shape[-1]
-    rows = fnp.arange(m)[:, None]
-    # Q @ c applies H_{k-1} first; Q^H @ c, c @ Q apply H_0 first; c @ Q^H H_{k-1} first.
-    order = range(k) if left == transpose else reversed(range(k))
-    for i in order:
-        v = fnp.where(rows > i, a[..., :, i:i + 1],
-                      fnp.where(rows == i, 1, 0).astype(a.dtype))     # (..., m, 1)
-        tau = taus[..., i, None, None]
-        tau = fnp.conj(tau) if transpose else tau
-        if left:   # H c = c - tau v (v^H c)
-            c = c - tau * v * fnp.matmul(_mH(v), c)
-        else:      # c H = c - tau (c v) v^H
-            c = c - tau * fnp.matmul(c, v) * _mH(v)
-    return c
+    """Q @ c (left) or c @ Q (right), Q^H in place of Q with transpose, for
+    Q = H_0 ... H_{k-1} of geqrf's reflectors in a (numpy.linalg.qr's mode "raw" gives
+    them transposed), without forming Q (LAPACK's ormqr)."""
+    return ormqr_p.bind(fnp.asarray(a), fnp.asarray(taus), fnp.asarray(c), left=bool(left),
+                        transpose=bool(transpose))
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
     """x with T x = b for the tridiagonal T of sub-diagonal dl (dl[0] unused), diagonal d
-    and super-diagonal du (du[-1] unused), each (..., m); b (..., m, n).  The Thomas
-    algorithm (no pivoting), run by lax.scan down and back up the rows."""
-    if perturb_singular:
-        raise NotImplementedError("lax.linalg.tridiagonal_solve: perturb_singular=True is "
-                                  "not supported by funcgraph")
+    and super-diagonal du (du[-1] unused), each (..., m); b (..., m, n) (LAPACK's gtsv)."""
     dl, d, du, b = (fnp.asarray(v) for v in (dl, d, du, b))
-    if dl.shape != d.shape or du.shape != d.shape or b.shape[:-1] != d.shape:
-        raise ValueError(f"tridiagonal_solve expects dl, d, du of one shape (..., m) and b of "
-                         f"shape (..., m, n), got {dl.shape}, {d.shape}, {du.shape} and "
-                         f"{b.shape}")
-    dtype = fnp.result_type(dl, d, du, b)
-    rows = [fnp.moveaxis(v.astype(dtype), -1, 0) for v in (dl, d, du)]
-    rhs = fnp.moveaxis(b.astype(dtype), -2, 0)
-
-    def forward(carry, row):
-        c_prev, y_prev = carry
-        lower, diag, upper, r = row
-        denom = diag - lower * c_prev
-        c = upper / denom
-        y = (r - lower[..., None] * y_prev) / denom[..., None]
-        return (c, y), (c, y)
-
-    zero_c, zero_y = fnp.zeros_like(rows[1][0]), fnp.zeros_like(rhs[0])
-    _, (c, y) = lax.scan(forward, (zero_c, zero_y), (*rows, rhs))
-
-    def backward(x_next, row):
-        c_i, y_i = row
-        x = y_i - c_i[..., None] * x_next
-        return x, x
-
-    _, x = lax.scan(backward, zero_y, (c, y), reverse=True)
-    return fnp.moveaxis(x, 0, -2)
+    return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))

@@ -28,7 +28,6 @@ from funcgraph.numpy._sorting import argmax
 from funcgraph.numpy._taking import take_along_axis
 from funcgraph.numpy._ufuncs import abs as _abs, where_values as where
 from funcgraph.primitives import linalg as _prims
-from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.helpers import INEXACT, check_dtype, declare
 from funcgraph.util import scipy_linalg
 
@@ -190,9 +189,4 @@ def _take_rows(x, perm):
 jvp_rules[lu_p] = _lu_jvp
 
 
-def _lu_batch(axis_data, args, dims):
-    x = batch_at(args[0], dims[0], axis_data.size, 0)
-    return lu_p.bind(x), [0, 0, 0]
-
-
-batching_rules[lu_p] = _lu_batch
+batching_rules[lu_p] = _prims.batch_leading(lu_p)

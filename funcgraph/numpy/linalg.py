@@ -1,17 +1,16 @@
 """funcgraph.numpy.linalg: JAX's numpy.linalg API over funcgraph primitives.
 
-cholesky, triangular solves, LU with partial pivoting (the lu primitive, _lu.py) and eigh
-are primitives that run LAPACK on the CPU as jax does (potrf, trsm, getrf, syevd/heevd:
-jaxlib's custom calls compiled, SciPy's routines eagerly), so values, signs and phases are
-jax's bit for bit; elsewhere they are XLA's expansions or loops of plain ops (cyclic Jacobi
-for eigh).  svd and qr call LAPACK on the host through SciPy (gesdd, geqrf with
-orgqr/ungqr) for complex dtypes; the real ones run as plain StableHLO loops (one-sided
-Jacobi SVD, Householder QR), whose signs may differ from jax's.  Leading axes are batch
-axes.  Derivatives are analytic (primitive JVP rules or custom_jvp), not traced through
-loops."""
+The decompositions are primitives that run LAPACK on the CPU as jax does: cholesky and
+triangular solves (potrf, trsm: primitives/linalg.py), LU with partial pivoting (getrf:
+_lu.py), the Householder family (geqrf, orgqr, ormqr, gehrd, sytrd: _householder.py) and,
+here, qr (geqrf with orgqr / ungqr), eigh (syevd / heevd), svd (gesdd), eig (geev) and
+schur (gees).  Compiled they are jaxlib's custom calls, eagerly SciPy's routines, so
+values, signs and phases are jax's bit for bit; elsewhere they are XLA's expansions or
+loops of plain ops (cyclic Jacobi for eigh and svd, Householder reflections for qr).
+Leading axes are batch axes.  Derivatives are analytic (primitive JVP rules or
+custom_jvp), not traced through loops."""
 import operator
 from collections import namedtuple as _namedtuple
-from functools import partial as _partial
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from funcgraph.numpy._creation import (
 from funcgraph.numpy._diagonals import diagonal as _diagonal, tril as _tril, triu as _triu
 from funcgraph.numpy._joining import concatenate as _concatenate
 from funcgraph.numpy._einsum import einsum as _einsum
+from funcgraph.numpy._householder import geqrf_p as _geqrf_p
 from funcgraph.numpy._lu import lu_p as _lu_p
 from funcgraph.numpy._linalg_norm import (
     norm as _norm_by_reductions, vector_norm as _vector_norm)
@@ -34,7 +34,7 @@ from funcgraph.numpy._products import matmul as _matmul
 from funcgraph.numpy._reductions import (
     any as _any, max as _max, min as _min, prod as _prod, sum as _sum)
 from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
-from funcgraph.numpy._sorting import argmax as _argmax, argsort as _argsort
+from funcgraph.numpy._sorting import argsort as _argsort
 from funcgraph.numpy._taking import take_along_axis as _take_along_axis
 from funcgraph.numpy._ufuncs import (
     abs as _abs, conj as _conj, exp as _exp, imag as _imag, isnan as _isnan, log as _log,
@@ -53,7 +53,6 @@ from funcgraph.interpreters.eval import NoHostImpl as _NoHostImpl
 from funcgraph.interpreters.jvp import jvp_rules as _jvp_rules
 from funcgraph.interpreters.staging import trace_flat as _trace_flat
 from funcgraph.lowering import lower_closed_body as _lower_closed_body
-from funcgraph.primitives.batching_helpers import batch_at as _batch_at
 from funcgraph.primitives.helpers import (
     INEXACT as _INEXACT, check_dtype as _check_dtype, declare as _declare)
 from funcgraph.transforms.custom_derivatives import custom_jvp
@@ -372,44 +371,6 @@ def _householder_impl(a):
 _householder = _jit(_householder_impl)
 
 
-def _geqrf_impl(a):
-    """LAPACK's geqrf as a loop of Householder reflections: (h, taus), R in h's upper
-    triangle and the reflectors v_k (v_k[k] = 1, implicit) below its diagonal, with
-    H_k = I - taus[k] v_k v_k^H and Q = H_0 ... H_{k-1} (complex ones too)."""
-    m, n = a.shape[-2:]
-    rows = _arange(m, dtype=np.int32)
-    cols = _arange(n, dtype=np.int32)
-    k = min(m, n)
-    slots = _arange(k, dtype=np.int32)
-    taus0 = _zeros(a.shape[:-2] + (k,), a.dtype)
-
-    def step(i, carry):
-        h, taus = carry
-        x = _sum(_where(cols == i, h, 0), axis=-1)         # column i
-        below = rows > i
-        alpha = _sum(_where(rows == i, x, 0), axis=-1)
-        xnorm2 = _sum(_where(below, _real(x * _conj(x)), 0), axis=-1)
-        skip = (xnorm2 == 0) & (_imag(alpha) == 0)           # H = I, as LAPACK's larfg
-        alpha_r = _real(alpha)
-        norm = _sqrt(_real(alpha * _conj(alpha)) + xnorm2)
-        beta = _where(skip, alpha, _where(alpha_r >= 0, -norm, norm).astype(a.dtype))
-        tau = _where(skip, 0, (beta - alpha) / _where(skip, 1, beta))
-        scale = _where(skip, 0, 1 / _where(skip, 1, alpha - beta))
-        v = _where(rows == i, 1, _where(below, x * scale[..., None], 0)).astype(a.dtype)
-        # The trailing columns: H^H applied from the left (LAPACK's larf with conj(tau)).
-        w = _sum(_conj(v)[..., :, None] * h, axis=-2)
-        updated = h - (_conj(tau)[..., None, None] * v[..., :, None]) * w[..., None, :]
-        h = _where(cols > i, updated, h)
-        column = _where(rows == i, beta[..., None], _where(below, v, x))
-        h = _where(cols == i, column[..., :, None], h)
-        return h, _where(slots == i, tau[..., None], taus)
-
-    return lax.fori_loop(0, k, step, (a, taus0))
-
-
-_geqrf = _jit(_geqrf_impl)
-
-
 # --- the qr primitive (jax's qr_p): LAPACK's geqrf and orgqr / ungqr on the CPU ----------
 
 def _qr_shape(x, full_matrices):
@@ -517,13 +478,8 @@ def _qr_jvp(primals, tangents, full_matrices):
     return [q, r], [da_rinv - _matmul(q, c - omega), _matmul(c - omega, r)]
 
 
-def _qr_batch(axis_data, args, dims, full_matrices):
-    x = _batch_at(args[0], dims[0], axis_data.size, 0)
-    return qr_p.bind(x, full_matrices=full_matrices), [0, 0]
-
-
 _jvp_rules[qr_p] = _qr_jvp
-_batching_rules[qr_p] = _qr_batch
+_batching_rules[qr_p] = _prims.batch_leading(qr_p)
 
 
 def _qr_reduced(a):
@@ -543,7 +499,7 @@ def qr(a, mode="reduced"):
     if mode == "r":
         return _qr_reduced(a)[1]
     if mode == "raw":  # LAPACK's arrays, h transposed as NumPy gives them
-        h, taus = _geqrf(a)
+        h, taus = _geqrf_p.bind(a)
         return QRResult(_mT(h), taus)
     raise ValueError(f"funcgraph.numpy.linalg.qr: mode must be 'reduced', 'complete', "
                      f"'r' or 'raw', got {mode!r}")
@@ -728,13 +684,8 @@ def _eigh_jvp(primals, tangents, lower):
     return [v, w], [_matmul(v, f * vdv), _real(_diag(vdv))]
 
 
-def _eigh_batch(axis_data, args, dims, lower):
-    x = _batch_at(args[0], dims[0], axis_data.size, 0)
-    return eigh_p.bind(x, lower=lower), [0, 0]
-
-
 _jvp_rules[eigh_p] = _eigh_jvp
-_batching_rules[eigh_p] = _eigh_batch
+_batching_rules[eigh_p] = _prims.batch_leading(eigh_p)
 
 
 def _eigh(a, lower=True):
@@ -966,14 +917,8 @@ def _svd_jvp(primals, tangents, full_matrices, compute_uv):
     return outs, _svd_uv_jvp(a, da, u, s, vh)
 
 
-def _svd_batch(axis_data, args, dims, full_matrices, compute_uv):
-    x = _batch_at(args[0], dims[0], axis_data.size, 0)
-    outs = svd_p.bind(x, full_matrices=full_matrices, compute_uv=compute_uv)
-    return outs, [0] * len(outs)
-
-
 _jvp_rules[svd_p] = _svd_jvp
-_batching_rules[svd_p] = _svd_batch
+_batching_rules[svd_p] = _prims.batch_leading(svd_p)
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -1308,7 +1253,7 @@ def _eig_lowering(ctx, avals_in, avals_out, x, compute_left_eigenvectors,
         raw_avals = [_ShapedArray(aval.shape[:-1], complex_dtype), vectors, vectors, info]
     config = (f"compute_left = {_prims.lapack_char('V' if left else 'N')}, "
               f"compute_right = {_prims.lapack_char('V' if right else 'N')}")
-    raw = _prims.lapack_call(ctx, "geev", [x], [aval], raw_avals, config, aliased=None)
+    raw = _prims.lapack_call(ctx, "geev", [x], [aval], raw_avals, config, aliased=())
     closed = _trace_flat(_after_geev(left, right, real), raw_avals)
     return _lower_closed_body(ctx, closed, raw)
 
@@ -1330,14 +1275,8 @@ def _eig_jvp(primals, tangents, compute_left_eigenvectors, compute_right_eigenve
     return [w], [_diag(_solve_linear(v, _matmul(da.astype(v.dtype), v)))]
 
 
-def _eig_batch(axis_data, args, dims, **params):
-    x = _batch_at(args[0], dims[0], axis_data.size, 0)
-    outs = eig_p.bind(x, **params)
-    return outs, [0] * len(outs)
-
-
 _jvp_rules[eig_p] = _eig_jvp
-_batching_rules[eig_p] = _eig_batch
+_batching_rules[eig_p] = _prims.batch_leading(eig_p)
 
 
 # --- the schur primitive (jax's schur_p, for scipy.linalg.schur): LAPACK's gees ---------
@@ -1398,13 +1337,7 @@ schur_p = _declare("schur", _schur_shape, _schur_impl, _schur_lowering,
                    multiple_results=True)
 
 
-def _schur_batch(axis_data, args, dims, compute_schur_vectors):
-    x = _batch_at(args[0], dims[0], axis_data.size, 0)
-    outs = schur_p.bind(x, compute_schur_vectors=compute_schur_vectors)
-    return outs, [0] * len(outs)
-
-
-_batching_rules[schur_p] = _schur_batch
+_batching_rules[schur_p] = _prims.batch_leading(schur_p)
 
 
 def _solve_linear(a, b):

@@ -17,7 +17,7 @@ from funcgraph.primitives.base import broadcast_in_dim_p, transpose_p
 from funcgraph.primitives.batching_helpers import batch_at
 from funcgraph.primitives.contractions import dot_general_p
 from funcgraph.primitives.elementwise import add_p, conj_p, mul_p, neg_p
-from funcgraph.primitives.helpers import INEXACT, check_dtype, declare
+from funcgraph.primitives.helpers import INEXACT, check_dtype, check_same_dtypes, declare
 from funcgraph.lowering import i64_array
 from funcgraph.primitives.precision import Precision
 from funcgraph.util import scipy_linalg
@@ -40,16 +40,18 @@ def _layout(order):
     return f"dense<[{', '.join(map(str, order))}]> : tensor<{len(order)}xindex>"
 
 
-def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=(0, 0)):
+def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=((0, 0),),
+                batch=None):
     """jaxlib's custom call `lapack_<s|d|c|z><routine>_ffi`: matrices (operands and
-    results of the first operand's rank) column-major with the batch axes outermost, the
-    others (pivots, taus, info) row-major; config: its attributes (`uplo = 76 : ui8`);
-    aliased: (result, operand) that share a buffer, or None."""
-    rank = avals_in[0].ndim
+    results with batch + 2 axes; batch defaults to the first operand's leading axes)
+    column-major with the batch axes outermost, the others (pivots, taus, info, a
+    tridiagonal's diagonals) row-major; config: its attributes (`uplo = 76 : ui8`);
+    aliased: the (result, operand) pairs that share a buffer."""
+    batch = avals_in[0].ndim - 2 if batch is None else batch
 
     def layout(aval):
         nd = aval.ndim
-        if nd == rank:
+        if nd == batch + 2:
             return _layout((nd - 2, nd - 1) + tuple(range(nd - 3, -1, -1)))
         return _layout(range(nd - 1, -1, -1))
     attrs = {
@@ -57,13 +59,12 @@ def lapack_call(ctx, routine, operands, avals_in, avals_out, config="", aliased=
         "api_version": "4 : i32", "backend_config": f"{{{config}}}",
         "operand_layouts": f"[{', '.join(layout(a) for a in avals_in)}]",
         "result_layouts": f"[{', '.join(layout(a) for a in avals_out)}]",
-        "sdy.sharding_rule": _batch_sharding_rule(avals_in, avals_out)}
-    if aliased is not None:
-        result, operand = aliased
-        index = "" if len(avals_out) == 1 else str(result)
-        attrs["output_operand_aliases"] = (
-            f"[#stablehlo.output_operand_alias<output_tuple_indices = [{index}], "
-            f"operand_index = {operand}, operand_tuple_indices = []>]")
+        "sdy.sharding_rule": _batch_sharding_rule(batch, avals_in, avals_out)}
+    if aliased:
+        attrs["output_operand_aliases"] = "[" + ", ".join(
+            f"#stablehlo.output_operand_alias<output_tuple_indices = "
+            f"[{'' if len(avals_out) == 1 else result}], operand_index = {operand}, "
+            f"operand_tuple_indices = []>" for result, operand in aliased) + "]"
     if len(avals_out) == 1:
         return ctx.op("stablehlo.custom_call", operands, avals_in, avals_out[0], attrs)
     return ctx.op("stablehlo.custom_call", operands, avals_in, list(avals_out), attrs)
@@ -74,11 +75,10 @@ def _factor(index):
     return chr(ord("i") + index) if index < 18 else f"z_{index - 17}"
 
 
-def _batch_sharding_rule(avals_in, avals_out):
-    """Shardy's rule for a call that works matrix by matrix: the leading batch axes are
+def _batch_sharding_rule(batch, avals_in, avals_out):
+    """Shardy's rule for a call that works matrix by matrix: the `batch` leading axes are
     one factor each on every operand and result (so a program sharded over them stays so),
-    the matrix axes factors of their own."""
-    batch = avals_in[0].ndim - 2
+    the other axes factors of their own."""
     sizes = [avals_in[0].shape[axis] for axis in range(batch)]
 
     def factors(aval):
@@ -99,6 +99,34 @@ def _batch_sharding_rule(avals_in, avals_out):
 def lapack_char(letter):
     """A LAPACK option letter as the custom calls' attribute: its code, a ui8."""
     return f"{ord(letter)} : ui8"
+
+
+def check_operands(name, avals, ranks):
+    """jax's checks on a linear-algebra primitive's operands: each of at least its rank
+    (its core axes) and of one float or complex dtype, all with the same leading (batch)
+    axes, which are returned."""
+    for i, (aval, rank) in enumerate(zip(avals, ranks, strict=True)):
+        if aval.ndim < rank:
+            raise TypeError(f"Input {i} to {name} must have rank at least {rank}, but got "
+                            f"shape={aval.shape}")
+        check_dtype(name, aval, INEXACT)
+    check_same_dtypes(name, avals)
+    batches = {a.shape[:a.ndim - rank] for a, rank in zip(avals, ranks, strict=True)}
+    if len(batches) > 1:
+        shapes = ", ".join(str(a.shape) for a in avals)
+        raise ValueError(f"{name} requires its operands to have the same batch (leading) "
+                         f"axes, got shapes {shapes}")
+    return avals[0].shape[:avals[0].ndim - ranks[0]]
+
+
+def batch_leading(prim):
+    """The batching rule of a primitive that works matrix by matrix over leading batch
+    axes: every operand gets the batch axis first, and so do the results."""
+    def rule(axis_data, args, dims, **params):
+        args = [batch_at(x, d, axis_data.size, 0) for x, d in zip(args, dims, strict=True)]
+        out = prim.bind(*args, **params)
+        return out, ([0] * len(out) if prim.multiple_results else 0)
+    return rule
 
 
 def _check_square(name, aval, arg="operand"):
@@ -240,12 +268,7 @@ def _cholesky_jvp(primals, tangents):
 jvp_rules[cholesky_p] = _cholesky_jvp
 
 
-def _cholesky_batch(axis_data, args, dims):
-    x = batch_at(args[0], dims[0], axis_data.size, 0)
-    return cholesky_p.bind(x), 0
-
-
-batching_rules[cholesky_p] = _cholesky_batch
+batching_rules[cholesky_p] = batch_leading(cholesky_p)
 
 
 # --- triangular_solve --------------------------------------------------------------
@@ -307,7 +330,7 @@ def _triangular_solve_impl(a, b, left_side, lower, transpose_a, conjugate_a, uni
     return x.astype(b.dtype)
 
 
-def _bool(v):
+def mlir_bool(v):
     return "true" if v else "false"
 
 
@@ -330,10 +353,11 @@ def _triangular_solve_lowering(ctx, avals_in, avals_out, a, b, left_side, lower,
         config = (f"diag = {lapack_char('U' if unit_diagonal else 'N')}, "
                   f"side = {lapack_char('L' if left_side else 'R')}, "
                   f"trans_x = {lapack_char(trans)}, uplo = {lapack_char('L' if lower else 'U')}")
-        return lapack_call(ctx, "trsm", [a, b], avals_in, avals_out, config, aliased=(0, 1))
+        return lapack_call(ctx, "trsm", [a, b], avals_in, avals_out, config,
+                           aliased=((0, 1),))
     transpose = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
-    attrs = {"left_side": _bool(left_side), "lower": _bool(lower),
-             "unit_diagonal": _bool(unit_diagonal),
+    attrs = {"left_side": mlir_bool(left_side), "lower": mlir_bool(lower),
+             "unit_diagonal": mlir_bool(unit_diagonal),
              "transpose_a": f"#stablehlo<transpose {transpose}>"}
     return ctx.op("stablehlo.triangular_solve", [a, b], avals_in, avals_out[0], attrs)
 

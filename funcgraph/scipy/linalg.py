@@ -10,6 +10,9 @@ from funcgraph.util import scipy_linalg as _scipy_linalg
 from funcgraph import lax
 from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy import linalg as _la
+from funcgraph.numpy._householder import (
+    geqrf_p as _geqrf_p, hessenberg_p as _hessenberg_p,
+    householder_product_p as _householder_product_p, ormqr_p as _ormqr_p)
 from funcgraph.numpy._lu import lu_p as _lu_p
 from funcgraph.numpy._lu import permutation_from_pivots as _permutation_from_pivots
 from funcgraph.primitives import linalg as _prims
@@ -341,21 +344,22 @@ def sqrtm(A, blocksize=1):
 
 
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
-    """The upper Hessenberg form h = q^H a q (and q when calc_q), by LAPACK gehrd/orghr on
-    the host as JAX on CPU."""
+    """The upper Hessenberg form h = q^H a q (and q when calc_q): LAPACK's gehrd (the
+    hessenberg primitive), q the product of its reflectors (orgqr)."""
     del overwrite_a, check_finite
     a = _square_inexact("hessenberg", a)
-
-    def host(m):
-        m = np.asarray(m)
-        flat = m.reshape((-1,) + m.shape[-2:])
-        h, q = np.empty_like(flat), np.empty_like(flat)
-        for i, x in enumerate(flat):
-            h[i], q[i] = _scipy_linalg().hessenberg(x, calc_q=True, check_finite=False)
-        return h.reshape(m.shape), q.reshape(m.shape)
-    shapes = (ShapeDtypeStruct(a.shape, a.dtype),) * 2
-    h, q = _pure_callback(host, shapes, a, vmap_method="expand_dims")
-    return (h, q) if calc_q else h
+    packed, taus = _hessenberg_p.bind(a)
+    h = fnp.triu(packed, -1)
+    if not calc_q:
+        return h
+    # q is 1 (+) the product of the reflectors packed below h's first subdiagonal.
+    q = _householder_product_p.bind(packed[..., 1:, :-1], taus)
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    one = fnp.ones(batch + (1, 1), a.dtype)
+    top = fnp.concatenate([one, fnp.zeros(batch + (1, n - 1), a.dtype)], axis=-1)
+    rest = fnp.concatenate([fnp.zeros(batch + (n - 1, 1), a.dtype), q], axis=-1)
+    return h, fnp.concatenate([top, rest], axis=-2)
 
 
 def rsf2csf(T, Z, check_finite=True):
@@ -449,17 +453,48 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
 
 def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
                 overwrite_c=False):
-    """(c @ Q, R) ('right') or (Q @ c, R) ('left') with a = Q R the economic QR of a."""
+    """(c @ Q, R) ('right') or (Q @ c, R) ('left') with a = Q R the economic QR of a, Q
+    applied from geqrf's reflectors without forming it (LAPACK's ormqr); conjugate uses
+    conj(Q)."""
     del overwrite_a, overwrite_c
     if pivoting:
         raise NotImplementedError("Pivoting is not implemented.")
+    a, c = fnp.asarray(a), fnp.asarray(c)
+    dtype = fnp.result_type(a, c, 1.0)
+    a, c = a.astype(dtype), c.astype(dtype)
     if mode not in ("right", "left"):
-        raise ValueError(f"Unsupported qr_multiply mode '{mode}'")
-    q, r = _la.qr(a, mode="reduced")
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    vector = c.ndim == 1
+    if vector:
+        c = c[:, None] if mode == "left" else c[None, :]
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode == "left" and c.shape[-2] != k:
+        raise ValueError(f"Array shapes are not compatible for Q @ c operation: a has shape "
+                         f"{tuple(a.shape)} so Q has {k} columns, but c has {c.shape[-2]} "
+                         f"rows (expected {k}).")
+    if mode == "right" and c.shape[-1] != m:
+        raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
+                         f"{tuple(a.shape)} so Q has {m} rows, but c has {c.shape[-1]} "
+                         f"columns (expected {m}).")
+    batch = np.broadcast_shapes(a.shape[:-2], c.shape[:-2])
+    a = fnp.broadcast_to(a, batch + a.shape[-2:])
+    c = fnp.broadcast_to(c, batch + c.shape[-2:])
+    packed, taus = _geqrf_p.bind(a)
+    if mode == "left" and m > n:   # Q (m, k) @ c is the full Q (m, m) @ c padded with zeros
+        c = fnp.concatenate([c, fnp.zeros(batch + (m - k, c.shape[-1]), c.dtype)], axis=-2)
+    # c conj(Q) = (Q^H c^T)^T: Q^H from the other side of the transposed c.
     if conjugate:
-        q = fnp.conj(q)
-    c = fnp.asarray(c)
-    return (fnp.matmul(c, q), r) if mode == "right" else (fnp.matmul(q, c), r)
+        c = fnp.swapaxes(c, -1, -2)
+    out = _ormqr_p.bind(packed, taus, c, left=(mode == "left") != conjugate,
+                        transpose=bool(conjugate))
+    if conjugate:
+        out = fnp.swapaxes(out, -1, -2)
+    if mode == "right":
+        out = out[..., :k]
+    if vector:
+        out = out.ravel()
+    return out, fnp.triu(packed[..., :k, :])
 
 
 def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None, tol=None,
