@@ -127,6 +127,16 @@ ROWS = [
     ("sl.cho_solve", lambda m: (lambda c, b: sl(m).cho_solve((c, True), b)),
      (np.linalg.cholesky(SPD).astype(np.float32), RHS), {}),
     ("sl.expm", lambda m: sl(m).expm, (SQ * 0.1,), {}),
+    ("sl.expm large, batched", lambda m: sl(m).expm, (SQB * 3,), {}),
+    ("sl.expm_frechet", lambda m: sl(m).expm_frechet, (SQ * 0.5, SQ), {}),
+    ("sl.expm upper_triangular", lambda m: sl(m).expm, (TRI.T,), dict(upper_triangular=True)),
+    ("sl.qr_multiply", lambda m: sl(m).qr_multiply, (X, X.T[:5]), {}),
+    ("sl.hessenberg calc_q", lambda m: sl(m).hessenberg, (SQ,), dict(calc_q=True)),
+    ("lax householder_product", lambda m: m.lax.linalg.householder_product,
+     (np.tril(SQ, -1), V[:6]), {}),
+    ("lax tridiagonal", lambda m: m.lax.linalg.tridiagonal, (SPD,), {}),
+    ("lax tridiagonal_solve", lambda m: m.lax.linalg.tridiagonal_solve,
+     (V[:6], V[6:12] + 4, V[12:18], RHS[:6]), {}),
     ("sl.schur", lambda m: sl(m).schur, (SQ,), {}),
     ("sl.hessenberg", lambda m: sl(m).hessenberg, (SQ,), {}),
     ("sl.rsf2csf", lambda m: sl(m).rsf2csf, (SCHUR_T, SCHUR_Z), {}),
@@ -159,8 +169,6 @@ ROWS = [
 # Not in the table (to keep it short), differing for the reasons below: polar, sqrtm,
 # expm_frechet, solve_sylvester and eigh_tridiagonal.
 KNOWN_DIFFERENCES = {
-    "sl.expm": "funcgraph uses the degree 13 Pade approximant and its LU; jax picks the "
-               "degree from the norm",
     "sl.rsf2csf": "funcgraph's runs SciPy's on the host; jax's is its own loop of Givens "
                   "rotations",
     "sl.funm": "the complex Schur form from rsf2csf (see it), and funcgraph's Parlett "

@@ -182,6 +182,19 @@ def test_expm_and_frechet():
     close(fg.vmap(fsp.expm)(stack), jax.vmap(jsp.expm)(stack), tol=1e-4)
 
 
+def test_expm_beyond_max_squarings_is_nan_and_float16_is_refused_as_jaxs():
+    big = A * 1e6
+    for max_squarings in (16, 40):
+        np.testing.assert_array_equal(
+            np.asarray(fsp.expm(big, max_squarings=max_squarings)),
+            np.asarray(jsp.expm(big, max_squarings=max_squarings)))
+    assert np.all(np.isnan(np.asarray(fsp.expm(big))))
+    with pytest.raises(TypeError, match="A.dtype=float16 is not supported"):
+        fsp.expm(A.astype(np.float16))
+    with pytest.raises(ValueError, match="same shape"):
+        fsp.expm_frechet(A, A[:2, :2])
+
+
 @pytest.mark.cpu_only  # jax has schur (and sqrtm, through it) only on the CPU (LAPACK)
 def test_host_schur_and_sqrtm():
     close(fsp.schur(A), jsp.schur(A), tol=1e-5)

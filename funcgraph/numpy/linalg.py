@@ -22,23 +22,25 @@ from funcgraph.errors import sequence_operand_error as _sequence_operand_error
 from funcgraph.numpy._core import (
     asarray as _to_array, promote_to_inexact as _promote_to_inexact)
 from funcgraph.numpy._creation import (
-    arange as _arange, eye as _eye, zeros as _zeros, zeros_like as _zeros_like)
+    arange as _arange, eye as _eye, ones as _ones, zeros as _zeros, zeros_like as _zeros_like)
 from funcgraph.numpy._diagonals import diagonal as _diagonal, tril as _tril, triu as _triu
 from funcgraph.numpy._joining import concatenate as _concatenate
 from funcgraph.numpy._einsum import einsum as _einsum
 from funcgraph.numpy._householder import geqrf_p as _geqrf_p
 from funcgraph.numpy._lu import lu_p as _lu_p
+from funcgraph.numpy._math import count_nonzero as _count_nonzero
 from funcgraph.numpy._linalg_norm import (
     norm as _norm_by_reductions, vector_norm as _vector_norm)
 from funcgraph.numpy._products import matmul as _matmul
 from funcgraph.numpy._reductions import (
     any as _any, max as _max, min as _min, prod as _prod, sum as _sum)
 from funcgraph.numpy._shapes import broadcast_to as _broadcast_to, swapaxes as _swapaxes
-from funcgraph.numpy._sorting import argsort as _argsort
+from funcgraph.numpy._sorting import argsort as _argsort, cumprod as _cumprod
 from funcgraph.numpy._taking import take_along_axis as _take_along_axis
 from funcgraph.numpy._ufuncs import (
-    abs as _abs, conj as _conj, exp as _exp, imag as _imag, isnan as _isnan, log as _log,
-    real as _real, sign as _sign, sqrt as _sqrt, where_values as _where)
+    abs as _abs, conj as _conj, exp as _exp, imag as _imag, isfinite as _isfinite,
+    isnan as _isnan, log as _log, real as _real, sqrt as _sqrt,
+    where_values as _where)
 from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy._compiled import compiled_when_eager as _compiled_when_eager
 from funcgraph.numpy._manipulation import cross as _np_cross
@@ -149,12 +151,6 @@ def _lu_factor(a):
     return lu, perm, pivots
 
 
-def _swap_count(pivots):
-    """The number of row swaps the pivots make (the permutation's parity)."""
-    k = pivots.shape[-1]
-    return _sum(pivots != _arange(k, dtype=np.int32), axis=-1).astype(np.int32)
-
-
 def _lu_solve(lu, perm, b):
     """Solve a x = b from a's packed LU; b (..., n, k) with lu's batch shape.  Linear in b
     through ops with transpose rules (a gather of b's permuted rows, triangular solves)."""
@@ -230,35 +226,94 @@ def inv(a):
     return _inv(_inexact_square("inv", a))
 
 
-def _det_parts(a):
-    lu, perm, pivots = _lu_factor(a)
-    parity = 1 - 2 * (_swap_count(pivots) % 2)
-    return lu, perm, _diag(lu), parity.astype(a.dtype)
+def _row_swaps(pivots):
+    """How many rows LAPACK's pivots (..., k) swap (int32)."""
+    return _count_nonzero(pivots != _arange(pivots.shape[-1], dtype=pivots.dtype), axis=-1)
 
 
-def _trace_solve(lu, perm, da):
-    return _trace(_lu_solve(lu, perm, da))
+def _slogdet_from_lu(lu, pivots):
+    """(sign, log|det|) from a's packed LU as jax computes them: the sign by the parity of
+    the row swaps and the negative pivots (complex: times the pivots' phases), the log by
+    the sum of the pivots' logs; 0 and -inf for a zero pivot."""
+    d = _diag(lu)
+    singular = _any(d == 0, axis=-1)
+    swaps = _row_swaps(pivots)
+    if dtypes.is_complex(lu.dtype):
+        phase = _prod(d / _abs(d).astype(lu.dtype), axis=-1)
+    else:
+        phase = None
+        swaps = swaps + _count_nonzero(d < 0, axis=-1)
+    sign = (-2 * (swaps % 2) + 1).astype(lu.dtype)
+    sign = sign if phase is None else phase * sign
+    sign = _where(singular, 0, sign)
+    return sign, _where(singular, -np.inf, _sum(_log(_abs(d)), axis=-1))
 
 
-def _det_from_lu(d, parity):
-    """sign * exp(log|det|), as jax computes a determinant from its LU (not the product
-    of the pivots, which rounds otherwise)."""
-    sign = parity * _prod(_sign(d), axis=-1)
-    return sign * _exp(_sum(_log(_abs(d)), axis=-1)).astype(sign.dtype)
+@custom_jvp
+def _slogdet(a):
+    lu, pivots, _ = _lu_p.bind(a)
+    return _slogdet_from_lu(lu, pivots)
+
+
+@_slogdet.defjvp
+def _slogdet_jvp(primals, tangents):
+    """d log|det a| = Re tr(a^-1 da), with a's LU reused; the sign's tangent is zero (real)
+    or its phase times i Im tr(a^-1 da) (complex)."""
+    (a,), (da,) = primals, tangents
+    lu, pivots, perm = _lu_p.bind(a)
+    sign, logabs = _slogdet_from_lu(lu, pivots)
+    t = _trace(_lu_solve(lu, perm, da))
+    if not dtypes.is_complex(a.dtype):
+        return (sign, logabs), (_zeros_like(sign), t)
+    return (sign, logabs), (sign * (1j * _imag(t)), _real(t))
+
+
+def slogdet(a):
+    return SlogdetResult(*_slogdet(_square("slogdet", a)))
 
 
 @custom_jvp
 def _det(a):
-    _, _, d, parity = _det_parts(a)
-    return _det_from_lu(d, parity)
+    """sign * exp(log|det|), as jax computes a determinant larger than 3 x 3 (not the
+    product of the pivots, which rounds otherwise)."""
+    sign, logdet = _slogdet(a)
+    return sign * _exp(logdet).astype(sign.dtype)
+
+
+def _cofactor_solve(a, b):
+    """(det a, adj(a) b) for a (..., n, n), well defined for a singular a too.  With
+    P a = L U: adj(a) b = det(a) U^-1 L^-1 P b.  When U's last pivot is zero (rank n - 1)
+    the last row of U^-1 (L^-1 P b) scaled by det(a) is the finite limit x_n times the
+    product of the other pivots: setting U's last pivot to the inverse of that partial
+    product and scaling only the other rows by det(a) gives it.  A rank below n - 1 makes
+    even that solve infinite: adj(a) = 0 there."""
+    n = a.shape[-1]
+    if n == 1:
+        return a[..., 0, 0], b
+    lu, pivots, perm = _lu_p.bind(a)
+    sign = (-2 * (_row_swaps(pivots) % 2) + 1).astype(a.dtype)
+    partial = _cumprod(_diag(lu), axis=-1) * sign[..., None]
+    corner = (_arange(n) == n - 1)[:, None] & (_arange(n) == n - 1)[None, :]
+    lu = _where(corner, (1 / partial[..., -2])[..., None, None], lu)
+    probe = _prims.triangular_solve(lu, _ones(a.shape[:-1] + (1,), a.dtype), left_side=True,
+                                    lower=False)
+    degenerate = _any(~_isfinite(probe), axis=(-2, -1))[..., None, None]
+    x = _where(degenerate, 0, b)
+    x = _take_along_axis(x, _broadcast_to(perm[..., :, None], x.shape), axis=-2,
+                         mode="promise_in_bounds")
+    x = _prims.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+    x = _concatenate([x[..., :-1, :] * partial[..., -1, None, None], x[..., -1:, :]], axis=-2)
+    x = _prims.triangular_solve(lu, x, left_side=True, lower=False)
+    return partial[..., -1], _where(degenerate, 0, x)
 
 
 @_det.defjvp
 def _det_jvp(primals, tangents):
+    """d det a = tr(adj(a) da), through the cofactor solve (finite for a singular a, as
+    jax's; its det is the product of the pivots, jax's value under differentiation)."""
     (a,), (da,) = primals, tangents
-    lu, perm, d, parity = _det_parts(a)
-    det_a = _det_from_lu(d, parity)
-    return det_a, det_a * _trace_solve(lu, perm, da)
+    det_a, adj_da = _cofactor_solve(a, da)
+    return det_a, _trace(adj_da)
 
 
 def _det_2x2(a):
@@ -283,30 +338,6 @@ def det(a):
     if a.shape[-1] == 3:
         return _det_3x3(a)
     return _det(a)
-
-
-@custom_jvp
-def _slogdet(a):
-    _, _, d, parity = _det_parts(a)
-    sign = parity * _prod(_sign(d), axis=-1)
-    return sign, _sum(_log(_abs(d)), axis=-1)
-
-
-@_slogdet.defjvp
-def _slogdet_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    lu, perm, d, parity = _det_parts(a)
-    sign = parity * _prod(_sign(d), axis=-1)
-    logabs = _sum(_log(_abs(d)), axis=-1)
-    t = _trace_solve(lu, perm, da)
-    if not dtypes.is_complex(a.dtype):
-        return (sign, logabs), (_zeros_like(sign), t)
-    # d log det = tr(a^-1 da): its real part moves log|det|, its imaginary part the phase.
-    return (sign, logabs), (sign * (1j * _imag(t)), _real(t))
-
-
-def slogdet(a):
-    return SlogdetResult(*_slogdet(_square("slogdet", a)))
 
 
 # --- Cholesky ------------------------------------------------------------------------

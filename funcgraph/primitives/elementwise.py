@@ -441,7 +441,13 @@ _defjvp(atanh_p, lambda t, x, out: _mul(  # 1 / (1 + x) * (t / (1 - x)), as jax
     integer_pow_p.bind(_add(_const(x, 1), x), y=-1), _div(t, _sub(_const(x, 1), x))))
 
 # --- unary: roots and absolute value --------------------------------------------
-sqrt_p = unary("sqrt", np.sqrt, "stablehlo.sqrt", INEXACT)
+def _sqrt_impl(x):
+    if x.dtype.kind == "c":
+        raise NoHostImpl  # XLA's complex square root rounds otherwise than NumPy's: compiled
+    return np.sqrt(x)
+
+
+sqrt_p = unary("sqrt", _sqrt_impl, "stablehlo.sqrt", INEXACT)
 _defjvp(sqrt_p, lambda t, x, out: _mul(t, _div(_const(x, 0.5), out)))  # as jax
 rsqrt_p = unary("rsqrt", None, "stablehlo.rsqrt", INEXACT)
 defjvp_unary(rsqrt_p, lambda x, out: _mul(_div(out, x), _const(x, -0.5)))
@@ -636,8 +642,8 @@ def _integer_pow_impl(x, y):
     with np.errstate(all="ignore"):
         if x.dtype.kind in "iub":
             return np.power(x, y).astype(x.dtype)
-        if x.dtype.kind == "c" and not 0 <= y <= 2:
-            # XLA's complex division and longer products round otherwise: run compiled
+        if x.dtype.kind == "c":
+            # XLA's complex products and quotients round otherwise: run compiled
             raise NoHostImpl
         # floats: the lowering's square-and-multiply, each product rounded as XLA's
         # (NumPy's power rounds x ** 3 once); products of one dtype keep it
@@ -654,8 +660,12 @@ def _integer_pow_impl(x, y):
 
 
 def _integer_pow_lowering(ctx, avals_in, avals_out, x, y):
-    """Square-and-multiply, as XLA's own expansion does."""
+    """Square-and-multiply, as jax's expansion does; x ** 3 is (x * x) * x, jax's own case
+    (complex products are not commutative bit for bit)."""
     aval = avals_in[0]
+    if y == 3:
+        square = ctx.op("stablehlo.multiply", [x, x], [aval] * 2, aval)
+        return ctx.op("stablehlo.multiply", [square, x], [aval] * 2, aval)
     acc, base, n = None, x, abs(y)
     while n:
         if n & 1:
@@ -693,6 +703,9 @@ batching_rules[integer_pow_p] = batch_elementwise(integer_pow_p)
 # --- square: x * x, a primitive of its own as in jax (lax.square binds it) -----------
 
 def _square_lowering(ctx, avals_in, avals_out, x):
+    """x * x; complex squares as jax's chlo.square (its own formula, not a product's)."""
+    if dtypes.is_complex(avals_in[0].dtype):
+        return ctx.op("chlo.square", [x], avals_in, avals_out[0])
     return ctx.op("stablehlo.multiply", [x, x], avals_in * 2, avals_out[0])
 
 
@@ -730,7 +743,13 @@ def _sub_simplify(invars, params, outvar, producers):
 
 simplify_rules[sub_p] = _sub_simplify
 
-mul_p = binary("mul", np.multiply, "stablehlo.multiply", NUMBER)
+def _mul_impl(x, y):
+    if x.dtype.kind == "c":
+        raise NoHostImpl  # XLA's complex product contracts into fused multiply-adds: compiled
+    return np.multiply(x, y)
+
+
+mul_p = binary("mul", _mul_impl, "stablehlo.multiply", NUMBER)
 _defjvp(mul_p, lambda t, x, y, out: _mul(t, y), lambda t, x, y, out: _mul(x, t))
 # Linear in one operand; the other is a residual value.
 _transpose_binary(mul_p, _mul, lambda ct, x: _mul(x, ct))
@@ -758,6 +777,8 @@ def _div_impl(x, y):
             q = (x - np.fmod(x, safe_y)) // safe_y
             q = np.where(wraps, -x, q)
             return np.where(zero, np.array(-1).astype(x.dtype), q).astype(x.dtype)
+        if x.dtype.kind == "c":
+            raise NoHostImpl  # XLA's complex quotient rounds otherwise than NumPy's: compiled
         if x.dtype in RECIPROCAL_DIVIDED and y.shape != x.shape and y.size == 1:
             # XLA's simplifier turns A / broadcast(B) into A * broadcast(1 / B): jax's
             # quotient by a scalar, eager or jitted, is that product (1 ulp off the

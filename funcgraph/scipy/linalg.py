@@ -19,8 +19,9 @@ from funcgraph.primitives import linalg as _prims
 from funcgraph.scipy._special_matrices import (  # noqa: F401  (public names)
     circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard, hankel,
     helmert, hilbert, invhilbert, invpascal, leslie, pascal)
+from funcgraph.transforms.ad import jvp as _jvp
 from funcgraph.transforms.custom_derivatives import custom_jvp
-from funcgraph.transforms.jit import ShapeDtypeStruct
+from funcgraph.transforms.jit import ShapeDtypeStruct, jit as _jit
 
 
 def _as_matrix_rhs(b):
@@ -125,9 +126,11 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     lu_packed, perm, _ = _la._lu_factor(a)
     l = fnp.tril(lu_packed[..., :, :k], -1) + fnp.eye(m, k, dtype=a.dtype)
     u = fnp.triu(lu_packed[..., :k, :])
-    p = fnp.swapaxes((perm[..., :, None] == fnp.arange(m, dtype=perm.dtype)).astype(a.dtype),
-                     -1, -2)
-    return (fnp.matmul(p, l), u) if permute_l else (p, l, u)
+    # p[i, j] = 1 where row j of l u is row i of a: p @ l @ u = a
+    p = (perm[..., None, :] == fnp.arange(m, dtype=perm.dtype)[:, None]).astype(a.dtype)
+    if permute_l:
+        return fnp.matmul(p, l, precision=lax.Precision.HIGHEST), u
+    return p, l, u
 
 
 # --- solve, inv, det and the decompositions numpy.linalg has --------------------------------
@@ -217,99 +220,123 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
 
 
 # --- expm and its Frechet derivative ----------------------------------------------------------
-# Pade approximant of degree 13 with scaling and squaring (Higham 2005).  The Frechet
-# derivative L(A, E) runs the same steps on the block matrix [[A, E], [0, A]], keeping only
-# its top-right block, which every step updates linearly in E: so the JVP is linear in the
-# tangent and reverse mode works.
+# Scaling and squaring with a Pade approximant (Higham 2005), as jax runs it: the degree is
+# chosen by A's 1-norm among those accurate for the precision, A is scaled by a power of
+# two below the top degree's bound, and the approximant is squared back up to
+# max_squarings times (NaN beyond).  The Frechet derivative is expm's JVP.
 
-_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
-           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
-           40840800., 960960., 16380., 182., 1.)
-_THETA13 = 5.371920351148152
-_MAX_SQUARINGS = 40
-
-
-def _squarings(a):
-    norm1 = fnp.max(fnp.sum(fnp.abs(a), axis=-2), axis=-1)
-    s = fnp.ceil(fnp.log2(fnp.maximum(norm1, 1e-30) / _THETA13))
-    return fnp.where(norm1 > _THETA13, s, 0).astype(np.int32)
-
-
-def _pade13(a, e):
-    """(r, dr): the Pade approximant r(a) of exp and its derivative along e (or None)."""
-    b = [np.asarray(c, dtype=a.dtype) for c in _PADE13]
-    eye = fnp.broadcast_to(fnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
-    mm = fnp.matmul
-    a2 = mm(a, a)
-    a4 = mm(a2, a2)
-    a6 = mm(a4, a2)
-    u_inner = mm(a6, b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + \
-        b[3] * a2 + b[1] * eye
-    u = mm(a, u_inner)
-    v = mm(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + \
-        b[0] * eye
-    lu_packed, perm, _ = _la._lu_factor(v - u)
-    r = _la._lu_solve(lu_packed, perm, u + v)
-    if e is None:
-        return r, None
-    e2 = mm(a, e) + mm(e, a)
-    e4 = mm(a2, e2) + mm(e2, a2)
-    e6 = mm(a4, e2) + mm(e4, a2)
-    du_inner = mm(e6, b[13] * a6 + b[11] * a4 + b[9] * a2) + \
-        mm(a6, b[13] * e6 + b[11] * e4 + b[9] * e2) + b[7] * e6 + b[5] * e4 + b[3] * e2
-    du = mm(e, u_inner) + mm(a, du_inner)
-    dv = mm(e6, b[12] * a6 + b[10] * a4 + b[8] * a2) + \
-        mm(a6, b[12] * e6 + b[10] * e4 + b[8] * e2) + b[6] * e6 + b[4] * e4 + b[2] * e2
-    # (v - u) r = u + v, so (v - u) dr = du + dv - (dv - du) r.
-    dr = _la._lu_solve(lu_packed, perm, du + dv - mm(dv - du, r))
-    return r, dr
+# Pade coefficients b_0 ... b_m of exp's approximant of degree m.
+_PADE = {
+    3: (120., 60., 12., 1.),
+    5: (30240., 15120., 3360., 420., 30., 1.),
+    7: (17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.),
+    9: (17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880.,
+        3960., 90., 1.),
+    13: (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+         129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+         40840800., 960960., 16380., 182., 1.),
+}
+# Per precision: the top degree's norm bound, the norm thresholds between degrees and the
+# degrees (Higham's theta_m for single and double precision).
+_EXPM_SINGLE = (3.925724783138660, (4.258730016922831e-001, 1.880152677804762e+000), (3, 5, 7))
+_EXPM_DOUBLE = (5.371920351148152,
+                (1.495585217958292e-002, 2.539398330063230e-001, 9.504178996162932e-001,
+                 2.097847961257068e+000), (3, 5, 7, 9, 13))
 
 
-def _expm_and_frechet(a, e=None):
-    s = _squarings(a)
-    scale = fnp.exp2(-s.astype(a.real.dtype)).astype(a.dtype)[..., None, None]
-    r, dr = _pade13(a * scale, None if e is None else e * scale)
-
-    def square(i, carry):
-        x, dx = carry
-        active = (i < s)[..., None, None]
-        new_dx = None if dx is None else fnp.where(active, fnp.matmul(x, dx) + fnp.matmul(dx, x),
-                                                     dx)
-        return fnp.where(active, fnp.matmul(x, x), x), new_dx
-
-    if e is None:
-        return lax.fori_loop(0, _MAX_SQUARINGS, lambda i, x: square(i, (x, None))[0], r), None
-    return lax.fori_loop(0, _MAX_SQUARINGS, square, (r, dr))
+def _exact_dot(x, y):
+    return fnp.matmul(x, y, precision=lax.Precision.HIGHEST)
 
 
-@custom_jvp
-def _expm(a):
-    return _expm_and_frechet(a)[0]
+def _pade(degree):
+    """a -> (u, v) with exp(a) ~ (v - u)^-1 (v + u): u the odd part, v the even part of the
+    approximant of this degree, in even powers of a."""
+    b = _PADE[degree]
+
+    def uv(a):
+        eye = fnp.eye(*a.shape, dtype=a.dtype)
+        a2 = _exact_dot(a, a)
+        if degree == 13:
+            a4 = _exact_dot(a2, a2)
+            a6 = _exact_dot(a4, a2)
+            u = _exact_dot(a, _exact_dot(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
+                           + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+            v = (_exact_dot(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4
+                 + b[2] * a2 + b[0] * eye)
+            return u, v
+        powers = [eye, a2]                       # a^0, a^2, a^4, ...
+        while len(powers) <= degree // 2:
+            powers.append(_exact_dot(powers[-1], a2))
+        odd = even = None
+        for k in reversed(range(len(powers))):   # highest power first, as jax sums
+            odd_term, even_term = b[2 * k + 1] * powers[k], b[2 * k] * powers[k]
+            odd = odd_term if odd is None else odd + odd_term
+            even = even_term if even is None else even + even_term
+        return _exact_dot(a, odd), even
+    return uv
 
 
-@_expm.defjvp
-def _expm_jvp(primals, tangents):
-    (a,), (da,) = primals, tangents
-    return _expm_and_frechet(a, da)
+@_jit
+def _pade_parts(a):
+    """(p, q, squarings): the approximant's numerator and denominator for a scaled by
+    2^-squarings (one program, as jax's: its sums of products round as XLA fuses them)."""
+    if a.dtype in (np.float64, np.complex128):
+        bound, thresholds, degrees = _EXPM_DOUBLE
+    elif a.dtype in (np.float32, np.complex64):
+        bound, thresholds, degrees = _EXPM_SINGLE
+    else:
+        raise TypeError(f"A.dtype={a.dtype} is not supported.")
+    norm1 = _la.norm(a, 1)
+    squarings = fnp.maximum(0, fnp.floor(fnp.log2(norm1 / bound)))
+    a = a / 2 ** squarings.astype(a.dtype)
+    index = fnp.digitize(norm1, fnp.array(thresholds, dtype=norm1.dtype))
+    u, v = lax.switch(index, [_pade(d) for d in degrees], a)
+    return u + v, -u + v, squarings
+
+
+@functools.partial(_jit, static_argnums=2)
+def _squared(r, squarings, max_squarings):
+    """r squared `squarings` times (a scan of max_squarings conditional squarings)."""
+    def step(x, i):
+        return lax.cond(i < squarings, lambda y: _exact_dot(y, y), lambda y: y, x), None
+    out, _ = lax.scan(step, r, fnp.arange(max_squarings, dtype=squarings.dtype))
+    return out
 
 
 def expm(A, *, upper_triangular=False, max_squarings=16):
-    """The matrix exponential of A (..., n, n)."""
-    del upper_triangular, max_squarings
-    A = _square_inexact("expm", A)
-    return _expm(A)
+    """The matrix exponential of A (..., n, n); NaN where A's norm needs more than
+    max_squarings squarings."""
+    A = fnp.asarray(A)
+    A = A.astype(fnp.result_type(A, 1.0))
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={A.shape}.")
+    if A.ndim > 2:
+        return fnp.vectorize(
+            functools.partial(expm, upper_triangular=upper_triangular,
+                              max_squarings=max_squarings), signature="(n,n)->(n,n)")(A)
+    p, q, squarings = _pade_parts(A)
+
+    def compute(args):
+        _, p, q = args
+        r = (solve_triangular(q, p) if upper_triangular else _la.solve(q, p))
+        return _squared(r, squarings, max_squarings)
+    return lax.cond(squarings > max_squarings, lambda args: fnp.full_like(args[0], np.nan),
+                    compute, (A, p, q))
 
 
 def expm_frechet(A, E, *, method=None, compute_expm=True):
-    """The Frechet derivative of expm at A along E: (expm(A), L) or L alone."""
-    if method not in (None, "SPS", "blockEnlarge"):
-        raise ValueError(f"only method='SPS' and method='blockEnlarge' are supported, got "
-                         f"{method!r}")
-    A = _square_inexact("expm_frechet", A)
-    E = fnp.asarray(E).astype(A.dtype)
-    if E.shape != A.shape:
-        raise ValueError(f"expected A and E to be the same shape, got {A.shape} and {E.shape}")
-    expm_a, frechet = _expm_and_frechet(A, E)
+    """The Frechet derivative of expm at A along E (expm's JVP): (expm(A), L) or L."""
+    del method
+    A, E = fnp.asarray(A), fnp.asarray(E)
+    if A.ndim < 2 or A.shape[-2] != A.shape[-1]:
+        raise ValueError(f"expected A to be a (batched) square matrix, got A.shape={A.shape}")
+    if E.ndim < 2 or E.shape[-2] != E.shape[-1]:
+        raise ValueError(f"expected E to be a (batched) square matrix, got E.shape={E.shape}")
+    if A.shape != E.shape:
+        raise ValueError(f"expected A and E to be the same shape, got A.shape={A.shape} "
+                         f"E.shape={E.shape}")
+    expm_a, frechet = _jvp(functools.partial(expm, upper_triangular=False, max_squarings=16),
+                           (A,), (E,))
     return (expm_a, frechet) if compute_expm else frechet
 
 
