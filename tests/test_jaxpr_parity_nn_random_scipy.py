@@ -403,16 +403,9 @@ KNOWN_DIFFERENCES = {
     "special.owens_t": "not yet closed: funcgraph sums the T1 series with a reduce_sum "
                        "(111 equations), jax contracts a table of Gauss weights with one "
                        "dot_general (63)",
-    "special.ndtri": "not yet closed: funcgraph refines an erf_inv estimate by Newton steps "
-                     "on log_ndtr in the tails (131 equations), jax evaluates Cephes' "
-                     "rational approximations (66)",
     "special.bessel_jn": "different but better: funcgraph rescales Miller's recurrence when "
                          "it grows (jax's overflows: nan for z below ~5 and wrong values "
                          "at z = 300); 62 equations against jax's 36",
-    "special.betaln": "not yet closed: funcgraph's Stirling branch for a large argument "
-                      "keeps digits the plain lgamma sum loses (73 equations, jax 65)",
-    "special.beta": "different but not costlier: betaln's Stirling-branch tests (ge, gt) "
-                    "where jax tests other bounds; no more equations",
     "special.poch": "different but not costlier: one exp of an lgamma difference (a sub) "
                     "where jax multiplies gamma values; no more equations",
     "special.hyp1f1": "different but not costlier: the series loop stops when no element "
@@ -423,12 +416,6 @@ KNOWN_DIFFERENCES = {
     "special.sph_harm_y": "different algorithm: funcgraph's three-term recurrences in the "
                           "degree, jax's tables of factors combined by dot_generals",
     # scipy.stats
-    "stats.beta.logpdf": "different but not costlier: special.betaln's Stirling-branch "
-                         "tests (ge, and); no more equations",
-    "stats.beta.pdf": "different but not costlier: as beta.logpdf",
-    "stats.betabinom.logpmf": "not yet closed: three betaln calls, each with the Stirling "
-                              "branch (253 equations, jax 232)",
-    "stats.betabinom.pmf": "not yet closed: as betabinom.logpmf (254 equations, jax 234)",
     "stats.chi2.logpdf": "different but not costlier: chi2 is gamma.logpdf at (df/2, "
                          "2 scale), whose xlogy keeps x = 0 finite for df = 2; no more "
                          "equations than jax's own formula",
@@ -443,8 +430,6 @@ KNOWN_DIFFERENCES = {
                           "xlogy multiplies by -1 (more equations)",
     "stats.gumbel_r.sf": "different but better: -expm1(-exp(-z)) keeps the small upper "
                          "tail that jax's 1 - exp(-exp(-z)) rounds to 0 (one neg more)",
-    "stats.norm.ppf": "not yet closed: special.ndtri's Newton steps (133 equations, jax 68)",
-    "stats.norm.isf": "not yet closed: special.ndtri's Newton steps (134 equations, jax 69)",
     "stats.poisson.entropy": "different but not costlier: funcgraph sums over a fixed k range "
                              "with clamps (max, min), jax over a range set by ceil; no more "
                              "equations",

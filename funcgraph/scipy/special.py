@@ -130,37 +130,42 @@ def gamma(x):
 
 
 def betaln(a, b):
-    """log |B(a, b)|: lgamma(a) + lgamma(b) - lgamma(a + b) while both are below 8; for
-    a larger one, Stirling's series, written so that nothing large cancels (the plain
-    sum lost every digit: betaln(1, 1e30) was 0, not -69.08)."""
+    """log |B(a, b)| as jax computes it (cdflib's betaln): with a <= b, lgamma(a) +
+    lgamma(b) - lgamma(a + b) while b < 8, else lgamma(a) + log(Gamma(b) / Gamma(a + b))
+    by cdflib's algdiv, which keeps the digits the plain difference loses."""
     a, b = _inexact(a, b)
-    small, large = fnp.minimum(a, b), fnp.maximum(a, b)
-    plain = lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
-    stirling = (small > 0) & (large >= 8)
-    s = fnp.where(stirling, small, _c(a, 1))
-    big = fnp.where(stirling, large, _c(a, 8))
-    total = s + big
-    # lgamma(big) - lgamma(s + big), each as (x - 1/2) log x - x + log(2 pi) / 2 + corr(x)
-    tail = (_log_gamma_correction(big) - _log_gamma_correction(total)
-            - (big - 0.5) * fnp.log1p(s / big) - s * fnp.log(total) + s)
-    # lgamma(s) by the same series where s >= 8 too (lgamma(s) and s log(s + big)
-    # would cancel)
-    s_big = fnp.where(s >= 8, s, _c(a, 8))
-    lgamma_s = fnp.where(s >= 8, (s_big - 0.5) * fnp.log(s_big) - s_big
-                         + _c(a, 0.5 * np.log(2 * np.pi)) + _log_gamma_correction(s_big),
-                         lax.lgamma(s))
-    return fnp.where(stirling, lgamma_s + tail, plain)
+    a, b = fnp.minimum(a, b), fnp.maximum(a, b)
+    plain = lax.lgamma(a) + (lax.lgamma(b) - lax.lgamma(a + b))
+    large = lax.lgamma(a) + _log_gamma_ratio(a, b)
+    return fnp.where(b < 8, plain, large)
 
 
-def _log_gamma_correction(x):
-    """lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2) for x >= 8, by Stirling's series
-    (terms B_2k / (2k (2k - 1) x^(2k - 1)); the first omitted is below 3e-13 there)."""
-    inverse = 1 / x
-    square = inverse * inverse
-    series = 1 / 1188
-    for coefficient in (-1 / 1680, 1 / 1260, -1 / 360, 1 / 12):
-        series = coefficient + square * series
-    return inverse * series
+# cdflib's coefficients of the Stirling correction series in 1/b^2.
+_ALGDIV = (0.833333333333333e-01, -0.277777777760991e-02, 0.793650666825390e-03,
+           -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02)
+
+
+def _log_gamma_ratio(a, b):
+    """log(Gamma(b) / Gamma(a + b)) for a <= b and b >= 8 (cdflib's algdiv): Stirling's
+    approximation of both Gammas, their corrections' difference summed as one series in
+    t = 1/b^2 whose terms carry the partial sums s_n = (1 - x^n) / (1 - x), x = a / (a+b)."""
+    h = a / b
+    x = h / (1 + h)
+    x2 = x * x
+    partial_sums = []                       # s_3, s_5, ..., s_11
+    previous = None
+    for _ in range(5):
+        inner = x2 if previous is None else x2 * previous
+        previous = 1.0 + (x + inner)
+        partial_sums.append(previous)
+    s3, s5, s7, s9, s11 = partial_sums
+    c0, c1, c2, c3, c4, c5 = _ALGDIV
+    t = (1.0 / b) ** 2
+    w = ((((c5 * s11 * t + c4 * s9) * t + c3 * s7) * t + c2 * s5) * t + c1 * s3) * t + c0
+    w = w * (x / b)
+    u = (b + (a - 0.5)) * fnp.log1p(a / b)
+    v = a * (fnp.log(b) - 1.0)
+    return fnp.where(u <= v, (w - v) - u, (w - u) - v)
 
 
 def beta(a, b):
@@ -320,39 +325,62 @@ def ndtr(x):
 
 
 def ndtri(p):
-    """The inverse of the standard normal CDF: sqrt(2) erf_inv(2p - 1) in the middle; in
-    the tails (where 2p - 1 rounds to -1 or 1 and erf_inv would be infinite) Newton steps
-    on log_ndtr(x) = log(min(p, 1 - p)) from the Abramowitz-Stegun 26.2.23 estimate."""
-    return _ndtri(_inexact(p))
+    """The inverse of the standard normal CDF, by Cephes' rational approximations (as
+    jax): in w = p - 1/2 for the middle, in 1/z with z = sqrt(-2 log p) for the tails."""
+    p = _inexact(p)
+    if p.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={p.dtype} is not supported, see docstring for supported "
+                        f"types.")
+    return _ndtri(p)
 
 
-_NDTRI_TAIL = 0.02  # below this tail probability the Newton steps serve
+# Cephes' coefficients (highest power first): the middle, |p - 1/2| <= 1/2 - exp(-2) ...
+_NDTRI_MIDDLE = (
+    (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
+     1.39312609387279679503E1, -1.23916583867381258016E0),
+    (1.0, 1.95448858338141759834E0, 4.67627912898881538453E0, 8.63602421390890590575E1,
+     -2.25462687854119370527E2, 2.00260212380060660359E2, -8.20372256168333339912E1,
+     1.59056225126211695515E1, -1.18331621121330003142E0))
+# ... the tails for z = sqrt(-2 log p) < 8 ...
+_NDTRI_TAIL = (
+    (4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1,
+     4.40805073893200834700E1, 1.46849561928858024014E1, 2.18663306850790267539E0,
+     -1.40256079171354495875E-1, -3.50424626827848203418E-2, -8.57456785154685413611E-4),
+    (1.0, 1.57799883256466749731E1, 4.53907635128879210584E1, 4.13172038254672030440E1,
+     1.50425385692907503408E1, 2.50464946208309415979E0, -1.42182922854787788574E-1,
+     -3.80806407691578277194E-2, -9.33259480895457427372E-4))
+# ... and the far tails, z >= 8.
+_NDTRI_FAR_TAIL = (
+    (3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0,
+     1.33303460815807542389E0, 2.01485389549179081538E-1, 1.23716634817820021358E-2,
+     3.01581553508235416007E-4, 2.65806974686737550832E-6, 6.23974539184983293730E-9),
+    (1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099489081330271E0,
+     2.16236993594496635890E-1, 1.34204006088543189037E-2, 3.28014464682127739104E-4,
+     2.89247864745380683936E-6, 6.79019408009981274425E-9))
 
 
-@custom_jvp
+def _ratio(coefficients, x):
+    numerator, denominator = (np.array(c, x.dtype) for c in coefficients)
+    return fnp.polyval(numerator, x) / fnp.polyval(denominator, x)
+
+
 def _ndtri(p):
-    middle = _c(p, np.sqrt(2)) * lax.erf_inv(2 * p - 1)
-    tail_p = fnp.minimum(p, 1 - p)
-    in_tail = (tail_p < _NDTRI_TAIL) & (tail_p > 0)
-    safe = fnp.where(in_tail, tail_p, _c(p, _NDTRI_TAIL))
-    log_p = fnp.log(safe)
-    t = fnp.sqrt(-2 * log_p)
-    x = -(t - (2.515517 + t * (0.802853 + t * 0.010328))
-          / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308))))  # |error| < 4.5e-4
-    for _ in range(3 if p.dtype == np.float64 else 2):  # quadratic: 4e-4, 1e-7, 1e-14
-        log_cdf = log_ndtr(x)
-        log_slope = -0.5 * x * x - _c(x, 0.5 * np.log(2 * np.pi)) - log_cdf
-        x = x - (log_cdf - log_p) / fnp.exp(log_slope)
-    tail = fnp.where(p > 0.5, -x, x)
-    return fnp.where(in_tail, tail, middle)
-
-
-@_ndtri.defjvp
-def _ndtri_jvp(primals, tangents):
-    # dx/dp = 1 / pdf(x) = sqrt(2 pi) exp(x^2 / 2)
-    (p,), (t,) = primals, tangents
-    x = _ndtri(p)
-    return x, t * _c(x, np.sqrt(2 * np.pi)) * fnp.exp(0.5 * x * x)
+    # The smaller tail q (the sign comes back at the end); q = 0 is replaced by a harmless
+    # value, its result overwritten by -inf or inf.
+    q = fnp.where(p > _c(p, -np.expm1(-2.0)), 1 - p, p)
+    q = fnp.where(q == 0, fnp.full(p.shape, _c(p, 0.5)), q)
+    w = q - _c(p, 0.5)
+    ww = lax.square(w)
+    middle = w + w * ww * _ratio(_NDTRI_MIDDLE, ww)
+    middle = middle * -_c(p, np.sqrt(2 * np.pi))
+    z = fnp.sqrt(_c(p, -2.0) * fnp.log(q))
+    leading = z - fnp.log(z) / z
+    far_tail = leading - _ratio(_NDTRI_FAR_TAIL, 1 / z) / z
+    tail = leading - _ratio(_NDTRI_TAIL, 1 / z) / z
+    x = fnp.where(q > _c(p, np.exp(-2.0)), middle, fnp.where(z >= _c(p, 8.0), far_tail, tail))
+    x = fnp.where(p > _c(p, 1 - np.exp(-2.0)), x, -x)
+    infinity = fnp.full(p.shape, _c(p, np.inf))
+    return fnp.where(p == 0, -infinity, fnp.where(p == 1, infinity, x))
 
 
 owens_t = _special_integrals.owens_t_with(ndtr)

@@ -42,5 +42,6 @@ def ppf(q, loc=0, scale=1):
 
 
 def isf(q, loc=0, scale=1):
-    q, loc, scale = _util.promote(q, loc, scale)
-    return -special.ndtri(q) * scale + loc
+    """ppf(1 - q), as jax computes it."""
+    q = fnp.asarray(q)
+    return ppf(_util.const(q, 1) - q, loc, scale)
