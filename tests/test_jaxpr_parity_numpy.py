@@ -488,8 +488,6 @@ _SLICED_DIAGONAL = ("different but better: the diagonal is a strided `slice` of 
 _FIRST_MARK = ("different but better: the mark of each sorted run's first value is "
                "concatenated where jax scatters it; fewer equations than jax")
 KNOWN_DIFFERENCES = {
-    "searchsorted: scalar": "not yet closed: one probe is a `gather` where jax's is a "
-                            "`dynamic_slice`",
     "cov": "different but better: the centred X is contracted with itself directly "
            "(X X^T as one dot_general) where jax transposes it first",
     "cov: y": "different but better: the centred X is contracted with itself directly "

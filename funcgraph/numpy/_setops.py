@@ -45,7 +45,11 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     def halve(bounds, _):
         low, high = bounds
         mid = low + lax.div(high - low, np.asarray(2, index_dtype))
-        probe = take(a, mid, mode="clip")
+        if aval_of(mid).ndim:
+            probe = take(a, mid, mode="clip")
+        else:  # one value: a slice at mid (clamped as the gather's clip mode would)
+            probe = lax.squeeze(lax.dynamic_slice(a, (mid,), (1,), allow_negative_indices=False),
+                                (0,))
         # v goes left of the probe when v <= probe (side left) or v < probe (right)
         left = _not_after(v, probe) if side == "left" else _before(v, probe)
         return (lax.select(left, low, mid), lax.select(left, mid, high)), None
