@@ -190,6 +190,14 @@ def test_mode_matches_jax():
     np.testing.assert_array_equal(np.asarray(fst.mode(with_nans)), jst.mode(with_nans))
     with pytest.raises(NotImplementedError):
         fst.mode(a, nan_policy="omit")
+    # an empty axis, a 0-d input, keepdims without an axis, under jit
+    for x, kwargs in ((np.zeros((0, 3), F32), {}), (F32(3.0), {}),
+                      (a, {"axis": None, "keepdims": True})):
+        theirs = jst.mode(x, **kwargs)
+        for ours in (fst.mode(x, **kwargs), fg.jit(lambda v: fst.mode(v, **kwargs))(x)):
+            for o, t in zip(ours, theirs, strict=True):
+                assert np.asarray(o).dtype == t.dtype and np.shape(o) == t.shape, kwargs
+                np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
 
 
 @pytest.mark.parametrize("method", ["average", "min", "max", "dense", "ordinal"])

@@ -1,12 +1,14 @@
 """The statistics functions of JAX's scipy.stats: mode, rankdata, sem.
 
-mode and rankdata compare every pair of elements along the axis (O(n^2), vectorized), which
-keeps them simple and differentiable-free of sorting tricks; they are meant for moderate n."""
+mode counts each column's unique values (a sort), as jax; rankdata compares every pair of
+elements along the axis (O(n^2), vectorized), which keeps it simple; it is meant for
+moderate n."""
 from typing import NamedTuple
 
 import numpy as np
 
-from funcgraph import numpy as fnp
+from funcgraph import dtypes, numpy as fnp
+from funcgraph.transforms.vmap import vmap as _vmap
 
 
 class ModeResult(NamedTuple):
@@ -14,40 +16,45 @@ class ModeResult(NamedTuple):
     count: object
 
 
-def _same(a, b):
-    """Elementwise equality in which NaNs equal each other (mode counts them together)."""
-    return (a == b) | (fnp.isnan(a) & fnp.isnan(b)) if fnp.issubdtype(a.dtype, np.inexact) \
-        else a == b
-
-
 def mode(a, axis=0, nan_policy="propagate", keepdims=False):
-    """The most frequent value along axis (the smallest one on ties) and its count."""
+    """The most frequent value along axis (the smallest one on ties; NaNs count together)
+    and its count: each column's unique values with their counts, as jax."""
     if nan_policy not in ("propagate", "omit", "raise"):
         raise ValueError(f"Illegal nan_policy value {nan_policy!r}; expected one of "
                          "{'propagate', 'omit', 'raise'}")
-    if nan_policy != "propagate":
-        raise NotImplementedError(f"In order to best JIT compile `mode`, we cannot know "
-                                  f"whether `x` contains nans. Please check if nans exist in "
-                                  f"`x` outside of the `mode` function.")
-    a = fnp.asarray(a)
+    if nan_policy == "omit":
+        raise NotImplementedError(f"Logic for `nan_policy` of {nan_policy} is not "
+                                  f"implemented")
+    if nan_policy == "raise":
+        raise NotImplementedError("In order to best JIT compile `mode`, we cannot know "
+                                  "whether `x` contains nans. Please check if nans exist in "
+                                  "`x` outside of the `mode` function.")
+    x = fnp.atleast_1d(fnp.asarray(a))
     if axis is None:
-        a, axis = fnp.ravel(a), 0
-        out_ndim = 0
+        output_shape = (1,) * x.ndim if keepdims else ()
+        x, axis = fnp.ravel(x), 0
     else:
-        axis = axis % max(a.ndim, 1)
-        out_ndim = a.ndim - 1
-    if a.ndim == 0:
-        a = a[None]
-    moved = fnp.sort(fnp.moveaxis(a, axis, -1), axis=-1)
-    counts = fnp.sum(_same(moved[..., :, None], moved[..., None, :]), axis=-1).astype(np.int32)
-    best = fnp.argmax(counts, axis=-1)
-    values = fnp.take_along_axis(moved, best[..., None], axis=-1)[..., 0]
-    count = fnp.max(counts, axis=-1)
-    if keepdims:
-        values, count = fnp.expand_dims(values, axis), fnp.expand_dims(count, axis)
-    elif out_ndim == 0:
-        values, count = fnp.reshape(values, ()), fnp.reshape(count, ())
-    return ModeResult(values, count)
+        axis = _canonical_axis(axis, x.ndim)
+        output_shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape)
+                             if keepdims or i != axis)
+    columns = fnp.moveaxis(x, axis, 0)
+    columns = columns.reshape(columns.shape[0], int(np.prod(columns.shape[1:])))
+    values, counts = _vmap(_column_mode, in_axes=1)(columns)
+    return ModeResult(values.reshape(output_shape), counts.reshape(output_shape))
+
+
+def _canonical_axis(axis, ndim):
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def _column_mode(column):
+    if column.size == 0:
+        return (fnp.array(np.nan, dtype=dtypes.default_float()),
+                fnp.array(0, dtype=dtypes.default_float()))
+    values, counts = fnp.unique(column, return_counts=True, size=column.size)
+    return values[fnp.argmax(counts)], counts.max()
 
 
 _RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
