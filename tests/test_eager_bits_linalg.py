@@ -141,6 +141,10 @@ ROWS = [
     ("sl.hessenberg", lambda m: sl(m).hessenberg, (SQ,), {}),
     ("sl.rsf2csf", lambda m: sl(m).rsf2csf, (SCHUR_T, SCHUR_Z), {}),
     ("sl.funm", lambda m: (lambda a: sl(m).funm(a, m.numpy.sin)), (SQ[:3, :3] * 0.3,), {}),
+    ("sl.sqrtm", lambda m: sl(m).sqrtm, (SPD,), {}),
+    ("sl.solve_sylvester", lambda m: sl(m).solve_sylvester, (SQ, SQ[:3, :3], _f32(6, 3)), {}),
+    ("sl.solve_sylvester eigen", lambda m: sl(m).solve_sylvester, (SQ, SQ[:3, :3], _f32(6, 3)),
+     dict(method="eigen")),
     ("sl.block_diag", lambda m: sl(m).block_diag, (SQ[:2, :2], SQ[:3, :3], X[:2]), {}),
     ("sl.toeplitz", lambda m: sl(m).toeplitz, (V[:5], V[5:12]), {}),
     # numpy.fft
@@ -169,10 +173,6 @@ ROWS = [
 # Not in the table (to keep it short), differing for the reasons below: polar, sqrtm,
 # expm_frechet, solve_sylvester and eigh_tridiagonal.
 KNOWN_DIFFERENCES = {
-    "sl.rsf2csf": "funcgraph's runs SciPy's on the host; jax's is its own loop of Givens "
-                  "rotations",
-    "sl.funm": "the complex Schur form from rsf2csf (see it), and funcgraph's Parlett "
-               "recurrence sums unrolled products where jax's takes masked dot products",
     "hfft ortho/jit": "funcgraph's jit passes the norm's closed-over size array as a runtime "
                       "argument, jax inlines it as a constant: XLA folds (x * 1/sqrt(n)) * n "
                       "into one multiply in jax's program only",

@@ -278,6 +278,7 @@ KNOWN_DIFFERENCES = {
     "diagonal: offset=1": DIAGONAL,
     "inv: batched": SOLVE,
     "slogdet": DIAGONAL + " of the LU; the rest is jax's sign and log sum",
+    "scipy.linalg.sqrtm": DIAGONAL + " of the Schur form; the rest is jax's triangular root",
     "solve": SOLVE,
     "solve: matrix rhs": SOLVE,
     "solve: batched": SOLVE,
@@ -298,11 +299,6 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.fiedler_companion": _special(
         "different but better: 19 equations with scatters where jax gathers and selects "
         "over about 90"),
-    "scipy.linalg.funm": (
-        "not yet closed: both take the real Schur form from the `schur` primitive; jax then "
-        "splits its 2x2 blocks with traced Givens rotations (rsf2csf) where funcgraph calls "
-        "SciPy's rsf2csf in a pure_callback, and funcgraph's Parlett recurrence is "
-        "unrolled"),
     "scipy.linalg.hankel": _special(
         "different: one gather where jax builds it with a conv_general_dilated"),
     "scipy.linalg.invpascal": _special(
@@ -317,21 +313,11 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.polar": (
         "not yet closed: jax runs QDWH iterations; funcgraph takes the polar factors from "
         "its SVD (LAPACK gesdd on the CPU)"),
-    "scipy.linalg.rsf2csf": (
-        "not yet closed: jax splits the 2x2 blocks with traced Givens rotations; funcgraph "
-        "calls SciPy's rsf2csf in a pure_callback"),
     "scipy.linalg.solve": SOLVE,
     "scipy.linalg.solve: pos": (
         "different but better: jax's two dot_generals are custom_linear_solve's matvec "
         "jaxprs (used only by its derivative); funcgraph solves with the Cholesky factor "
         "and two triangular solves, no contraction"),
-    "scipy.linalg.solve_sylvester": (
-        "not yet closed: both take complex Schur forms from the `schur` primitive; funcgraph "
-        "solves the triangular Sylvester equation column by column with triangular_solve "
-        "where jax runs a scan"),
-    "scipy.linalg.sqrtm": (
-        "not yet closed: funcgraph runs SciPy's whole sqrtm in a pure_callback where jax "
-        "takes the complex Schur form (`schur`) and the triangular root with traced ops"),
 }
 
 

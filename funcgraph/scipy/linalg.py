@@ -1,14 +1,13 @@
 """funcgraph.scipy.linalg: JAX's scipy.linalg API: triangular, Cholesky and LU solves, the
-decompositions, expm with its Frechet derivative, polar, funm, solve_sylvester, Schur,
-Hessenberg, rsf2csf and sqrtm on the host, and the special matrices (_special_matrices)."""
+decompositions, expm with its Frechet derivative, polar, the Schur forms and what is built
+on them (sqrtm, rsf2csf, funm, solve_sylvester), Hessenberg, and the special matrices
+(_special_matrices).  Each computes as jax's does, so its numbers are jax's."""
 import functools
 
 import numpy as np
 
 import funcgraph.numpy as fnp
-from funcgraph.util import scipy_linalg as _scipy_linalg
 from funcgraph import lax
-from funcgraph.callback import pure_callback as _pure_callback
 from funcgraph.numpy import linalg as _la
 from funcgraph.numpy._householder import (
     geqrf_p as _geqrf_p, hessenberg_p as _hessenberg_p,
@@ -21,7 +20,7 @@ from funcgraph.scipy._special_matrices import (  # noqa: F401  (public names)
     helmert, hilbert, invhilbert, invpascal, leslie, pascal)
 from funcgraph.transforms.ad import jvp as _jvp
 from funcgraph.transforms.custom_derivatives import custom_jvp
-from funcgraph.transforms.jit import ShapeDtypeStruct, jit as _jit
+from funcgraph.transforms.jit import jit as _jit
 
 
 def _as_matrix_rhs(b):
@@ -340,12 +339,7 @@ def expm_frechet(A, E, *, method=None, compute_expm=True):
     return (expm_a, frechet) if compute_expm else frechet
 
 
-# --- Schur and sqrtm on the host (LAPACK through SciPy, as JAX on CPU) ---------------------------
-
-def _host(fn, a, out_dtypes):
-    shapes = tuple(ShapeDtypeStruct(a.shape, d) for d in out_dtypes)
-    return _pure_callback(fn, shapes, a, vmap_method="sequential")
-
+# --- Schur forms and what is built on them: sqrtm, rsf2csf, funm, solve_sylvester ---------
 
 def schur(a, output="real"):
     """(t, z) with a = z t z^H, t (quasi-)upper triangular (LAPACK's gees on the CPU)."""
@@ -357,17 +351,40 @@ def schur(a, output="real"):
     return tuple(_la.schur_p.bind(a, compute_schur_vectors=True))
 
 
+@_jit
+def _triangular_sqrt(t):
+    """The upper triangular square root u of the upper triangular t (Bjorck and
+    Hammarling 1983): u_ii = sqrt(t_ii), then each column from the diagonal up,
+    u_ij = (t_ij - sum_{i<k<j} u_ik u_kj) / (u_ii + u_jj), 0 where the sum is t_ij."""
+    d = fnp.sqrt(fnp.diag(t))
+    n = d.size
+
+    def entry(l, carry):
+        j, u = carry
+        i = j - 1 - l
+        zero = fnp.zeros((), t.dtype)
+        s = lax.fori_loop(i + 1, j, lambda k, acc: acc + u[i, k] * u[k, j], zero)
+        value = fnp.where(t[i, j] == s, 0.0, (t[i, j] - s) / (d[i] + d[j]))
+        return j, u.at[i, j].set(value)
+
+    def column(j, u):
+        return lax.fori_loop(0, j, entry, (j, u))[1]
+    return lax.fori_loop(0, n, column, fnp.diag(d))
+
+
+@_jit
+def _sqrtm(a):
+    t, z = schur(a, output="complex")
+    root = _triangular_sqrt(t)
+    return _exact_dot(_exact_dot(z, root), fnp.conj(z.T))
+
+
 def sqrtm(A, blocksize=1):
-    """The principal square root of A (complex, as JAX's); computed on the host."""
+    """The principal square root of A, complex (as jax's): the complex Schur form's
+    triangular root, transformed back."""
     if blocksize > 1:
         raise NotImplementedError("Blocked version is not implemented yet.")
-    A = _square_inexact("sqrtm", A)
-    dtype = np.dtype(np.complex128 if A.dtype in (np.float64, np.complex128) else np.complex64)
-
-    def host(m):
-        m = np.asarray(m).astype(dtype)
-        return (_scipy_linalg().sqrtm(m).astype(dtype),)
-    return _host(host, A, (dtype,))[0]
+    return _sqrtm(A)
 
 
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
@@ -389,93 +406,158 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     return h, fnp.concatenate([top, rest], axis=-2)
 
 
+def _rotate_block(m, t, z):
+    """The Givens rotation that makes t's 2 x 2 diagonal block at rows m - 1, m upper
+    triangular (its first column sent to the eigenvalue shift), applied to t's two rows
+    (the columns from m - 1 on), t's two columns (the rows above m + 1) and z's columns."""
+    n = t.shape[0]
+    shift = _la.eigvals(lax.dynamic_slice(t, (m - 1, m - 1), (2, 2))) - t[m, m]
+    r = _la.norm(fnp.array([shift[0], t[m, m - 1]])).astype(t.dtype)
+    c, s = shift[0] / r, t[m, m - 1] / r
+    g = fnp.array([[c.conj(), s], [-s, c]], dtype=t.dtype)
+    g_h = g.conj().T
+    rows = lax.dynamic_slice_in_dim(t, m - 1, 2, axis=0)
+    right = fnp.arange(n) >= m - 1
+    rows = fnp.where(~right, rows, g @ fnp.where(right, rows, 0))
+    t = lax.dynamic_update_slice_in_dim(t, rows, m - 1, axis=0)
+    columns = lax.dynamic_slice_in_dim(t, m - 1, 2, axis=1)
+    above = fnp.arange(n)[:, None] < m + 1
+    columns = fnp.where(~above, columns, fnp.where(above, columns, 0) @ g_h)
+    t = lax.dynamic_update_slice_in_dim(t, columns, m - 1, axis=1)
+    z_columns = lax.dynamic_slice_in_dim(z, m - 1, 2, axis=1)
+    return t, lax.dynamic_update_slice_in_dim(z, z_columns @ g_h, m - 1, axis=1)
+
+
+def _rsf2csf_matrix(t, z):
+    """One real Schur form to the complex one, from the bottom up: each subdiagonal entry
+    that is not negligible against its neighbours on the diagonal is rotated away."""
+    dtype = fnp.result_type(t, z, 1j)
+    t, z = t.astype(dtype), z.astype(dtype)
+    eps = float(np.finfo(dtype).eps)
+    n = t.shape[0]
+    if n == 1:
+        return t, z
+
+    def step(i, carry):
+        t, z = carry
+        m = n - i
+        big = fnp.abs(t[m, m - 1]) > eps * (fnp.abs(t[m - 1, m - 1]) + fnp.abs(t[m, m]))
+        t, z = lax.cond(big, _rotate_block, lambda m, t, z: (t, z), m, t, z)
+        return t.at[m, m - 1].set(0.0), z
+    return lax.fori_loop(1, n, step, (t, z))
+
+
+@_jit
 def rsf2csf(T, Z, check_finite=True):
-    """The complex Schur form (t, z) from the real one (T, Z), by Givens rotations that
-    split each 2 x 2 diagonal block (computed on the host)."""
+    """The complex Schur form (t, z) from the real one (T, Z): Givens rotations split each
+    2 x 2 diagonal block (batch axes broadcast)."""
     del check_finite
     T, Z = fnp.asarray(T), fnp.asarray(Z)
-    dtype = fnp.result_type(T, Z, 1.0)
-    cdtype = np.dtype(np.complex128 if dtype in (np.float64, np.complex128) else np.complex64)
-    if T.ndim != 2 or T.shape[0] != T.shape[1] or Z.shape != T.shape:
-        raise ValueError(f"Input 'T' and 'Z' must be square matrices of one shape, got "
-                         f"{T.shape} and {Z.shape}")
-
-    def host(t, z):
-        t, z = _scipy_linalg().rsf2csf(np.asarray(t), np.asarray(z), check_finite=False)
-        return t.astype(cdtype), z.astype(cdtype)
-    shapes = (ShapeDtypeStruct(T.shape, cdtype),) * 2
-    return _pure_callback(host, shapes, T.astype(dtype), Z.astype(dtype),
-                         vmap_method="sequential")
+    if T.ndim < 2 or T.shape[-1] != T.shape[-2]:
+        raise ValueError("Input 'T' must be square.")
+    if Z.ndim < 2 or Z.shape[-1] != Z.shape[-2]:
+        raise ValueError("Input 'Z' must be square.")
+    if T.shape[-1] != Z.shape[-1]:
+        raise ValueError(f"Input array shapes must match: Z: {Z.shape} vs. T: {T.shape}")
+    return fnp.vectorize(_rsf2csf_matrix, signature="(n,n),(n,n)->(n,n),(n,n)")(T, Z)
 
 
-def _complex_schur(a):
-    t, z = schur(a, output="real")
-    return rsf2csf(t, z)
-
-
+@_jit
 def _parlett(f, t):
     """The upper triangular F = func(T) from its diagonal by Parlett's recurrence (Golub and
-    Van Loan, Algorithm 11.1.1); also min |T[j, j] - T[i, i]| over the pairs used."""
+    Van Loan, Algorithm 11.1.1), superdiagonal by superdiagonal; also the smallest
+    |T[j, j] - T[i, i]| it divided by."""
     n = t.shape[0]
-    entries = [[f[i, i] if i == j else None for j in range(n)] for i in range(n)]
-    minden = fnp.abs(t[0, 0])
-    for p in range(1, n):
-        for i in range(n - p):
-            j = i + p
-            num = t[i, j] * (entries[j][j] - entries[i][i])
-            for k in range(i + 1, j):
-                num = num + t[i, k] * entries[k][j] - entries[i][k] * t[k, j]
-            den = t[j, j] - t[i, i]
-            den = fnp.where(den == 0, 1, den)
-            minden = fnp.minimum(minden, fnp.abs(den))
-            entries[i][j] = num / den
-    zero = fnp.zeros((), f.dtype)
-    rows = [fnp.stack([zero if v is None else v for v in row]) for row in entries]
-    return fnp.stack(rows), minden
+    cols = fnp.arange(n)
+
+    def entry(i, carry):
+        p, f, minden = carry
+        j = i + p
+        s = t[i - 1, j - 1] * (f[j - 1, j - 1] - f[i - 1, i - 1])
+        between = (cols >= i) & (cols < j - 1)
+        s = s + (fnp.where(between, t[i - 1], 0) @ fnp.where(between, f[:, j - 1], 0)
+                 - fnp.where(between, f[i - 1], 0) @ fnp.where(between, t[:, j - 1], 0))
+        den = t[j - 1, j - 1] - t[i - 1, i - 1]
+        s = fnp.where(den != 0, s / den, s)
+        return p, f.at[i - 1, j - 1].set(s), fnp.minimum(minden, fnp.abs(den))
+
+    def superdiagonal(p, carry):
+        _, f, minden = lax.fori_loop(1, n - p + 1, entry, (p, *carry))
+        return f, minden
+    return lax.fori_loop(1, n, superdiagonal, (f, fnp.abs(t[0, 0])))
 
 
 def funm(A, func, disp=True):
-    """func(A) for a square A through its complex Schur form (complex-valued, as JAX's);
+    """func(A) for a square A through its complex Schur form (complex-valued, as jax's);
     with disp=False also an estimate of the relative error."""
-    A = _square_inexact("funm", A)
-    if A.ndim != 2:
-        raise ValueError(f"expected square array_like input, got shape {A.shape}")
-    t, z = _complex_schur(A)
-    f = fnp.diag(fnp.asarray(func(fnp.diag(t)))).astype(t.dtype)
+    A = fnp.asarray(A)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError("expected square array_like input")
+    t, z = rsf2csf(*schur(A))
+    f = fnp.diag(func(fnp.diag(t))).astype(t.dtype)
     f, minden = _parlett(f, t)
-    f = fnp.matmul(fnp.matmul(z, f), fnp.conj(z.T))
+    f = z @ f @ z.conj().T
     if disp:
         return f
     tol = float(np.finfo(np.float32 if f.dtype == np.complex64 else np.float64).eps)
-    minden = fnp.where(minden == 0, tol, minden)
-    strict = fnp.triu(t, 1)
-    err = fnp.minimum(1, fnp.maximum(tol, (tol / minden) * fnp.linalg.norm(strict, 1)))
-    return f, fnp.where(fnp.any(fnp.isinf(f)), np.inf, err)
+    minden = fnp.where(minden == 0.0, tol, minden)
+    err = fnp.where(fnp.any(fnp.isinf(f)), np.inf, fnp.minimum(
+        1, fnp.maximum(tol, (tol / minden) * _la.norm(fnp.triu(t, 1), 1))))
+    return f, err
+
+
+def _sylvester_triangular(r, s, f):
+    """Y with R Y + Y S = F for upper triangular R (m, m) and lower triangular S (n, n),
+    entry by entry from the bottom right, in one scan."""
+    m, n = f.shape
+
+    def solve_entry(y_flat, index):
+        i, j = index // n, index % n
+        y = y_flat.reshape((m, n))
+        below = fnp.sum(fnp.where(fnp.arange(m) > i, r[i, :] * y[:, j], 0.0))
+        right = fnp.sum(fnp.where(fnp.arange(n) > j, y[i, :] * s[:, j], 0.0))
+        rhs = f[i, j] - (below + right)
+        return y_flat.at[i * n + j].set(rhs / (r[i, i] + s[j, j])), None
+    y, _ = lax.scan(solve_entry, fnp.zeros((m * n,), dtype=f.dtype),
+                    fnp.arange(m * n - 1, -1, -1))
+    return y.reshape((m, n))
+
+
+@functools.partial(_jit, static_argnames=("method",))
+def _solve_sylvester_matrix(a, b, c, *, method, tol):
+    m, n = c.shape[-2:]
+    if method == "schur":
+        r, u = schur(a, output="complex")
+        s, v = schur(b.conj().T, output="complex")
+        f = u.conj().T @ c.astype(r.dtype) @ v
+        x = u @ _sylvester_triangular(r, s.conj().T, f) @ v.conj().T
+    elif method == "eigen":
+        ra, ua = _la.eig(a)
+        rb, ub = _la.eig(b)
+        f = solve(ua, c.astype(ra.dtype) @ ub)
+        y = f / (ra[:, None] + rb[None, :])
+        x = ua[:m, :m] @ y[:m, :n] @ inv(ub)[:n, :n]
+    else:
+        raise ValueError(f"Unrecognized method {method}. The two valid methods are either "
+                         f"\"schur\" or \"eigen\".")
+    if not np.issubdtype(c.dtype, np.complexfloating):
+        x = x.real
+    singular = fnp.any(fnp.abs(_la.eigvals(a)[:, None] + _la.eigvals(b)[None, :]) < tol)
+    return lax.cond(singular, lambda: fnp.zeros_like(x) * np.nan, lambda: x)
 
 
 def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
-    """X with A X + X B = C (Bartels-Stewart: complex Schur forms of A and B, then a
-    triangular Sylvester equation solved column by column)."""
-    if method != "schur":
-        raise ValueError(f"method={method!r} is not supported")
-    del tol
+    """X with A X + X B = C (Bartels-Stewart over complex Schur forms, or through the
+    eigendecompositions with method='eigen'); NaN when A and -B share an eigenvalue."""
     A, B, C = (fnp.asarray(x) for x in (A, B, C))
     dtype = fnp.result_type(A, B, C, 1.0)
-    r, u = schur(A.astype(dtype), output="complex")
-    s, v = schur(B.astype(dtype), output="complex")
-    f = fnp.matmul(fnp.matmul(fnp.conj(u.T), C.astype(r.dtype)), v)
-    n = s.shape[0]
-    eye = fnp.eye(r.shape[0], dtype=r.dtype)
-    ys = []
-    for j in range(n):
-        rhs = f[:, j]
-        for k in range(j):
-            rhs = rhs - s[k, j] * ys[k]
-        ys.append(_prims.triangular_solve(r + s[j, j] * eye, rhs[:, None], left_side=True,
-                                          lower=False)[:, 0])
-    y = fnp.stack(ys, axis=1)
-    x = fnp.matmul(fnp.matmul(u, y), fnp.conj(v.T))
-    return x if np.issubdtype(dtype, np.complexfloating) else fnp.real(x).astype(dtype)
+    A, B, C = (x.astype(dtype) for x in (A, B, C))
+    m, n = C.shape[-2:]
+    if A.shape[-2:] != (m, m) or B.shape[-2:] != (n, n):
+        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: {A.shape}\n"
+                         f"B: {B.shape}\nC: {C.shape}")
+    return fnp.vectorize(functools.partial(_solve_sylvester_matrix, method=method, tol=tol),
+                         signature="(m,m),(n,n),(m,n)->(m,n)")(A, B, C)
 
 
 def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
