@@ -228,91 +228,119 @@ def spence(x):
 
 # ----------------------------------------------------------------------------- erfcx, dawsn
 
-_ERFCX_ASYMPTOTIC_TERMS = 12
+def _erfcx_asymptotic(x, terms):
+    """erfcx(x) ~ P(1 / x^2) / (x sqrt(pi)) with P(t) = sum_k (-1)^k (2k - 1)!! / 2^k t^k,
+    its first `terms` terms."""
+    coefficients, c = [], 1.0
+    for k in range(terms):
+        coefficients.append(c)
+        c = -c * (2 * k + 1) / 2
+    t = _c(x, 1.0) / lax.square(x)
+    series = fnp.polyval(np.array(coefficients[::-1], dtype=x.dtype), t)
+    return series / (x * _c(x, np.sqrt(np.pi)))
 
 
-def _erfcx_value(x, erfc):
-    """exp(x^2) erfc(x): directly up to 5 (float32) or 12 (float64), where erfc has not
-    underflowed, the asymptotic series 1 / (x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k
-    above; 2 exp(x^2) - erfcx(-x) for x < 0."""
-    threshold = 12.0 if x.dtype == np.float64 else 5.0
-    ax = fnp.abs(x)
-    direct_x = fnp.minimum(ax, _c(x, threshold))
-    direct = fnp.exp(direct_x * direct_x) * erfc(direct_x)
-    large = fnp.maximum(ax, _c(x, threshold))
-    term, total = fnp.ones_like(x), fnp.ones_like(x)
-    for k in range(1, _ERFCX_ASYMPTOTIC_TERMS):
-        term = -term * (2 * k - 1) / (2 * large * large)
-        total = total + term
-    asymptotic = total / (large * _c(x, np.sqrt(np.pi)))
-    positive = fnp.where(ax < threshold, direct, asymptotic)
-    return fnp.where(x >= 0, positive, 2 * fnp.exp(x * x) - positive)
+def _erfcx_value(x, terms):
+    """exp(x^2) erfc(x) directly, and by the asymptotic series past sqrt(log(max)), where
+    exp(x^2) would overflow (as jax: the first omitted term is far below the precision)."""
+    large = x > _c(x, np.sqrt(np.log(np.finfo(x.dtype).max)))
+    safe = lax.select(large, fnp.full_like(x, 1.0), x)
+    direct = lax.exp(lax.square(safe)) * lax.erfc(safe)
+    return lax.select(large, _erfcx_asymptotic(x, terms), direct)
 
 
-def erfcx_with(erfc):
-    """erfcx built on the given erfc (funcgraph.scipy.special's, accurate in the tail)."""
-    @custom_jvp
-    def _erfcx(x):
-        return _erfcx_value(x, erfc)
-
-    @_erfcx.defjvp
-    def _erfcx_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        out = _erfcx(x)
-        return out, t * (2 * x * out - _c(x, 2 / np.sqrt(np.pi)))
-
-    def erfcx(x):
-        """The scaled complementary error function exp(x^2) erfc(x)."""
-        (x,) = _float_args(x)
-        return _erfcx(x)
-    return erfcx
+@custom_jvp
+def real_erfcx(x):
+    """erfcx of a real x; float16 and bfloat16 computed in float32."""
+    if x.dtype == np.float64:
+        return _erfcx_value(x, 9)
+    if x.dtype == np.float32:
+        return _erfcx_value(x, 5)
+    return _erfcx_value(x.astype(np.float32), 5).astype(x.dtype)
 
 
-_DAWSON_STEP = 0.2
-_DAWSON_TERMS = 24
+@real_erfcx.defjvp
+def _real_erfcx_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = real_erfcx(x)
+    return out, t * (2 * x * out - _c(x, 2 / np.sqrt(np.pi)))
+
+
+# Dawson's integral by the rational approximations of Cody, Paciorek and Thacher (1970), as
+# jax: D(x) = x P(x^2) / Q(x^2) below 3.25, and (1 + t P(t) / Q(t)) / (2x), t = 1 / x^2,
+# on [3.25, 6.25) and beyond (coefficients highest power first).
+_DAWSON_NEAR = (
+    (1.13681498971755972054e-11, 8.49262267667473811108e-10, 1.94434204175553054283e-8,
+     9.53151741254484363489e-7, 3.07828309874913200438e-6, 3.52513368520288738649e-4,
+     -8.50149846724410912031e-4, 4.22618223005546594270e-2, -9.17480371773452345351e-2,
+     9.99999999999999994612e-1),
+    (2.40372073066762605484e-11, 1.48864681368493396752e-9, 5.21265281010541664570e-8,
+     1.27258478273186970203e-6, 2.32490249820789513991e-5, 3.25524741826057911661e-4,
+     3.48805814657162590916e-3, 2.79448531198828973716e-2, 1.58874241960120565368e-1,
+     5.74918629489320327824e-1, 1.00000000000000000539e0))
+_DAWSON_MIDDLE = (
+    (5.08955156417900903354e-1, -2.44754418142697847934e-1, 9.41512335303534411857e-2,
+     -2.18711255142039025206e-2, 3.66207612329569181322e-3, -4.23209114460388756528e-4,
+     3.59641304793896631888e-5, -2.14640351719968974225e-6, 9.10010780076391431042e-8,
+     -2.40274520828250956942e-9, 3.59233385440928410398e-11),
+    (1.00000000000000000000e0, -6.31839869873368190192e-1, 2.36706788228248691528e-1,
+     -5.31806367003223277662e-2, 8.48041718586295374409e-3, -9.47996768486665330168e-4,
+     7.81025592944552338085e-5, -4.55875153252442634831e-6, 1.89100358111421846170e-7,
+     -4.91324691331920606875e-9, 7.18466403235734541950e-11))
+_DAWSON_FAR = (
+    (-5.90592860534773254987e-1, 6.29235242724368800674e-1, -1.72858975380388136411e-1,
+     1.64837047825189632310e-2, -4.86827613020462700845e-4),
+    (1.00000000000000000000e0, -2.69820057197544900361e0, 1.73270799045947845857e0,
+     -3.93708582281939493482e-1, 3.44278924041233391079e-2, -9.73655226040941223894e-4))
+
+
+def _rational(coefficients, x):
+    numerator, denominator = (np.array(c, x.dtype) for c in coefficients)
+    return fnp.polyval(numerator, x), fnp.polyval(denominator, x)
 
 
 def _dawson_value(x):
-    """Dawson's integral by Rybicki's sampling-theorem sum (Numerical Recipes' dawson, with
-    a finer step for double precision), the Taylor series below 0.2."""
-    h = _DAWSON_STEP
-    ax = fnp.abs(x)
-    safe = fnp.maximum(ax, _c(x, 0.2))
-    n0 = 2 * fnp.round(0.5 * safe / h)
-    xp = safe - n0 * h
-    e1 = fnp.exp(2 * xp * h)
-    e2 = e1 * e1
-    d1, d2 = n0 + 1, n0 - 1
-    total = fnp.zeros_like(x)
-    for i in range(1, _DAWSON_TERMS + 1):
-        coefficient = _c(x, np.exp(-((2 * i - 1) * h) ** 2))
-        total = total + coefficient * (e1 / d1 + 1 / (d2 * e1))
-        d1, d2, e1 = d1 + 2, d2 - 2, e1 * e2
-    rybicki = _c(x, 1 / np.sqrt(np.pi)) * fnp.exp(-xp * xp) * total
-    x2 = x * x
-    # D(x) = sum_k (-2)^k x^(2k+1) / (2k+1)!!
-    term, series = x, x
-    for k in range(1, 12):
-        term = -term * 2 * x2 / (2 * k + 1)
-        series = series + term
-    return fnp.where(ax < 0.2, series, fnp.sign(x) * rybicki)
+    """D(x) on |x| with the sign put back; each range evaluated at a harmless point where
+    it is not used (so no inf / inf turns into NaN)."""
+    ax = lax.abs(x)
+    t = _c(x, 1.0) / lax.square(ax)
+    one = fnp.full_like(ax, 1.0)
+    near = ax < _c(x, 3.25)
+    middle = (ax >= _c(x, 3.25)) & (ax < _c(x, 6.25))
+    far = ax >= _c(x, 6.25)
+    a1 = lax.select(near, ax, one)
+    p, q = _rational(_DAWSON_NEAR, lax.square(a1))
+    value_near = a1 * p / q
+
+    def tail(in_range, coefficients):
+        t_r, a_r = lax.select(in_range, t, one), lax.select(in_range, ax, one)
+        p, q = _rational(coefficients, t_r)
+        return (_c(x, 0.5) / a_r) * (_c(x, 1.0) + t_r * p / q)
+    value = lax.select(near, value_near,
+                       lax.select(ax < _c(x, 6.25), tail(middle, _DAWSON_MIDDLE),
+                                  tail(far, _DAWSON_FAR)))
+    return fnp.sign(x) * value
 
 
 @custom_jvp
 def _dawsn(x):
-    return _dawson_value(x)
+    if x.dtype in (np.float32, np.float64):
+        return _dawson_value(x)
+    return _dawson_value(x.astype(np.float32)).astype(x.dtype)
 
 
 @_dawsn.defjvp
 def _dawsn_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     out = _dawsn(x)
-    return out, t * (1 - 2 * x * out)
+    return out, t * (_c(x, 1.0) - _c(x, 2.0) * x * out)
 
 
 def dawsn(x):
     """Dawson's integral exp(-x^2) int_0^x exp(t^2) dt."""
     (x,) = _float_args(x)
+    if dtypes.is_complex(x.dtype):
+        raise ValueError("dawsn does not support complex-valued inputs.")
     return _dawsn(x)
 
 

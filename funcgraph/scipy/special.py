@@ -79,7 +79,13 @@ def erfc(x):
     return lax.erfc(_inexact(x))
 
 
-erfcx = _special_integrals.erfcx_with(erfc)
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x); for complex x,
+    wofz(i x)."""
+    x = _inexact(x)
+    if dtypes.is_complex(x.dtype):
+        return wofz(lax.complex(-lax.imag(x), lax.real(x)))
+    return _special_integrals.real_erfcx(x)
 
 
 def erfinv(x):
