@@ -215,8 +215,6 @@ KNOWN_DIFFERENCES = {
         "inlines them as constants and XLA folds rsqrt(2.0 + 1e-5) at compile time (its "
         "evaluator rounds differently from the runtime rsqrt); funcgraph's program computes "
         "the rsqrt at run time.  Eager results match"),
-    "special.erfcx": "another algorithm: funcgraph computes exp(x^2) erfc(x) directly and an "
-                     "asymptotic series, jax Cephes-style rational approximations",
     "special.betainc": _BETAINC,
     "special.gammainc": _IGAMMA,
     "special.gammaincc": _IGAMMA,
@@ -229,14 +227,6 @@ KNOWN_DIFFERENCES = {
     "special.exp1": "another algorithm: funcgraph's E_n series and continued fraction, "
                     "jax's Cephes expn",
     "special.expn": "as special.exp1",
-    "special.spence": "another algorithm: funcgraph's series on two ranges, jax's Cephes "
-                      "rational approximation",
-    "special.dawsn": "another algorithm: funcgraph sums Rybicki's exponential series, jax "
-                     "evaluates Cephes' rational approximations",
-    "special.sici": "another algorithm: funcgraph's series and asymptotic expansions, jax's "
-                    "Cephes rational approximations",
-    "special.fresnel": "another algorithm: funcgraph's auxiliary functions by continued "
-                       "fractions, jax's Cephes rational approximations",
     "special.hyp1f1": "another algorithm: funcgraph's series loop stops when no element "
                       "changes; jax selects among series and recurrences per element",
     "special.hyp2f1": "another algorithm: as hyp1f1 (funcgraph's series, jax's "

@@ -385,11 +385,6 @@ KNOWN_DIFFERENCES = {
     "random.multivariate_normal: svd": _ROLLED_THREEFRY,
     "random.multivariate_normal: eigh": _ROLLED_THREEFRY,
     # scipy.special
-    "special.dawsn": "not yet closed: funcgraph sums Rybicki's exponential series "
-                     "(296 equations), jax evaluates Cephes' rational approximations (65)",
-    "special.erfcx": "not yet closed: funcgraph computes exp(x^2) erfc(x) directly and an "
-                     "asymptotic series beyond 5 (85 equations), jax one rational "
-                     "approximation (16)",
     "special.exp1": "different algorithm: funcgraph's E_n series carries a digamma term and "
                     "a fixed-trip loop where jax's branches on argmax of a table; not "
                     "compared further",
@@ -397,13 +392,6 @@ KNOWN_DIFFERENCES = {
                     "series, jax's table-driven branches)",
     "special.expi": "different algorithm: funcgraph's power and asymptotic series and E_1 "
                     "for x < 0, jax's table-driven branches",
-    "special.fresnel": "not yet closed: funcgraph evaluates the auxiliary functions by "
-                       "unrolled series (331 equations), jax Cephes' rational "
-                       "approximations in scans (101)",
-    "special.sici": "not yet closed: funcgraph's unrolled series and asymptotic expansions "
-                    "(314 equations), jax's rational approximations in scans (119)",
-    "special.spence": "not yet closed: funcgraph's series on two ranges (217 equations, "
-                      "max/min clamps), jax's Cephes rational form (202)",
     "special.wofz": "not yet closed: funcgraph's Weideman rational approximation unrolled "
                     "in Horner form (94 equations), jax's series in a scan (30)",
     "special.owens_t": "not yet closed: funcgraph sums the T1 series with a reduce_sum "

@@ -1,13 +1,18 @@
-"""Exponential integrals, the dilogarithm, the scaled complementary error function,
-Dawson's integral and Owen's T function for funcgraph.scipy.special.
+"""Exponential integrals, Spence's function, the scaled complementary error function,
+Dawson's integral, Owen's T function and the Fresnel, sine and cosine integrals for
+funcgraph.scipy.special.
 
-Each is a fixed-length series, continued fraction or quadrature (so it traces, batches and
-compiles as one program) with a custom derivative where the closed form is simple."""
+Each is a fixed-length series, continued fraction, rational approximation or quadrature
+(so it traces, batches and compiles as one program) with a custom derivative where the
+closed form is simple.  Where jax has an algorithm of its own (Cephes' rational forms for
+spence, dawsn, fresnel and sici; erfcx's asymptotic series) it is jax's, so the numbers
+are jax's."""
 import numpy as np
 
 from funcgraph import dtypes, lax
 from funcgraph import numpy as fnp
 from funcgraph.transforms.custom_derivatives import custom_jvp
+from funcgraph.transforms.jit import jit as _jit
 
 _EULER_GAMMA = 0.5772156649015329
 _SERIES_TERMS = 40
@@ -24,6 +29,12 @@ def _float_args(*args):
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float()
     return fnp.broadcast_arrays(*(a.astype(dtype) for a in arrays))
+
+
+def _rational(coefficients, x):
+    """(P(x), Q(x)) for (numerator, denominator) coefficients, highest power first."""
+    numerator, denominator = (np.array(c, x.dtype) for c in coefficients)
+    return fnp.polyval(numerator, x), fnp.polyval(denominator, x)
 
 
 # ----------------------------------------------------------------------------- E_n(x)
@@ -164,53 +175,41 @@ def expi(x):
 # ----------------------------------------------------------------------------- spence
 
 
-def _bernoulli_even_over_factorial(count):
-    """B_{2j} / (2j + 1)! for j = 1 .. count (the coefficients of the dilogarithm's series
-    in u = -log(1 - z))."""
-    bernoulli_even = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6,
-                    -3617 / 510, 43867 / 798, -174611 / 330, 854513 / 138,
-                    -236364091 / 2730, 8553103 / 6, -23749461029 / 870]
-    return [bernoulli_even[j - 1] / float(np.prod(np.arange(1, 2 * j + 2, dtype=np.float64)))
-            for j in range(1, count + 1)]
+# Cephes' rational approximation of Spence's function near 1 (w = x - 1), as jax.
+_SPENCE = (
+    (4.65128586073990045278E-5, 7.31589045238094711071E-3, 1.33847639578309018650E-1,
+     8.79691311754530315341E-1, 2.71149851196553469920E0, 4.25697156008121755724E0,
+     3.29771340985225106936E0, 1.00000000000000000126E0),
+    (6.90990488912553276999E-4, 2.54043763932544379113E-2, 2.82974860602568089943E-1,
+     1.41172597751831069617E0, 3.63800533345137075418E0, 5.03278880143316990390E0,
+     3.54771340985225096217E0, 9.99999999999999998740E-1))
 
 
-_DILOG_COEFFICIENTS = _bernoulli_even_over_factorial(14)
-
-
-def _dilog_near_zero(z):
-    """Li2(z) for -1 <= z <= 1/2 from u = -log(1 - z) (|u| <= log 2):
-    Li2 = u - u^2/4 + sum_j B_2j u^(2j+1) / (2j+1)!."""
-    u = -fnp.log1p(-z)
-    total = u - u * u / 4
-    power = u
-    for coefficient in _DILOG_COEFFICIENTS:
-        power = power * u * u
-        total = total + _c(z, coefficient) * power
-    return total
-
-
-def _dilog(z):
-    """The dilogarithm Li2(z) for real z <= 1, by reflections onto [-1, 1/2]."""
-    pi2_6 = _c(z, np.pi ** 2 / 6)
-    middle = _dilog_near_zero(fnp.clip(z, -1, 0.5))
-    upper_z = fnp.clip(z, 0.5, 1)
-    # Li2(z) = pi^2/6 - log z log(1 - z) - Li2(1 - z) on (1/2, 1].
-    log_product = fnp.where(upper_z < 1, fnp.log(upper_z) * fnp.log1p(-upper_z), 0)
-    upper = pi2_6 - log_product - _dilog_near_zero(1 - upper_z)
-    lower_z = fnp.minimum(z, -1)
-    # Li2(z) = -pi^2/6 - log(-z)^2 / 2 - Li2(1/z) for z < -1.
-    lower = -pi2_6 - fnp.log(-lower_z) ** 2 / 2 - _dilog_near_zero(1 / lower_z)
-    return fnp.where(z > 0.5, upper, fnp.where(z < -1, lower, middle))
+def _spence_positive(x):
+    """Spence's function for x > 0 (x != 1), by the rational form in w on [1/2, 3/2] and
+    the reflections x -> 1/x (beyond 2, or 3/2 after it) and x -> 1 - x (below 1/2)."""
+    inverted = x > 2.0
+    x = fnp.piecewise(x, [inverted], [lambda v: 1.0 / v, lambda v: v])
+    high, low = x > 1.5, x < 0.5
+    inverted = inverted | high
+    w = fnp.piecewise(x, [high, low], [lambda v: 1.0 / v - 1.0, lambda v: -v,
+                                       lambda v: v - 1.0])
+    p, q = _rational(_SPENCE, w)
+    y = -w * p / q
+    y = fnp.where(low, np.pi ** 2 / 6.0 - fnp.log(x) * fnp.log(1.0 - x) - y, y)
+    return fnp.where(inverted, -0.5 * fnp.log(x) ** 2 - y, y)
 
 
 @custom_jvp
 def _spence(x):
-    value = _dilog(1 - fnp.maximum(x, 0))
-    return fnp.where(x < 0, _c(x, np.nan), value)
+    return fnp.piecewise(x, [x < 0.0, x == 1.0, x == 0.0],
+                         [np.nan, 0, np.pi ** 2 / 6, _spence_positive])
 
 
 @_spence.defjvp
 def _spence_jvp(primals, tangents):
+    """spence'(x) = log x / (1 - x) (-1 at 1): analytic, where differentiating jax's
+    piecewise form gives NaN above 1."""
     (x,), (t,) = primals, tangents
     safe = fnp.where(x == 1, 2, x)
     return _spence(x), t * fnp.where(x == 1, -1, fnp.log(safe) / (1 - safe))
@@ -220,9 +219,9 @@ def spence(x):
     """Spence's function int_1^x log t / (1 - t) dt = Li2(1 - x), for x >= 0 (float
     inputs only, as jax)."""
     x = fnp.asarray(x)
-    if not fnp.issubdtype(x.dtype, np.floating):
+    if x.dtype not in (np.float32, np.float64):
         raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported "
-                        f"types. Valid dtypes are ['float32', 'float64'].")
+                        f"types.")
     return _spence(x)
 
 
@@ -292,11 +291,6 @@ _DAWSON_FAR = (
      1.64837047825189632310e-2, -4.86827613020462700845e-4),
     (1.00000000000000000000e0, -2.69820057197544900361e0, 1.73270799045947845857e0,
      -3.93708582281939493482e-1, 3.44278924041233391079e-2, -9.73655226040941223894e-4))
-
-
-def _rational(coefficients, x):
-    numerator, denominator = (np.array(c, x.dtype) for c in coefficients)
-    return fnp.polyval(numerator, x), fnp.polyval(denominator, x)
 
 
 def _dawson_value(x):
@@ -379,99 +373,233 @@ def owens_t_with(ndtr):
 
 
 # ----------------------------------------------------------------------------- fresnel, sici
-# Both follow Numerical Recipes: a power series for small arguments and a complex continued
-# fraction (modified Lentz, in real and imaginary parts) beyond.
+# Cephes' Fresnel integrals, as jax: for x^2 < 2.5625 the power series as a rational
+# function (single precision: a polynomial) in x^4; beyond, the auxiliary functions f and
+# g in u = 1 / (pi x^2)^2; past 36974 the limits (double precision: with their 1/x terms).
+_FRESNEL_SINGLE = {
+    "sn": (1.647629463788700e-9, -1.522754752581096e-7, 8.424748808502400e-6,
+           -3.120693124703272e-4, 7.244727626597022e-3, -9.228055941124598e-2,
+           5.235987735681432e-1),
+    "cn": (1.416802502367354e-8, -1.157231412229871e-6, 5.387223446683264e-5,
+           -1.604381798862293e-3, 2.818489036795073e-2, -2.467398198317899e-1,
+           9.999999760004487e-1),
+    "fn": (-1.903009855649792e12, 1.355942388050252e11, -4.158143148511033e9,
+           7.343848463587323e7, -8.732356681548485e5, 8.560515466275470e3,
+           -1.032877601091159e2, 2.999401847870011e0),
+    "gn": (-1.860843997624650e11, 1.278350673393208e10, -3.779387713202229e8,
+           6.492611570598858e6, -7.787789623358162e4, 8.602931494734327e2,
+           -1.493439396592284e1, 9.999841934744914e-1),
+}
+_FRESNEL_DOUBLE = {
+    "sn": (-2.99181919401019853726e3, 7.08840045257738576863e5, -6.29741486205862506537e7,
+           2.54890880573376359104e9, -4.42979518059697779103e10, 3.18016297876567817986e11),
+    "sd": (1.00000000000000000000e0, 2.81376268889994315696e2, 4.55847810806532581675e4,
+           5.17343888770096400730e6, 4.19320245898111231129e8, 2.24411795645340920940e10,
+           6.07366389490084639049e11),
+    "cn": (-4.98843114573573548651e-8, 9.50428062829859605134e-6, -6.45191435683965050962e-4,
+           1.88843319396703850064e-2, -2.05525900955013891793e-1, 9.99999999999999998822e-1),
+    "cd": (3.99982968972495980367e-12, 9.15439215774657478799e-10, 1.25001862479598821474e-7,
+           1.22262789024179030997e-5, 8.68029542941784300606e-4, 4.12142090722199792936e-2,
+           1.00000000000000000118e0),
+    "fn": (4.21543555043677546506e-1, 1.43407919780758885261e-1, 1.15220955073585758835e-2,
+           3.45017939782574027900e-4, 4.63613749287867322088e-6, 3.05568983790257605827e-8,
+           1.02304514164907233465e-10, 1.72010743268161828879e-13, 1.34283276233062758925e-16,
+           3.76329711269987889006e-20),
+    "fd": (1.00000000000000000000e0, 7.51586398353378947175e-1, 1.16888925859191382142e-1,
+           6.44051526508858611005e-3, 1.55934409164153020873e-4, 1.84627567348930545870e-6,
+           1.12699224763999035261e-8, 3.60140029589371370404e-11, 5.88754533621578410010e-14,
+           4.52001434074129701496e-17, 1.25443237090011264384e-20),
+    "gn": (5.04442073643383265887e-1, 1.97102833525523411709e-1, 1.87648584092575249293e-2,
+           6.84079380915393090172e-4, 1.15138826111884280931e-5, 9.82852443688422223854e-8,
+           4.45344415861750144738e-10, 1.08268041139020870318e-12, 1.37555460633261799868e-15,
+           8.36354435630677421531e-19, 1.86958710162783235106e-22),
+    "gd": (1.00000000000000000000e0, 1.47495759925128324529e0, 3.37748989120019970451e-1,
+           2.53603741420338795122e-2, 8.14679107184306179049e-4, 1.27545075667729118702e-5,
+           1.04314589657571990585e-7, 4.60680728146520428211e-10, 1.10273215066240270757e-12,
+           1.38796531259578871258e-15, 8.39158816283118707363e-19, 1.86958710162783236342e-22),
+}
 
-_OSCILLATORY_SERIES_TERMS = 24
-_OSCILLATORY_FRACTION_TERMS = 100
+
+@_jit
+def _sin_cos_half_pi_square(x):
+    """(sin, cos)(pi x^2 / 2) with the angle reduced exactly: with s = |x| mod 2,
+    x^2 / 2 = s (x - s/2) (mod 2), then each function on its quarter period."""
+    x = fnp.abs(x)
+    s = fnp.fmod(x, 2.0)
+    r = fnp.fmod(s * (x - s / 2), 2.0)
+    sin = fnp.where(r < 0.5, fnp.sin(np.pi * r),
+                    fnp.where(r > 1.5, fnp.sin(np.pi * (r - 2.0)), -fnp.sin(np.pi * (r - 1.0))))
+    cos = fnp.where(r == 0.5, 0.0, fnp.where(r < 1.0, -fnp.sin(np.pi * (r - 0.5)),
+                                             fnp.sin(np.pi * (r - 1.5))))
+    return sin, cos
 
 
-def _complex_lentz(b0_re, b0_im, a_of, b_step):
-    """h = 1 / (b0 + a1 / (b1 + a2 / (b2 + ...))) with real partial numerators a_k and
-    b_k = b_{k-1} + b_step (real step), as (re, im) pairs."""
-    big = np.array(1e30, b0_re.dtype)
-
-    def reciprocal(re, im):
-        norm = re * re + im * im
-        return re / norm, -im / norm
-
-    def multiply(a, b):
-        return a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]
-
-    d = reciprocal(b0_re, b0_im)
-
-    def step(k, carry):
-        b, c, d, h = carry
-        a = a_of(k.astype(b0_re.dtype))
-        b = (b[0] + b_step, b[1])
-        d = reciprocal(a * d[0] + b[0], a * d[1] + b[1])
-        c_inv = reciprocal(*c)
-        c = (b[0] + a * c_inv[0], b[1] + a * c_inv[1])
-        return b, c, d, multiply(h, multiply(c, d))
-
-    start = ((b0_re, b0_im), (fnp.full_like(b0_re, big), fnp.zeros_like(b0_re)), d, d)
-    return lax.fori_loop(1, _OSCILLATORY_FRACTION_TERMS, step, start)[3]
+def _poly(table, name, x):
+    return fnp.polyval(fnp.array(table[name], dtype=x.dtype), x)
 
 
-def _fresnel_values(x):
-    ax = fnp.abs(x)
-    small = fnp.minimum(ax, 1.5)
-    fact = _c(x, np.pi / 2) * small * small
-    c_sum, s_sum, power = fnp.zeros_like(x), fnp.zeros_like(x), small
-    for k in range(2 * _OSCILLATORY_SERIES_TERMS):
-        # power = small * fact^k / k! alternates between the cosine and sine series.
-        sign = 1 if (k // 2) % 2 == 0 else -1
-        if k % 2 == 0:
-            c_sum = c_sum + sign * power / (2 * k + 1)
-        else:
-            s_sum = s_sum + sign * power / (2 * k + 1)
-        power = power * fact / (k + 1)
-    large = fnp.maximum(ax, 1.5)
-    pix2 = _c(x, np.pi) * large * large
-    h_re, h_im = _complex_lentz(fnp.ones_like(x), -pix2,
-                                lambda k: -(2 * k - 1) * (2 * k), 4.0)
-    # h *= (ax - i ax); cs = (1 + i)/2 * (1 - e^(i pix2 / 2) h)
-    h_re, h_im = large * (h_re + h_im), large * (h_im - h_re)
-    cos_, sin_ = fnp.cos(pix2 / 2), fnp.sin(pix2 / 2)
-    e_re, e_im = 1 - (cos_ * h_re - sin_ * h_im), -(cos_ * h_im + sin_ * h_re)
-    c_large, s_large = (e_re - e_im) / 2, (e_re + e_im) / 2
-    c_value = fnp.where(ax <= 1.5, c_sum, c_large)
-    s_value = fnp.where(ax <= 1.5, s_sum, s_large)
-    sign = fnp.where(x < 0, -1, 1).astype(x.dtype)
-    return sign * s_value, sign * c_value
+def _fresnel_values(signed):
+    single = signed.dtype == np.float32
+    table = _FRESNEL_SINGLE if single else _FRESNEL_DOUBLE
+    x = fnp.abs(signed)
+    x2 = x * x
+    t = x2 * x2
+    if single:
+        s_small = x * x2 * _poly(table, "sn", t)
+        c_small = x * _poly(table, "cn", t)
+    else:
+        s_small = x * x2 * _poly(table, "sn", t) / _poly(table, "sd", t)
+        c_small = x * _poly(table, "cn", t) / _poly(table, "cd", t)
+    sin, cos = _sin_cos_half_pi_square(x)
+    if single:
+        s_large = c_large = 0.5
+    else:
+        c_large = 0.5 + 1 / (np.pi * x) * sin
+        s_large = 0.5 - 1 / (np.pi * x) * cos
+    t = np.pi * x2
+    u = 1.0 / (t * t)
+    t = 1.0 / t
+    if single:
+        f = 1.0 - u * _poly(table, "fn", u)
+        g = t * _poly(table, "gn", u)
+    else:
+        f = 1.0 - u * _poly(table, "fn", u) / _poly(table, "fd", u)
+        g = t * _poly(table, "gn", u) / _poly(table, "gd", u)
+    t = np.pi * x
+    c_other = 0.5 + (f * sin - g * cos) / t
+    s_other = 0.5 - (f * cos + g * sin) / t
+    infinite, small, large = fnp.isinf(signed), x2 < 2.5625, x > 36974.0
+    s = fnp.where(infinite, 0.5, fnp.where(small, s_small, fnp.where(large, s_large, s_other)))
+    c = fnp.where(infinite, 0.5, fnp.where(small, c_small, fnp.where(large, c_large, c_other)))
+    negative = signed < 0.0
+    return fnp.where(negative, -s, s), fnp.where(negative, -c, c)
+
+
+@custom_jvp
+def _fresnel(x):
+    if x.dtype in (np.float16, dtypes.bfloat16):
+        s, c = _fresnel_values(x.astype(np.float32))
+        return s.astype(x.dtype), c.astype(x.dtype)
+    return _fresnel_values(x)
+
+
+@_fresnel.defjvp
+def _fresnel_jvp(primals, tangents):
+    """S' = sin(pi x^2 / 2), C' = cos(pi x^2 / 2)."""
+    (x,), (t,) = primals, tangents
+    sin, cos = _sin_cos_half_pi_square(x)
+    return _fresnel(x), (sin * t, cos * t)
 
 
 def fresnel(x):
     """The Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt."""
     (x,) = _float_args(x)
-    return _fresnel_values(x)
+    if dtypes.is_complex(x.dtype):
+        raise NotImplementedError("Support for complex-valued inputs is not implemented yet.")
+    return _fresnel(x)
 
 
+# Cephes' sine and cosine integrals, as jax: rational series up to 4 ...
+_SI_SERIES = (
+    (-8.39167827910303881427E-11, 4.62591714427012837309E-8, -9.75759303843632795789E-6,
+     9.76945438170435310816E-4, -4.13470316229406538752E-2, 1.00000000000000000302E0),
+    (2.03269266195951942049E-12, 1.27997891179943299903E-9, 4.41827842801218905784E-7,
+     9.96412122043875552487E-5, 1.42085239326149893930E-2, 9.99999999999999996984E-1))
+_CI_SERIES = (
+    (2.02524002389102268789E-11, -1.35249504915790756375E-8, 3.59325051419993077021E-6,
+     -4.74007206873407909465E-4, 2.89159652607555242092E-2, -1.00000000000000000080E0),
+    (4.07746040061880559506E-12, 3.06780997581887812692E-9, 1.23210355685883423679E-6,
+     3.17442024775032769882E-4, 5.10028056236446052392E-2, 4.00000000000000000080E0))
+# ... and the auxiliary functions f and g in z = 1 / x^2 on (4, 8) and from 8 on.
+_SICI_F4 = (
+    (4.23612862892216586994E0, 5.45937717161812843388E0, 1.62083287701538329132E0,
+     1.67006611831323023771E-1, 6.81020132472518137426E-3, 1.08936580650328664411E-4,
+     5.48900223421373614008E-7),
+    (1, 8.16496634205391016773E0, 7.30828822505564552187E0, 1.86792257950184183883E0,
+     1.78792052963149907262E-1, 7.01710668322789753610E-3, 1.10034357153915731354E-4,
+     5.48900252756255700982E-7))
+_SICI_G4 = (
+    (8.71001698973114191777E-2, 6.11379109952219284151E-1, 3.97180296392337498885E-1,
+     7.48527737628469092119E-2, 5.38868681462177273157E-3, 1.61999794598934024525E-4,
+     1.97963874140963632189E-6, 7.82579040744090311069E-9),
+    (1, 1.64402202413355338886E0, 6.66296701268987968381E-1, 9.88771761277688796203E-2,
+     6.22396345441768420760E-3, 1.73221081474177119497E-4, 2.02659182086343991969E-6,
+     7.82579218933534490868E-9))
+_SICI_F8 = (
+    (4.55880873470465315206E-1, 7.13715274100146711374E-1, 1.60300158222319456320E-1,
+     1.16064229408124407915E-2, 3.49556442447859055605E-4, 4.86215430826454749482E-6,
+     3.20092790091004902806E-8, 9.41779576128512936592E-11, 9.70507110881952024631E-14),
+    (1.0, 9.17463611873684053703E-1, 1.78685545332074536321E-1, 1.22253594771971293032E-2,
+     3.58696481881851580297E-4, 4.92435064317881464393E-6, 3.21956939101046018377E-8,
+     9.43720590350276732376E-11, 9.70507110881952025725E-14))
+_SICI_G8 = (
+    (6.97359953443276214934E-1, 3.30410979305632063225E-1, 3.84878767649974295920E-2,
+     1.71718239052347903558E-3, 3.48941165502279436777E-5, 3.47131167084116673800E-7,
+     1.70404452782044526189E-9, 3.85945925430276600453E-12, 3.14040098946363334640E-15),
+    (1.0, 1.68548898811011640017E0, 4.87852258695304967486E-1, 4.67913194259625806320E-2,
+     1.90284426674399523638E-3, 3.68475504442561108162E-5, 3.57043223443740838771E-7,
+     1.72693748966316146736E-9, 3.87830166023954706752E-12, 3.14040098946363335242E-15))
+
+
+def _sici_series(x):
+    """x <= 4: Si = x P(x^2) / Q(x^2), Ci = gamma + log x + x^2 P(x^2) / Q(x^2)."""
+    t = x * x
+    p, q = _rational(_SI_SERIES, t)
+    si = fnp.where(x == 0, 0.0, (x * p) / q)
+    p, q = _rational(_CI_SERIES, t)
+    ci = fnp.where(x == 0, -np.inf, np.euler_gamma + fnp.log(x) + t * p / q)
+    return si, ci
+
+
+def _sici_asymptotic(x):
+    """4 < x <= 1e9: Si = pi/2 - f cos x - g sin x, Ci = f sin x - g cos x."""
+    s, c = fnp.sin(x), fnp.cos(x)
+    z = 1.0 / (x * x)
+
+    def f_of(table):
+        p, q = _rational(table, z)
+        return p / (x * q)
+
+    def g_of(table):
+        p, q = _rational(table, z)
+        return z * p / q
+    f4, g4, f8, g8 = f_of(_SICI_F4), g_of(_SICI_G4), f_of(_SICI_F8), g_of(_SICI_G8)
+    f, g = fnp.where(x < 8.0, f4, f8), fnp.where(x < 8.0, g4, g8)
+    return (np.pi / 2) - f * c - g * s, f * s - g * c
+
+
+def _sici_far(x):
+    """x > 1e9: the leading terms."""
+    si = fnp.where(fnp.isposinf(x), np.pi / 2, (np.pi / 2) - fnp.cos(x) / x)
+    ci = fnp.where(fnp.isposinf(x), 0.0, fnp.sin(x) / x)
+    return si, ci
+
+
+@_jit
+def _sici(x):
+    ax = fnp.abs(x)
+    near, middle = ax <= 4, (ax > 4) & (ax <= 1e9)
+    series, asymptotic, far = _sici_series(ax), _sici_asymptotic(ax), _sici_far(ax)
+    si = fnp.select([near, middle], [series[0], asymptotic[0]], far[0])
+    ci = fnp.select([near, middle], [series[1], asymptotic[1]], far[1])
+    return fnp.sign(x) * si, fnp.where(fnp.isneginf(x), np.nan, ci)
+
+
+@custom_jvp
 def _sici_values(x):
-    t = fnp.abs(x)
-    small = fnp.minimum(t, 2.0)
-    si_sum, ci_sum, power = fnp.zeros_like(x), fnp.zeros_like(x), fnp.ones_like(x)
-    for k in range(1, 2 * _OSCILLATORY_SERIES_TERMS):
-        power = power * small / k  # t^k / k!
-        sign = 1 if ((k - 1) // 2) % 2 == 0 else -1
-        if k % 2 == 1:
-            si_sum = si_sum + sign * power / k
-        else:
-            ci_sum = ci_sum - sign * power / k
-    safe_small = fnp.where(small > 0, small, 1)
-    ci_series = ci_sum + fnp.log(safe_small) + _c(x, _EULER_GAMMA)
-    large = fnp.maximum(t, 2.0)
-    h_re, h_im = _complex_lentz(fnp.ones_like(x), large, lambda k: -k * k, 2.0)
-    cos_, sin_ = fnp.cos(large), fnp.sin(large)
-    # h *= (cos t - i sin t); ci = -Re h; si = pi/2 + Im h
-    r_re, r_im = cos_ * h_re + sin_ * h_im, cos_ * h_im - sin_ * h_re
-    si = fnp.where(t <= 2, si_sum, _c(x, np.pi / 2) + r_im)
-    ci = fnp.where(t <= 2, ci_series, -r_re)
-    ci = fnp.where(t == 0, _c(x, -np.inf), ci)
-    return fnp.where(x < 0, -si, si), ci
+    return _sici(x)
+
+
+@_sici_values.defjvp
+def _sici_jvp(primals, tangents):
+    """Si' = sin x / x (sinc), Ci' = cos x / x."""
+    (x,), (t,) = primals, tangents
+    return _sici_values(x), (fnp.sinc(x / np.pi) * t, fnp.cos(x) / x * t)
 
 
 def sici(x):
     """The sine and cosine integrals (Si(x), Ci(x)); Ci(-x) is taken as Ci(x) (as jax)."""
     (x,) = _float_args(x)
+    if dtypes.is_complex(x.dtype):
+        raise ValueError(f"Argument `x` to sici must be real-valued. Got dtype {x.dtype}.")
     return _sici_values(x)
