@@ -30,6 +30,7 @@ V = (RNG.normal(size=(240,)) * 3).astype(np.float32)    # 1-d, elementwise
 P = RNG.uniform(0.01, 0.99, size=(240,)).astype(np.float32)
 U = RNG.uniform(-0.99, 0.99, size=(240,)).astype(np.float32)
 POS = (RNG.gamma(2.0, 2.0, size=(240,)) + 0.05).astype(np.float32)
+Z = (V + 1j * RNG.normal(size=(240,)) * 3).astype(np.complex64)
 POS2 = (RNG.gamma(2.0, 2.0, size=(240,)) + 0.05).astype(np.float32)
 SMALL = RNG.uniform(0.5, 4.0, size=(240,)).astype(np.float32)
 K = RNG.integers(0, 15, size=(240,)).astype(np.float32)
@@ -115,6 +116,8 @@ ROWS = [
     ("special.erf", _sp("erf"), (V,), False),
     ("special.erfc", _sp("erfc"), (V,), False),
     ("special.erfcx", _sp("erfcx"), (V,), False),
+    ("special.erfcx complex", _sp("erfcx"), (Z,), False),
+    ("special.wofz", _sp("wofz"), (Z,), False),
     ("special.erfinv", _sp("erfinv"), (U,), False),
     ("special.gammaln", _sp("gammaln"), (V,), False),
     ("special.loggamma", _sp("loggamma"), (POS,), False),
@@ -220,8 +223,6 @@ KNOWN_DIFFERENCES = {
     "special.gammaincc": _IGAMMA,
     "special.poch": "another formula: funcgraph's exp(lgamma(z + m) - lgamma(z)) (no "
                     "overflow for large z), jax's gamma(z + m) / gamma(z)",
-    "special.owens_t": "another algorithm: funcgraph sums the T1 series with a reduce_sum, "
-                       "jax selects among Patefield-Tandy's methods T1..T6",
     "special.expi": "another algorithm: funcgraph's power and asymptotic series and E_1 "
                     "continued fraction, jax's Cephes rational approximations",
     "special.exp1": "another algorithm: funcgraph's E_n series and continued fraction, "

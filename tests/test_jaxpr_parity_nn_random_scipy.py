@@ -392,11 +392,6 @@ KNOWN_DIFFERENCES = {
                     "series, jax's table-driven branches)",
     "special.expi": "different algorithm: funcgraph's power and asymptotic series and E_1 "
                     "for x < 0, jax's table-driven branches",
-    "special.wofz": "not yet closed: funcgraph's Weideman rational approximation unrolled "
-                    "in Horner form (94 equations), jax's series in a scan (30)",
-    "special.owens_t": "not yet closed: funcgraph sums the T1 series with a reduce_sum "
-                       "(111 equations), jax contracts a table of Gauss weights with one "
-                       "dot_general (63)",
     "special.bessel_jn": "different but better: funcgraph rescales Miller's recurrence when "
                          "it grows (jax's overflows: nan for z below ~5 and wrong values "
                          "at z = 300); 62 equations against jax's 36",

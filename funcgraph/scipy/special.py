@@ -389,7 +389,7 @@ def _ndtri(p):
     return fnp.where(p == 0, -infinity, fnp.where(p == 1, infinity, x))
 
 
-owens_t = _special_integrals.owens_t_with(ndtr)
+owens_t = _special_integrals.owens_t
 
 
 def log_ndtr(x, series_order=3):
