@@ -175,6 +175,7 @@ LAX_LINALG_ROWS = [
     Row("lu_pivots_to_permutation: batched, longer", _lax("lu_pivots_to_permutation"),
         (_i32(2, 3), 5), measure="hlo"),
     Row("ormqr", _lax("ormqr"), (TALL, _f32(3), _f32(4, 2))),
+    Row("qdwh", _lax("qdwh"), (TALL,)),
     Row("qr", _lax("qr"), (TALL,)),
     Row("qr: reduced", _lax("qr"), (TALL,), {"full_matrices": False}),
     Row("schur", _lax("schur"), (SQ,)),
@@ -228,6 +229,7 @@ SCIPY_LINALG_ROWS = [
         (SQ, _i32(3), _f32(3)), measure="hlo"),
     Row("pascal", _sp("pascal"), (4,)),
     Row("polar", _sp("polar"), (SQ,)),
+    Row("polar: left, wide, svd", _sp("polar"), (WIDE,), {"side": "left", "method": "svd"}),
     Row("qr", _sp("qr"), (TALL,)),
     Row("qr: economic", _sp("qr"), (TALL,), {"mode": "economic"}),
     Row("qr_multiply", _sp("qr_multiply"), (TALL, _f32(2, 4))),
@@ -310,9 +312,6 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.pascal": _special(
         "different but better: a constant where jax computes binomials (lgamma) and a "
         "matmul"),
-    "scipy.linalg.polar": (
-        "not yet closed: jax runs QDWH iterations; funcgraph takes the polar factors from "
-        "its SVD (LAPACK gesdd on the CPU)"),
     "scipy.linalg.solve": SOLVE,
     "scipy.linalg.solve: pos": (
         "different but better: jax's two dot_generals are custom_linear_solve's matvec "

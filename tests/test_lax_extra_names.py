@@ -359,10 +359,10 @@ def _same_up_to_column_signs(mine, theirs):
 
 def test_lax_linalg_has_jax_names_that_map_onto_funcgraph():
     missing = {n for n in dir(jax.lax.linalg) if not n.startswith("_")} - set(dir(fg_linalg))
-    # Not provided: the QDWH iteration, the algorithm enums and the primitive objects of
-    # the functions funcgraph composes from other primitives.
+    # Not provided: the algorithm enums and the primitive objects of the functions
+    # funcgraph composes from other primitives.
     assert missing == {
-        "EigImplementation", "EighImplementation", "SvdAlgorithm", "qdwh",
+        "EigImplementation", "EighImplementation", "SvdAlgorithm",
         "cholesky_update_p", "lu_pivots_to_permutation_p", "symmetric_product_p"}
 
 

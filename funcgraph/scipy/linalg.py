@@ -8,6 +8,7 @@ import numpy as np
 
 import funcgraph.numpy as fnp
 from funcgraph import lax
+from funcgraph.lax import linalg as _lax_linalg
 from funcgraph.numpy import linalg as _la
 from funcgraph.numpy._householder import (
     geqrf_p as _geqrf_p, hessenberg_p as _hessenberg_p,
@@ -201,21 +202,45 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
 
 
-def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
-    """(u, p) with a = u p (side 'right') or p u ('left'), u unitary and p positive
-    semidefinite, from the SVD (the result 'qdwh' converges to)."""
-    del eps, max_iterations
-    if side not in ("right", "left"):
-        raise ValueError(f"side={side!r} was invalid.")
-    if method not in ("qdwh", "svd"):
-        raise ValueError(f"method={method!r} is unsupported.")
-    w, s, vh = _la.svd(a, full_matrices=False)
-    u = fnp.matmul(w, vh)
-    if side == "right":
-        p = fnp.matmul(fnp.conj(fnp.swapaxes(vh, -1, -2)) * s[..., None, :], vh)
+def _polar_matrix(a, side, method, eps, max_iterations):
+    m, n = a.shape
+    if method == "qdwh":
+        if m >= n and side == "right":
+            unitary, posdef, _, _ = _lax_linalg.qdwh(a, is_hermitian=False, eps=eps)
+        elif m < n and side == "left":
+            unitary, posdef, _, _ = _lax_linalg.qdwh(a.T.conj(), is_hermitian=False, eps=eps)
+            unitary, posdef = unitary.T.conj(), posdef.T.conj()
+        else:
+            raise NotImplementedError(f"method='qdwh' only supports mxn matrices where m < n "
+                                      f"where side='right' and m >= n side='left', got "
+                                      f"{a.shape} with side={side!r}")
+    elif method == "svd":
+        u, s, vh = _lax_linalg.svd(a, full_matrices=False)
+        s = s.astype(u.dtype)
+        unitary = u @ vh
+        if side == "right":
+            posdef = (vh.T.conj() * s[None, :]) @ vh
+        else:
+            posdef = (u * s[None, :]) @ u.T.conj()
     else:
-        p = fnp.matmul(w * s[..., None, :], fnp.conj(fnp.swapaxes(w, -1, -2)))
-    return u, p
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    return unitary, posdef
+
+
+@functools.partial(_jit, static_argnames=("side", "method"))
+def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
+    """(u, p) with a = u p (side 'right') or p u ('left'), u with orthonormal columns (or
+    rows) and p Hermitian positive semidefinite: by QDWH iterations (lax.linalg.qdwh), or
+    from the SVD with method='svd'."""
+    a = fnp.asarray(a)
+    if a.ndim < 2:
+        raise ValueError("The input `a` must be at least a 2-D array.")
+    if side not in ("right", "left"):
+        raise ValueError("The argument `side` must be either 'right' or 'left'.")
+    signature = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
+    return fnp.vectorize(functools.partial(_polar_matrix, side=side, method=method, eps=eps,
+                                           max_iterations=max_iterations),
+                         signature=signature)(a)
 
 
 # --- expm and its Frechet derivative ----------------------------------------------------------
