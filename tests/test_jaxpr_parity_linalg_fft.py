@@ -294,10 +294,6 @@ KNOWN_DIFFERENCES = {
     "scipy.linalg.convolution_matrix": _special(
         "different: one gather and a select_n where jax builds it with a "
         "conv_general_dilated over 22 equations"),
-    "scipy.linalg.eigh_tridiagonal": (
-        "not yet closed: jax finds the eigenvalues by bisection on Sturm sequences (a while "
-        "loop of elementwise ops); funcgraph builds the tridiagonal matrix and runs its "
-        "Jacobi eigh (scan, sort, dot_general)"),
     "scipy.linalg.fiedler_companion": _special(
         "different but better: 19 equations with scatters where jax gathers and selects "
         "over about 90"),

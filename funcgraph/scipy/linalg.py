@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 import funcgraph.numpy as fnp
-from funcgraph import lax
+from funcgraph import dtypes, lax
 from funcgraph.lax import linalg as _lax_linalg
 from funcgraph.numpy import linalg as _la
 from funcgraph.numpy._householder import (
@@ -631,33 +631,135 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     return out, fnp.triu(packed[..., :k, :])
 
 
+def _sturm_counts(alpha, beta_sq, pivmin, alpha0_perturbation, x):
+    """How many eigenvalues of the tridiagonal T lie below each x: the negative pivots of
+    T - x I's LDL^T (Sturm's sequence), a pivot at most pivmin taken as -pivmin."""
+    n = alpha.shape[0]
+    zeros, ones = fnp.zeros(x.shape, dtype=np.int32), fnp.ones(x.shape, dtype=np.int32)
+    q = alpha[0] - x
+    count = fnp.where(q < 0, ones, zeros)
+    q = fnp.where(alpha[0] == x, alpha0_perturbation, q)
+
+    def step(i, q, count):
+        q = alpha[i] - beta_sq[i - 1] / q - x
+        count = fnp.where(q <= pivmin, count + 1, count)
+        return fnp.where(q <= pivmin, fnp.minimum(q, -pivmin), q), count
+
+    def steps(count_of_steps):
+        def run(state):
+            start, q, count = state
+            for j in range(count_of_steps):
+                q, count = step(start + j, q, count)
+            return start + count_of_steps, q, count
+        return run
+    # (n - 1) % 16 steps first, then the rest 16 at a time in a loop.
+    block = 16
+    i, q, count = steps((n - 1) % block)((1, q, count))
+    _, _, count = lax.while_loop(lambda state: fnp.less(state[0], n), steps(block),
+                                 (i, q, count))
+    return count
+
+
+@functools.partial(_jit, static_argnames=("select", "select_range"))
+def _tridiagonal_eigenvalues(alpha, beta, tol, select, select_range):
+    """The eigenvalues (ascending) of the Hermitian tridiagonal matrix, each found by
+    bisection on the Sturm counts from a slightly widened Gershgorin interval, all at
+    once, until the widest interval is within tolerance (as jax)."""
+    n = alpha.shape[0]
+    if dtypes.is_complex(alpha.dtype):
+        alpha = fnp.real(alpha)
+        beta_sq = fnp.real(beta * fnp.conj(beta))
+        beta_abs = fnp.sqrt(beta_sq)
+    else:
+        beta_abs = fnp.abs(beta)
+        beta_sq = fnp.square(beta)
+    row_sums = fnp.concatenate([beta_abs[:1], beta_abs[:-1] + beta_abs[1:], beta_abs[-1:]],
+                               axis=0)
+    highest = fnp.amax(alpha + row_sums)
+    lowest = fnp.amin(alpha - row_sums)
+    t_norm = fnp.maximum(fnp.abs(lowest), fnp.abs(highest))
+    finfo = np.finfo(alpha.dtype)
+    one = np.ones([], dtype=alpha.dtype)
+    safemin = np.maximum(one / finfo.max, (one + finfo.eps) * finfo.tiny)
+    pivmin = safemin * fnp.maximum(1, fnp.amax(beta_sq))
+    alpha0_perturbation = fnp.square(finfo.eps * beta_abs[0])
+    abs_tol = finfo.eps * t_norm
+    if tol is not None:
+        abs_tol = fnp.maximum(tol, abs_tol)
+    max_steps = finfo.nmant + 1          # one per bit of the mantissa, and one more
+    if select == "a":
+        targets = fnp.arange(n, dtype=np.int32)
+    else:
+        targets = fnp.arange(select_range[0], select_range[1] + 1, dtype=np.int32)
+    fudge = 2.1
+    slack = fnp.array(n, alpha.dtype) * fudge * finfo.eps * t_norm
+    lower = lowest - slack - 2 * fudge * pivmin
+    upper = highest + slack + fudge * pivmin
+    shape = np.shape(targets)
+    lower, upper = fnp.broadcast_to(lower, shape), fnp.broadcast_to(upper, shape)
+    mid = 0.5 * (upper + lower)
+    pivmin = fnp.broadcast_to(pivmin, shape)
+    alpha0_perturbation = fnp.broadcast_to(alpha0_perturbation, shape)
+
+    def unsettled(state):
+        i, lower, _, upper = state
+        return fnp.logical_and(fnp.less(i, max_steps), fnp.less(abs_tol, fnp.amax(upper - lower)))
+
+    def halve(state):
+        i, lower, mid, upper = state
+        counts = _sturm_counts(alpha, beta_sq, pivmin, alpha0_perturbation, mid)
+        lower = fnp.where(counts <= targets, mid, lower)
+        upper = fnp.where(counts > targets, mid, upper)
+        return i + 1, lower, 0.5 * (lower + upper), upper
+    return lax.while_loop(unsettled, halve, (0, lower, mid, upper))[2]
+
+
 def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None, tol=None,
                      key=None):
-    """Eigenvalues (and eigenvectors) of the symmetric tridiagonal matrix with diagonal d
+    """Eigenvalues (and eigenvectors) of the Hermitian tridiagonal matrix with diagonal d
     and off-diagonal e; select 'a' (all), 'i' (indices select_range inclusive) or 'v'
-    (values in the half-open select_range, which needs concrete d and e)."""
-    del tol, key
-    d, e = fnp.asarray(d), fnp.asarray(e)
-    dtype = fnp.result_type(d, e, 1.0)
-    if np.issubdtype(dtype, np.complexfloating):
-        raise NotImplementedError("eigh_tridiagonal: complex (Hermitian) input is not "
-                                  "supported")
-    n = d.shape[-1]
-    if e.shape[-1] != n - 1:
-        raise ValueError(f"e must have one element fewer than d, got {e.shape} and {d.shape}")
-    mat = (fnp.diag(d.astype(dtype)) + fnp.diag(e.astype(dtype), 1)
-           + fnp.diag(e.astype(dtype), -1))
-    w, v = _la.eigh(mat)
+    (values in the half-open select_range, which needs concrete d and e).  The
+    eigenvalues are jax's (bisection on Sturm counts); the eigenvectors come from the
+    dense Hermitian eigendecomposition (jax runs inverse iteration from random vectors)."""
+    del key
+    alpha, beta = fnp.asarray(d), fnp.asarray(e)
+    supported = (np.float32, np.float64, np.complex64, np.complex128)
+    if alpha.dtype != beta.dtype:
+        raise TypeError(f"diagonal and off-diagonal values must have same dtype, got "
+                        f"{alpha.dtype} and {beta.dtype}")
+    if alpha.dtype not in supported:
+        raise TypeError(f"Only float32 and float64 inputs are supported as inputs to "
+                        f"jax.scipy.linalg.eigh_tridiagonal, got {alpha.dtype} and "
+                        f"{beta.dtype}")
+    n = alpha.shape[0]
+    if beta.shape[-1] != max(n - 1, 0):
+        raise ValueError(f"e must have one element fewer than d, got {beta.shape} and "
+                         f"{alpha.shape}")
+    if select not in ("a", "i", "v"):
+        raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
     if select == "i":
-        lo, hi = select_range
-        w, v = w[lo:hi + 1], v[:, lo:hi + 1]
-    elif select == "v":
+        if select_range is None:
+            raise ValueError("for select='i', select_range must be specified.")
+        if select_range[0] > select_range[1]:
+            raise ValueError("Got empty index range in select_range.")
+    if n <= 1:
+        values = fnp.real(alpha)
+        return values if eigvals_only else (values, fnp.eye(n, dtype=alpha.dtype))
+    indices = tuple(int(i) for i in select_range) if select == "i" else None
+    w = _tridiagonal_eigenvalues(alpha, beta, tol, "i" if indices else "a", indices)
+    if select == "v":
         lo, hi = select_range
         keep = np.nonzero((np.asarray(w) > lo) & (np.asarray(w) <= hi))[0]
-        w, v = w[keep], v[:, keep]
-    elif select != "a":
-        raise ValueError(f"select must be 'a', 'i' or 'v', got {select!r}")
-    return w if eigvals_only else (w, v)
+        w = w[keep]
+    if eigvals_only:
+        return w
+    mat = fnp.diag(alpha) + fnp.diag(beta, 1) + fnp.diag(fnp.conj(beta), -1)
+    _, v = _la.eigh(mat)
+    if select == "i":
+        v = v[:, indices[0]:indices[1] + 1]
+    elif select == "v":
+        v = v[:, keep]
+    return w, v
 
 
 # --- special matrices -----------------------------------------------------------------------
