@@ -34,8 +34,9 @@ WRAPPERS = {"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
             "custom_jvp_call_jaxpr", "custom_vjp_call", "custom_vjp_call_jaxpr",
             "remat2", "checkpoint", "custom_lin"}
 
-# funcgraph's name for a primitive -> jax's.
-JAX_NAME = {"scatter_add": "scatter-add", "scatter_mul": "scatter-mul",
+# funcgraph's name for a primitive -> jax's (funcgraph's scatter_apply is jax's scatter
+# with an update_jaxpr).
+JAX_NAME = {"scatter_add": "scatter-add", "scatter_mul": "scatter-mul", "scatter_apply": "scatter",
             "scatter_min": "scatter-min", "scatter_max": "scatter-max", "pjit": "jit"}
 
 # Layout primitives XLA turns into views or folds into their users: using one jax does

@@ -752,9 +752,6 @@ KNOWN_DIFFERENCES = {
     "tanh: grad": "different but equal: funcgraph's reverse mode adds cotangents with add "
                   "where jax's uses add_any, which lowers to the same add (the accumulation "
                   "lives in funcgraph/interpreters, outside this table's scope)",
-    "scatter_apply": "not yet closed: needs a scatter primitive that takes the update "
-                     "computation as a jaxpr (jax's scatter with update_jaxpr); funcgraph "
-                     "applies func in a while loop over the hit counts",
 }
 
 

@@ -341,6 +341,26 @@ def test_scatter_apply_keeps_the_operand_dtype_and_clips_as_jax():
                                                update_shape=(2,), mode=mode), x, idx)
 
 
+def test_scatter_apply_is_one_scatter_with_jaxs_bits_and_a_forward_derivative():
+    """One scatter whose region applies the function (jax's scatter with an update_jaxpr),
+    bit for bit eagerly and under jit; forward mode applies the derivative per hit (jax
+    has no derivative rule)."""
+    x = np.linspace(0.1, 0.6, 6, dtype=np.float32)
+    idx = np.array([[1], [3], [1]], np.int32)
+
+    def run(mod):
+        return lambda x, i: mod.lax.scatter_apply(x, i, mod.lax.sin, _scatter_dims(mod),
+                                                  update_shape=(3,))
+    expected = np.asarray(run(jax)(x, idx))
+    for got in (run(fg)(x, idx), fg.jit(run(fg))(x, idx)):
+        np.testing.assert_array_equal(np.asarray(got), expected)
+    prims = [e.primitive.name for e in fg.make_jaxpr(run(fg))(x, idx).jaxpr.eqns]
+    assert prims.count("scatter_apply") == 1 and "while" not in prims
+    _, tangent = fg.jvp(lambda v: run(fg)(v, idx), (x,), (np.ones_like(x),))
+    once, twice = np.cos(x[3]), np.cos(np.sin(x[1])) * np.cos(x[1])
+    np.testing.assert_allclose(np.asarray(tangent)[[0, 1, 3]], [1.0, twice, once], rtol=1e-6)
+
+
 # --- lax.linalg ---------------------------------------------------------------------------
 
 from funcgraph.lax import linalg as fg_linalg  # noqa: E402

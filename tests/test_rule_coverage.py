@@ -47,7 +47,7 @@ COMPILED_EAGERLY = {  # no NumPy impl: eager calls run the primitive compiled by
     # lowered by tracing their loop kernels (funcgraph.lax._special)
     "igamma", "igammac", "igamma_grad_a", "regularized_incomplete_beta", "bessel_i0e",
     "bessel_i1e",
-    "reduce", "reduce_window",  # their monoid is a jaxpr
+    "reduce", "reduce_window", "scatter_apply",  # their monoid (combiner) is a jaxpr
     "call_exported",  # runs a serialized StableHLO module
     # NumPy rounds these differently from XLA: compiled eagerly so eager == jit == jax
     "exp", "exp2", "expm1", "log", "log1p", "logistic", "tanh", "sin", "cos", "tan", "asin",

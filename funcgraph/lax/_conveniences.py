@@ -2,13 +2,17 @@
 collapse, tile, split, stack/unstack, complex, reduce_xor, scatter_sub, scatter_apply,
 approx_max_k/approx_min_k and conv_general_dilated_patches.  Most are built from other lax
 functions; tile, split, stack, unstack and reduce_xor bind a primitive of their own, as
-jax's do."""
+jax's do, and scatter_apply is its own primitive here (jax's scatter with an update
+jaxpr)."""
 import math
 
 import numpy as np
 
 from funcgraph import core, dtypes
+from funcgraph.interpreters.ad_util import instantiate
+from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import eval_jaxpr
+from funcgraph.interpreters.jvp import jvp_flat, jvp_rules
 from funcgraph.interpreters.staging import trace_flat
 from funcgraph.lax._control_flow import while_loop
 from funcgraph.lax._convolution import conv_dimension_numbers, conv_general_dilated
@@ -18,9 +22,14 @@ from funcgraph.lax._reductions import reduce_max, top_k
 from funcgraph.lax._contractions import dot_general
 from funcgraph.lax._shapes import broadcast_in_dim, reshape, transpose
 from funcgraph.lax._slicing import scatter_add
+from funcgraph.lowering import lower_closed_body
 from funcgraph.primitives.batching_helpers import vmap_flat
 from funcgraph.primitives.elementwise import complex_p
 from funcgraph.primitives.reductions import reduce_xor_p
+from funcgraph.primitives.helpers import ANY, declare
+from funcgraph.primitives.slicing import (
+    GatherScatterMode, ScatterDimensionNumbers, scatter_add_p, scatter_batch_rule,
+    scatter_lowering, scatter_shape_rule)
 from funcgraph.primitives.structural import split_p, stack_p, tile_p, unstack_p
 
 
@@ -237,22 +246,29 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     return transpose(out, tuple(perm))
 
 
-def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
-                  indices_are_sorted=False, unique_indices=False, mode=None):
-    """operand with func (a function of one scalar) applied to each element that the
-    scatter addresses, once per time it is addressed (duplicate indices apply it again).
+# --- scatter_apply: XLA's scatter whose combiner is a function of the old value --------
+# jax binds its scatter primitive with an update_jaxpr; funcgraph keeps that form as a
+# primitive of its own, scatter_apply (the program XLA gets is the same: one scatter whose
+# region applies the function).  It runs compiled eagerly; its derivative applies the
+# function as many times as each element is addressed, round by round (jax has none).
 
-    The elements' hit counts come from a scatter_add of ones; func then runs, on every
-    element at once, as many rounds as the largest count, each round kept where the count
-    is still higher.  As in JAX, not meant for differentiation."""
-    x = as_operand(operand)
-    aval = x.aval
-    counts = scatter_add(np.zeros(aval.shape, np.int32), scatter_indices,
-                         np.ones(tuple(update_shape), np.int32), dimension_numbers,
-                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                         mode=mode)
-    scalar = aval.update(shape=(), weak_type=False)
-    closed = trace_flat(lambda v: [convert_element_type(func(v), aval.dtype)], [scalar])
+def _apply_region(ctx, scalar, params):
+    closed = params["update_jaxpr"]
+    return ctx.region([scalar, scalar],
+                      lambda c, args: (lower_closed_body(c, closed, [args[0]]), [scalar]))
+
+
+scatter_apply_p = declare("scatter_apply", scatter_shape_rule("scatter_apply", ANY), None,
+                          scatter_lowering(_apply_region))
+batching_rules[scatter_apply_p] = scatter_batch_rule(scatter_apply_p)
+
+
+def _apply_by_rounds(x, indices, updates, closed, **params):
+    """The same result as rounds of the function over every element, each round kept
+    where the element's hit count (a scatter_add of ones) is still higher."""
+    aval = core.get_aval(x)
+    ones = np.ones(core.get_aval(updates).shape, np.int32)
+    counts = scatter_add_p.bind(np.zeros(aval.shape, np.int32), indices, ones, **params)
     size = math.prod(aval.shape)
 
     def apply_everywhere(v):
@@ -272,3 +288,33 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
     if size == 0:
         return x
     return while_loop(more_rounds, one_round, (np.int32(0), x))[1]
+
+
+def _scatter_apply_jvp(primals, tangents, *, update_jaxpr, **params):
+    x, indices, updates = primals
+    out, t_out = jvp_flat(
+        lambda v: [_apply_by_rounds(v, indices, updates, update_jaxpr, **params)],
+        [x], [instantiate(tangents[0])])
+    return scatter_apply_p.bind(x, indices, updates, update_jaxpr=update_jaxpr,
+                                **params), t_out[0]
+
+
+jvp_rules[scatter_apply_p] = _scatter_apply_jvp
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted=False, unique_indices=False, mode=None):
+    """operand with func (a function of one scalar) applied to each element that the
+    scatter addresses, once per time it is addressed (duplicate indices apply it again)."""
+    x = as_operand(operand)
+    aval = x.aval
+    scalar = aval.update(shape=(), weak_type=False)
+    closed = trace_flat(lambda v: [convert_element_type(func(v), aval.dtype)], [scalar])
+    unused = broadcast_in_dim(np.zeros((), aval.dtype), tuple(update_shape), ())
+    return scatter_apply_p.bind(
+        x, as_operand(scatter_indices), unused,
+        dimension_numbers=dimension_numbers if isinstance(
+            dimension_numbers, ScatterDimensionNumbers) else ScatterDimensionNumbers(
+                *dimension_numbers),
+        indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+        mode=GatherScatterMode.from_any(mode), update_jaxpr=closed)

@@ -619,9 +619,11 @@ batching_rules[gather_p] = _gather_batch
 
 # --- scatter family: scatter (replace), scatter_add/mul/min/max ----------------------
 
-def _scatter_shape_rule(name, kinds):
+def scatter_shape_rule(name, kinds):
+    """The shape rule of a scatter-family primitive (further parameters, such as
+    scatter_apply's update_jaxpr, do not change the type)."""
     def rule(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-             unique_indices, mode):
+             unique_indices, mode, **_):
         dn = dimension_numbers
         if not isinstance(dn, ScatterDimensionNumbers):
             raise TypeError(f"{name}: dimension_numbers must be a ScatterDimensionNumbers, "
@@ -717,9 +719,12 @@ def _combine(ufunc, out, index, values):
         ufunc.at(out, index, values)
 
 
-def _scatter_lowering(combiner):
+def scatter_lowering(combiner):
+    """The lowering of a scatter-family primitive: combiner is the HLO op that merges an
+    update into an element, None for replacing it, or a function (ctx, scalar aval,
+    params) -> region for a combination of the primitive's own (scatter_apply)."""
     def lower(ctx, avals_in, avals_out, operand, indices, updates, *, dimension_numbers,
-              indices_are_sorted, unique_indices, mode):
+              indices_are_sorted, unique_indices, mode, **region_params):
         operand_aval, indices_aval, updates_aval = avals_in
         dn = dimension_numbers
         if operand_aval.size == 0 or updates_aval.size == 0:
@@ -733,7 +738,8 @@ def _scatter_lowering(combiner):
                              indices_aval)
         if operand_aval.ndim == 0:
             return _scatter_into_scalar(ctx, lower, avals_in, avals_out, operand, indices,
-                                        updates, indices_are_sorted, unique_indices, mode)
+                                        updates, indices_are_sorted, unique_indices, mode,
+                                        region_params)
         free = [d for d in range(operand_aval.ndim) if d not in dn.operand_batching_dims]
         if not dn.scatter_dims_to_operand_dims and free:
             # XLA's CPU scatter loses updates when the index vectors are empty; an index
@@ -752,6 +758,8 @@ def _scatter_lowering(combiner):
         scalar = ShapedArray((), operand_aval.dtype)
         if combiner is None:
             region = ctx.region([scalar, scalar], lambda c, args: ([args[1]], [scalar]))
+        elif callable(combiner):
+            region = combiner(ctx, scalar, region_params)
         else:
             region = ctx.scalar_region(operand_aval.dtype, 2, combiner)
         return ctx.op("stablehlo.scatter", [operand, indices, updates], avals_in, avals_out[0],
@@ -763,7 +771,7 @@ def _scatter_lowering(combiner):
 
 
 def _scatter_into_scalar(ctx, lower, avals_in, avals_out, operand, indices, updates,
-                         indices_are_sorted, unique_indices, mode):
+                         indices_are_sorted, unique_indices, mode, region_params):
     """XLA rejects a rank-0 scatter operand: scatter into shape (1,) instead, each
     update becoming a window of size 1."""
     operand_aval, indices_aval, updates_aval = avals_in
@@ -773,16 +781,17 @@ def _scatter_into_scalar(ctx, lower, avals_in, avals_out, operand, indices, upda
     windows = ctx.op("stablehlo.reshape", [updates], [updates_aval], windows_aval)
     out = lower(ctx, [vec_aval, indices_aval, windows_aval], [vec_aval], vec, indices, windows,
                 dimension_numbers=ScatterDimensionNumbers((updates_aval.ndim,), (), ()),
-                indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+                indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+                **region_params)
     return ctx.op("stablehlo.reshape", [out], [vec_aval], avals_out[0])
 
 
 def _scatter_primitive(name, ufunc, combiner, kinds):
-    return declare(name, _scatter_shape_rule(name, kinds), _scatter_impl(ufunc),
-                   _scatter_lowering(combiner))
+    return declare(name, scatter_shape_rule(name, kinds), _scatter_impl(ufunc),
+                   scatter_lowering(combiner))
 
 
-def _scatter_batch_rule(prim):
+def scatter_batch_rule(prim):
     """Batching rule of a scatter-family primitive.  The result is batched, so the
     operand is (broadcast if it was not).  Indices unbatched: the batch axis is one more
     window axis of operand and updates (updates broadcast if unbatched).  Indices
@@ -790,7 +799,7 @@ def _scatter_batch_rule(prim):
     scatter axis.  Only the indices or updates move, and only when their batch axis is
     where the dimension numbers cannot put it."""
     def rule(axis_data, args, dims, *, dimension_numbers, indices_are_sorted, unique_indices,
-             mode):
+             mode, **rest):
         operand, indices, updates = args
         od, idd, ud = dims
         size, dn = axis_data.size, dimension_numbers
@@ -827,7 +836,7 @@ def _scatter_batch_rule(prim):
                 operand_batching_dims=operand_bdims, scatter_indices_batching_dims=index_bdims)
         return prim.bind(operand, indices, updates, dimension_numbers=new_dn,
                          indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                         mode=mode), od
+                         mode=mode, **rest), od
     return rule
 
 
@@ -929,7 +938,7 @@ def _scatter_transpose(ct, x, indices, updates, **params):
 
 jvp_rules[scatter_p] = _scatter_jvp
 transpose_rules[scatter_p] = _scatter_transpose
-batching_rules[scatter_p] = _scatter_batch_rule(scatter_p)
+batching_rules[scatter_p] = scatter_batch_rule(scatter_p)
 
 scatter_add_p = _scatter_primitive("scatter_add", np.add, "stablehlo.add", NUMBER)
 
@@ -959,7 +968,7 @@ def _scatter_add_transpose(ct, x, indices, updates, **params):
 
 jvp_rules[scatter_add_p] = _scatter_add_jvp
 transpose_rules[scatter_add_p] = _scatter_add_transpose
-batching_rules[scatter_add_p] = _scatter_batch_rule(scatter_add_p)
+batching_rules[scatter_add_p] = scatter_batch_rule(scatter_add_p)
 
 scatter_mul_p = _scatter_primitive("scatter_mul", np.multiply, "stablehlo.multiply", NUMBER)
 
@@ -1006,7 +1015,7 @@ def _scatter_mul_transpose(ct, x, indices, updates, **params):
 
 jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 transpose_rules[scatter_mul_p] = _scatter_mul_transpose
-batching_rules[scatter_mul_p] = _scatter_batch_rule(scatter_mul_p)
+batching_rules[scatter_mul_p] = scatter_batch_rule(scatter_mul_p)
 
 
 def _scatter_extremal_jvp(prim, primals, tangents, **params):
@@ -1052,10 +1061,10 @@ scatter_min_p = _scatter_primitive("scatter_min", np.minimum, "stablehlo.minimum
                                    (BOOL, INT, FLOAT))
 jvp_rules[scatter_min_p] = lambda primals, tangents, **params: _scatter_extremal_jvp(
     scatter_min_p, primals, tangents, **params)
-batching_rules[scatter_min_p] = _scatter_batch_rule(scatter_min_p)
+batching_rules[scatter_min_p] = scatter_batch_rule(scatter_min_p)
 
 scatter_max_p = _scatter_primitive("scatter_max", np.maximum, "stablehlo.maximum",
                                    (BOOL, INT, FLOAT))
 jvp_rules[scatter_max_p] = lambda primals, tangents, **params: _scatter_extremal_jvp(
     scatter_max_p, primals, tangents, **params)
-batching_rules[scatter_max_p] = _scatter_batch_rule(scatter_max_p)
+batching_rules[scatter_max_p] = scatter_batch_rule(scatter_max_p)
