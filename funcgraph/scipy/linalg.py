@@ -8,12 +8,12 @@ import numpy as np
 
 import funcgraph.numpy as fnp
 from funcgraph import dtypes, lax
-from funcgraph.lax import linalg as _lax_linalg
 from funcgraph.numpy import linalg as _la
 from funcgraph.numpy._householder import (
     geqrf_p as _geqrf_p, hessenberg_p as _hessenberg_p,
     householder_product_p as _householder_product_p, ormqr_p as _ormqr_p)
 from funcgraph.numpy._lu import lu_p as _lu_p
+from funcgraph.numpy._qdwh import qdwh as _qdwh
 from funcgraph.numpy._lu import permutation_from_pivots as _permutation_from_pivots
 from funcgraph.primitives import linalg as _prims
 from funcgraph.scipy._special_matrices import (  # noqa: F401  (public names)
@@ -206,16 +206,16 @@ def _polar_matrix(a, side, method, eps, max_iterations):
     m, n = a.shape
     if method == "qdwh":
         if m >= n and side == "right":
-            unitary, posdef, _, _ = _lax_linalg.qdwh(a, is_hermitian=False, eps=eps)
+            unitary, posdef, _, _ = _qdwh(a, is_hermitian=False, eps=eps)
         elif m < n and side == "left":
-            unitary, posdef, _, _ = _lax_linalg.qdwh(a.T.conj(), is_hermitian=False, eps=eps)
+            unitary, posdef, _, _ = _qdwh(a.T.conj(), is_hermitian=False, eps=eps)
             unitary, posdef = unitary.T.conj(), posdef.T.conj()
         else:
             raise NotImplementedError(f"method='qdwh' only supports mxn matrices where m < n "
                                       f"where side='right' and m >= n side='left', got "
                                       f"{a.shape} with side={side!r}")
     elif method == "svd":
-        u, s, vh = _lax_linalg.svd(a, full_matrices=False)
+        u, s, vh = _la.svd(a, full_matrices=False)
         s = s.astype(u.dtype)
         unitary = u @ vh
         if side == "right":
