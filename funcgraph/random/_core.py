@@ -344,6 +344,17 @@ def _normal_real(key, *, shape, dtype):
     return lax.mul(fnp.broadcast_to(_sqrt2(dtype), shape), lax.erf_inv(u))
 
 
+@_staged
+def _normal_complex(key, *, shape, dtype):
+    """(re + i im) / sqrt 2 from two real draws; one program, as jax's (XLA divides by the
+    constant as a multiplication by its reciprocal)."""
+    real_dtype = np.array(0, dtype).real.dtype
+    key_re, key_im = split(key)
+    re = _normal_real(key_re, shape=shape, dtype=real_dtype).astype(dtype)
+    im = _normal_real(key_im, shape=shape, dtype=real_dtype).astype(dtype)
+    return (re + np.array(1j, dtype) * im) / np.array(np.sqrt(2), dtype)
+
+
 def normal(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard normal samples (inverse-CDF of a uniform; complex dtypes split the key)."""
     return sharded_result(_normal_of(key, shape, dtype), out_sharding)
@@ -354,11 +365,7 @@ def _normal_of(key, shape, dtype):
     shape = _canonical_shape("normal", shape)
     dtype = dtypes.canonicalize(dtypes.default_float() if dtype is None else dtype)
     if dtypes.is_complex(dtype):
-        real_dtype = np.array(0, dtype).real.dtype
-        key_re, key_im = split(key)
-        re = _normal_real(key_re, shape=shape, dtype=real_dtype).astype(dtype)
-        im = _normal_real(key_im, shape=shape, dtype=real_dtype).astype(dtype)
-        return (re + np.array(1j, dtype) * im) / np.array(np.sqrt(2), dtype)
+        return _normal_complex(key, shape=shape, dtype=dtype)
     if not dtypes.is_float(dtype):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, "
                          f"got {dtype}")
