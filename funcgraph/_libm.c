@@ -11,6 +11,7 @@
  *   unary(name, x, out)       out[i] = name(x[i])
  *   binary(name, x, y, out)   out[i] = name(x[i], y[i])
  *   UnaryImpl                 an eager impl whose common case runs here (below)
+ *   RealImpl                  a ufunc as an eager impl, other dtypes to a fallback
  *
  * x, y and out are C-contiguous buffers of one item type, float32 ('f') or float64
  * ('d'), and one length; name is one of the functions below.  The loops run in the
@@ -320,6 +321,96 @@ static PyTypeObject UnaryImplType = {
     .tp_getset = unary_impl_getset,
 };
 
+/* ---- RealImpl: a NumPy ufunc as an eager impl, except for complex operands -------------
+ *
+ * RealImpl(ufunc, avoided, fallback) is called as impl(*args): where no argument's dtype
+ * is one of the dtypes in the tuple `avoided`, it is ufunc(*args); otherwise
+ * fallback(*args) (which runs the primitive compiled: NumPy's complex products and
+ * quotients round otherwise than XLA's).  The check costs a pointer comparison per
+ * argument, where a Python impl would cost a frame on every eager call. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *ufunc, *avoided, *fallback;
+    vectorcallfunc vectorcall;
+} RealImpl;
+
+static int real_impl_avoids(RealImpl *self, PyObject *x)
+{
+    PyObject *dtype = PyObject_GetAttr(x, s_dtype);
+    if (dtype == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int avoided = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->avoided); i++)
+        avoided |= dtype == PyTuple_GET_ITEM(self->avoided, i);
+    Py_DECREF(dtype);
+    return avoided;
+}
+
+static PyObject *real_impl_call(PyObject *op, PyObject *const *args, size_t nargsf,
+                                PyObject *kwnames)
+{
+    RealImpl *self = (RealImpl *)op;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (real_impl_avoids(self, args[i]))
+            return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    return PyObject_Vectorcall(self->ufunc, args, nargsf, kwnames);
+}
+
+static PyObject *real_impl_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *ufunc, *avoided, *fallback;
+    if (!PyArg_ParseTuple(args, "OO!O:RealImpl", &ufunc, &PyTuple_Type, &avoided, &fallback))
+        return NULL;
+    RealImpl *self = (RealImpl *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->ufunc = Py_NewRef(ufunc);
+    self->avoided = Py_NewRef(avoided);
+    self->fallback = Py_NewRef(fallback);
+    self->vectorcall = real_impl_call;
+    return (PyObject *)self;
+}
+
+static int real_impl_traverse(RealImpl *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->ufunc);
+    Py_VISIT(self->avoided);
+    Py_VISIT(self->fallback);
+    return 0;
+}
+
+static int real_impl_clear(RealImpl *self)
+{
+    Py_CLEAR(self->ufunc);
+    Py_CLEAR(self->avoided);
+    Py_CLEAR(self->fallback);
+    return 0;
+}
+
+static void real_impl_dealloc(RealImpl *self)
+{
+    PyObject_GC_UnTrack(self);
+    real_impl_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject RealImplType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "funcgraph._libm.RealImpl",
+    .tp_basicsize = sizeof(RealImpl),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "An eager impl: a NumPy ufunc, except for the dtypes it leaves to a fallback.",
+    .tp_new = real_impl_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(RealImpl, vectorcall),
+    .tp_traverse = (traverseproc)real_impl_traverse,
+    .tp_clear = (inquiry)real_impl_clear,
+    .tp_dealloc = (destructor)real_impl_dealloc,
+};
+
 /* call_in_xla_mode(fn, args, kwargs): fn(*args, **kwargs) with XLA's floating-point mode
  * set (an eager NumPy impl computing as XLA's CPU code would, subnormals flushed). */
 static PyObject *libm_call_in_xla_mode(PyObject *self, PyObject *args)
@@ -349,12 +440,13 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__libm(void)
 {
     s_dtype = PyUnicode_InternFromString("dtype");
-    if (s_dtype == NULL || PyType_Ready(&UnaryImplType) < 0)
+    if (s_dtype == NULL || PyType_Ready(&UnaryImplType) < 0 || PyType_Ready(&RealImplType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "UnaryImpl", (PyObject *)&UnaryImplType) < 0) {
+    if (PyModule_AddObjectRef(m, "UnaryImpl", (PyObject *)&UnaryImplType) < 0
+            || PyModule_AddObjectRef(m, "RealImpl", (PyObject *)&RealImplType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -135,6 +135,9 @@ for f, g in [(fnp.tan, jnp.tan), (fnp.sin, jnp.sin)]:
     assert np.asarray(f(x)).tobytes() == np.asarray(jax.jit(g)(x)).tobytes()
 assert np.asarray(fnp.arctan2(x, 2.0)).tobytes() == np.asarray(jnp.arctan2(x, 2.0)).tobytes()
 assert len(jit_module._primitive_cache) == before + 3  # each ran compiled
+z = (x + 1j * x[::-1]).astype(np.complex64)  # complex products run compiled (Python impl)
+assert np.asarray(fnp.asarray(z) * z).tobytes() == np.asarray(jnp.asarray(z) * z).tobytes()
+assert np.asarray(fnp.asarray(x) * 3).tobytes() == (x * np.float32(3)).tobytes()
 print("ok")
 """
 
@@ -211,6 +214,29 @@ def test_the_c_impl_is_its_python_fallback():
         assert type(impl(value)) is type(want)
     with pytest.raises(NoHostImpl):
         impl(np.ones(3, np.complex64))
+
+
+@needs_libm
+def test_multiply_is_numpys_ufunc_for_real_operands_and_compiled_for_complex():
+    """mul's eager impl (_libm.RealImpl): NumPy's multiply for every dtype but complex,
+    whose operands go to the fallback (which runs the primitive compiled); no references
+    kept."""
+    impl = impl_rules[ew.mul_p]
+    x = np.linspace(-3, 3, 7, dtype=np.float32)
+    for a, b in [(x, x), (x, np.float32(2)), (x.reshape(7, 1), x), (x.astype(np.int32), 3),
+                 (np.float64(2.5), 4.0), (x[::2], x[::2] * 2)]:
+        want = np.multiply(a, b)
+        got = impl(a, b)
+        assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)
+    z = x.astype(np.complex64)
+    for args in [(z, z), (z, np.complex64(1j))]:
+        with pytest.raises(NoHostImpl):
+            impl(*args)
+    before = sys.getrefcount(x), sys.getrefcount(x.dtype)
+    for _ in range(1000):
+        impl(x, x)
+    assert (sys.getrefcount(x), sys.getrefcount(x.dtype)) == before
 
 
 @needs_libm

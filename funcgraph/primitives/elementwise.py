@@ -13,6 +13,7 @@ from funcgraph.interpreters.ad_util import (
     Zero, ad_ops, instantiate, is_zero, tangent_aval, zeros_of)
 from funcgraph.interpreters.batching import batching_rules
 from funcgraph.interpreters.eval import NoHostImpl
+from funcgraph.native import libm as _libm  # None where not built
 from funcgraph.interpreters.jvp import jvp_rules
 from funcgraph.interpreters.transpose import is_undefined, transpose_rules
 from funcgraph.ir import Literal, simplify_rules
@@ -94,7 +95,7 @@ def _broadcasting_impl(np_fn):
     """np_fn given operands of one shape where shaped ones meet along size-1 dimensions."""
     if np_fn is None:
         return None
-    if isinstance(np_fn, np.ufunc):
+    if isinstance(np_fn, np.ufunc) or (_libm is not None and isinstance(np_fn, _libm.RealImpl)):
         return np_fn  # broadcasts by itself (and is called without a Python frame)
 
     def impl(x, y, **params):
@@ -743,13 +744,18 @@ def _sub_simplify(invars, params, outvar, producers):
 
 simplify_rules[sub_p] = _sub_simplify
 
-def _mul_impl(x, y):
+def _complex_mul_impl(x, y):
     if x.dtype.kind == "c":
         raise NoHostImpl  # XLA's complex product contracts into fused multiply-adds: compiled
     return np.multiply(x, y)
 
 
-mul_p = binary("mul", _mul_impl, "stablehlo.multiply", NUMBER)
+# NumPy's product for real operands, checked in C (a Python impl's frame would cost every
+# eager multiply); complex operands run compiled.
+_COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
+mul_p = binary("mul", _complex_mul_impl if _libm is None else
+               _libm.RealImpl(np.multiply, _COMPLEX, _complex_mul_impl),
+               "stablehlo.multiply", NUMBER)
 _defjvp(mul_p, lambda t, x, y, out: _mul(t, y), lambda t, x, y, out: _mul(x, t))
 # Linear in one operand; the other is a residual value.
 _transpose_binary(mul_p, _mul, lambda ct, x: _mul(x, ct))
