@@ -41,9 +41,10 @@ def _routine(name, dtype):
     return scipy_linalg().get_lapack_funcs(name, dtype=dtype)
 
 
-def _orthogonal(prefix_real, prefix_complex, dtype, name):
-    """orgqr / ungqr style names: the real routine or its complex (unitary) twin."""
-    return (prefix_complex if dtypes.is_complex(dtype) else prefix_real) + name
+def _orthogonal(dtype, name):
+    """The orthogonal routine or-name (orgqr, ormqr) or, for complex dtypes, its unitary
+    twin un-name (ungqr, unmqr)."""
+    return ("un" if dtypes.is_complex(dtype) else "or") + name
 
 
 def _workspace(work):
@@ -53,11 +54,11 @@ def _workspace(work):
     return max(1, int(np.real(np.ravel(work)[0])))
 
 
-def _vector(h, i, first, rows):
-    """Reflector i of the packed (..., m, n) h: zero above row `first`, one there, h's
-    column i below."""
+def _vector(h, i, rows):
+    """Reflector i of the packed (..., m, n) h: zero above row i, one there, h's column i
+    below."""
     column = _sum(where(arange(h.shape[-1], dtype=_I32) == i, h, 0), axis=-1)
-    return where(rows == first, 1, where(rows > first, column, 0)).astype(h.dtype)
+    return where(rows == i, 1, where(rows > i, column, 0)).astype(h.dtype)
 
 
 def _tau(taus, i):
@@ -143,7 +144,7 @@ def _householder_product_shape(a, taus):
 
 def _householder_product_impl(a, taus):
     a, taus = np.asarray(a), np.asarray(taus)
-    orgqr = _routine(_orthogonal("or", "un", a.dtype, "gqr"), a.dtype)
+    orgqr = _routine(_orthogonal(a.dtype, "gqr"), a.dtype)
     *batch, m, n = a.shape
     q = np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy()
     if taus.shape[-1] and n:
@@ -162,7 +163,7 @@ def _householder_product_loop(a, taus):
 
     def step(j, q):
         i = k - 1 - j
-        v = _vector(a, i, i, rows)[..., :, None]
+        v = _vector(a, i, rows)[..., :, None]
         tau = _tau(taus, i)[..., None, None]
         return q - tau * v * _sum(conj(v) * q, axis=-2, keepdims=True)
     q0 = broadcast_to(eye(m, n, dtype=a.dtype), a.shape)
@@ -174,7 +175,7 @@ def _householder_product_lowering(ctx, avals_in, avals_out, a, taus):
     if not (_prims.uses_lapack(ctx, aval) and taus_aval.shape[-1]):
         return lower_closed_body(ctx, trace_flat(_householder_product_loop, [aval, taus_aval]),
                                  [a, taus])[0]
-    routine = _orthogonal("or", "un", aval.dtype, "gqr")
+    routine = _orthogonal(aval.dtype, "gqr")
     return _prims.lapack_call(ctx, routine, [a, taus], [aval, taus_aval], [aval])
 
 
@@ -204,7 +205,7 @@ def _ormqr_shape(a, taus, c, left, transpose):
 
 def _ormqr_impl(a, taus, c, left, transpose):
     a, taus, c = np.asarray(a), np.asarray(taus), np.asarray(c)
-    ormqr = _routine(_orthogonal("or", "un", a.dtype, "mqr"), a.dtype)
+    ormqr = _routine(_orthogonal(a.dtype, "mqr"), a.dtype)
     side = "L" if left else "R"
     trans = ("C" if dtypes.is_complex(a.dtype) else "T") if transpose else "N"
     out = c.copy()
@@ -227,7 +228,7 @@ def _ormqr_loop(left, transpose):
 
         def step(j, c):
             i = k - 1 - j if last_first else j
-            v = _vector(a, i, i, rows)
+            v = _vector(a, i, rows)
             tau = _tau(taus, i)
             tau = (conj(tau) if transpose else tau)[..., None, None]
             if left:    # H c = c - tau v (v^H c)
@@ -246,7 +247,7 @@ def _ormqr_lowering(ctx, avals_in, avals_out, a, taus, c, left, transpose):
             and avals[1].shape[-1]):
         return lower_closed_body(ctx, trace_flat(_ormqr_loop(left, transpose), avals),
                                  [a, taus, c])[0]
-    routine = _orthogonal("or", "un", avals[0].dtype, "mqr")
+    routine = _orthogonal(avals[0].dtype, "mqr")
     config = f"left = {_prims.mlir_bool(left)}, transpose = {_prims.mlir_bool(transpose)}"
     return _prims.lapack_call(ctx, routine, [a, taus, c], avals, [avals[2]], config,
                               aliased=((0, 2),))
