@@ -8,7 +8,7 @@ symmetric_product, cholesky_update) are written here with funcgraph.numpy."""
 
 import funcgraph.numpy as fnp
 from funcgraph.numpy import linalg as _np_linalg
-# the primitives are public names, as in jax.lax.linalg
+# the primitives are public names of this module too
 from funcgraph.numpy._householder import (  # noqa: F401
     hessenberg_p, householder_product_p, ormqr_p, tridiagonal_p)
 from funcgraph.numpy._lu import lu_p

@@ -28,17 +28,14 @@ from funcgraph.numpy._sorting import argmax
 from funcgraph.numpy._taking import take_along_axis
 from funcgraph.numpy._ufuncs import abs as _abs, where_values as where
 from funcgraph.primitives import linalg as _prims
-from funcgraph.primitives.helpers import INEXACT, check_dtype, declare
+from funcgraph.primitives.helpers import declare
 from funcgraph.util import scipy_linalg
 
 _I32 = np.dtype(np.int32)
 
 
 def _lu_shape(x):
-    if x.ndim < 2:
-        raise TypeError(f"Input 0 to lu must have rank at least 2, but got "
-                        f"shape={x.shape}")
-    check_dtype("lu", x, INEXACT)
+    _prims.check_operands("lu", [x], [2])
     *batch, m, n = x.shape
     return [ShapedArray(x.shape, x.dtype), ShapedArray((*batch, min(m, n)), _I32),
             ShapedArray((*batch, m), _I32)]

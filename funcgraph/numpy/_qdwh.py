@@ -47,23 +47,19 @@ def _halley_by_qr(u, m, n, weights):
     q, _ = _np_linalg.qr(y, mode="reduced")
     q1 = _within(lax.slice(q, (0, 0), (rows, cols)), (m, n))
     q2 = _within(lax.dynamic_slice_in_dim(q, m, cols, axis=0), (n, n)).T.conj()
-    return e * u + scaled_gap * _exact_dot(q1, q2)
+    return e * u + scaled_gap * _np_linalg._exact_dot(q1, q2)
 
 
 def _halley_by_cholesky(u, m, n, weights):
     gap, c, e = weights
     cols = u.shape[1]
-    x = c * _exact_dot(u.T.conj(), u) + fnp.eye(cols, dtype=u.dtype)
+    x = c * _np_linalg._exact_dot(u.T.conj(), u) + fnp.eye(cols, dtype=u.dtype)
     x = _within(x, (n, n), fnp.eye(cols, dtype=x.dtype))
     y = _prims.cholesky(x)
     z = _prims.triangular_solve(y, u.T, left_side=True, lower=True, conjugate_a=True).conj()
     z = _prims.triangular_solve(y, z, left_side=True, lower=True, transpose_a=True,
                                 conjugate_a=True).T.conj()
     return e * u + gap * z
-
-
-def _exact_dot(x, y):
-    return fnp.matmul(x, y, precision=lax.Precision.HIGHEST)
 
 
 def _halley_weights(eps, max_iterations):
@@ -126,8 +122,8 @@ def _qdwh(x, m, n, max_iterations, eps):
         return k + 1, u, moving
     iterations, u, moving = lax.while_loop(
         more, halley, (len(qr_steps) + len(cholesky_steps), u, moving))
-    u = 1.5 * u - 0.5 * _exact_dot(u, _exact_dot(u.T.conj(), u))
-    h = _exact_dot(u.T.conj(), x)
+    u = 1.5 * u - 0.5 * _np_linalg._exact_dot(u, _np_linalg._exact_dot(u.T.conj(), u))
+    h = _np_linalg._exact_dot(u.T.conj(), x)
     h = (h + h.T.conj()) / 2
     return u, h, iterations, fnp.logical_not(moving)
 

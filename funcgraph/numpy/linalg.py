@@ -123,6 +123,11 @@ def _trace(x):
     return _sum(_diag(x), axis=-1)
 
 
+def _exact_dot(x, y):
+    """x @ y at full precision (what jax's linear algebra asks of its products)."""
+    return _matmul(x, y, precision=lax.Precision.HIGHEST)
+
+
 def _eps(dtype):
     return float(np.finfo(dtype).eps)
 

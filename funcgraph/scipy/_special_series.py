@@ -6,6 +6,7 @@ import numpy as np
 
 from funcgraph import dtypes, lax
 from funcgraph import numpy as fnp
+from funcgraph.scipy._special_integrals import _c
 from funcgraph.transforms.custom_derivatives import custom_jvp
 
 _MAX_TERMS = 20000
@@ -134,10 +135,6 @@ _WEIDEMAN_A = (
     0.0045195411053493093, 0.019006155784845501, 0.057304403529837282, 0.14060716226893755,
     0.29544451071508743, 0.54601397206393376, 0.9019254893648001, 1.3455441692345449,
     1.8256696296324815, 2.2635372999002676, 2.5722534081245696)
-
-
-def _c(x, value):
-    return np.array(value, x.dtype)
 
 
 def _wofz_upper(z):

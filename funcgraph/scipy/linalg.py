@@ -268,10 +268,6 @@ _EXPM_DOUBLE = (5.371920351148152,
                  2.097847961257068e+000), (3, 5, 7, 9, 13))
 
 
-def _exact_dot(x, y):
-    return fnp.matmul(x, y, precision=lax.Precision.HIGHEST)
-
-
 def _pade(degree):
     """a -> (u, v) with exp(a) ~ (v - u)^-1 (v + u): u the odd part, v the even part of the
     approximant of this degree, in even powers of a."""
@@ -279,24 +275,24 @@ def _pade(degree):
 
     def uv(a):
         eye = fnp.eye(*a.shape, dtype=a.dtype)
-        a2 = _exact_dot(a, a)
+        a2 = _la._exact_dot(a, a)
         if degree == 13:
-            a4 = _exact_dot(a2, a2)
-            a6 = _exact_dot(a4, a2)
-            u = _exact_dot(a, _exact_dot(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
+            a4 = _la._exact_dot(a2, a2)
+            a6 = _la._exact_dot(a4, a2)
+            u = _la._exact_dot(a, _la._exact_dot(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
                            + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
-            v = (_exact_dot(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4
+            v = (_la._exact_dot(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4
                  + b[2] * a2 + b[0] * eye)
             return u, v
         powers = [eye, a2]                       # a^0, a^2, a^4, ...
         while len(powers) <= degree // 2:
-            powers.append(_exact_dot(powers[-1], a2))
+            powers.append(_la._exact_dot(powers[-1], a2))
         odd = even = None
         for k in reversed(range(len(powers))):   # highest power first, as jax sums
             odd_term, even_term = b[2 * k + 1] * powers[k], b[2 * k] * powers[k]
             odd = odd_term if odd is None else odd + odd_term
             even = even_term if even is None else even + even_term
-        return _exact_dot(a, odd), even
+        return _la._exact_dot(a, odd), even
     return uv
 
 
@@ -322,7 +318,7 @@ def _pade_parts(a):
 def _squared(r, squarings, max_squarings):
     """r squared `squarings` times (a scan of max_squarings conditional squarings)."""
     def step(x, i):
-        return lax.cond(i < squarings, lambda y: _exact_dot(y, y), lambda y: y, x), None
+        return lax.cond(i < squarings, lambda y: _la._exact_dot(y, y), lambda y: y, x), None
     out, _ = lax.scan(step, r, fnp.arange(max_squarings, dtype=squarings.dtype))
     return out
 
@@ -401,7 +397,7 @@ def _triangular_sqrt(t):
 def _sqrtm(a):
     t, z = schur(a, output="complex")
     root = _triangular_sqrt(t)
-    return _exact_dot(_exact_dot(z, root), fnp.conj(z.T))
+    return _la._exact_dot(_la._exact_dot(z, root), fnp.conj(z.T))
 
 
 def sqrtm(A, blocksize=1):
@@ -729,7 +725,7 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
                         f"{alpha.dtype} and {beta.dtype}")
     if alpha.dtype not in supported:
         raise TypeError(f"Only float32 and float64 inputs are supported as inputs to "
-                        f"jax.scipy.linalg.eigh_tridiagonal, got {alpha.dtype} and "
+                        f"funcgraph.scipy.linalg.eigh_tridiagonal, got {alpha.dtype} and "
                         f"{beta.dtype}")
     n = alpha.shape[0]
     if beta.shape[-1] != max(n - 1, 0):
